@@ -1,0 +1,312 @@
+"""The local Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and kwok, on loopback with free ports, a static admin token and the
+apiserver's self-signed certificate.
+
+Binaries come from `deploy/devcluster/build.sh` (built once per machine into the cache).
+Startup order follows envtest and kwokctl: etcd → apiserver → kubeconfig → the rest → nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from kubernetes import client, config
+from pydantic import BaseModel
+
+from cli.devstack import nodes as fake_nodes
+from cli.devstack import processes
+from cli.devstack.processes import PortSet, Process
+
+REPO: Final = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT: Final = REPO / "deploy" / "devcluster" / "build.sh"
+CALDERA_STAGES: Final = Path(__file__).with_name("caldera-stages.yaml")
+STORAGE_CLASS: Final = "standard"
+KCM_CONTROLLERS: Final = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "persistentvolume-binder-controller",
+    "persistentvolume-protection-controller",
+    "persistentvolumeclaim-protection-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "job-controller",
+    "ttl-after-finished-controller",
+    "pod-garbage-collector-controller",
+)
+
+
+class ControlPlane(BaseModel):
+    """A running control plane: where it lives and what was started."""
+
+    workdir: str
+    kubeconfig: str
+    server: str
+    processes: list[Process]
+
+
+def build_binaries() -> Path:
+    """Build (or reuse) the binaries; returns their directory."""
+    out = subprocess.run(
+        [str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
+    ).stdout.strip()
+    return Path(out.splitlines()[-1])
+
+
+def _credentials(d: Path) -> str:
+    pki = d / "pki"
+    pki.mkdir(parents=True, exist_ok=True)
+    if not (pki / "sa.key").exists():
+        subprocess.run(
+            ["openssl", "genrsa", "-out", str(pki / "sa.key"), "2048"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            ["openssl", "rsa", "-in", str(pki / "sa.key"), "-pubout", "-out", str(pki / "sa.pub")],
+            check=True,
+            capture_output=True,
+        )
+    token = secrets.token_hex(16)
+    (d / "tokens.csv").write_text(f'{token},admin,admin-uid,"system:masters"\n')
+    return token
+
+
+def _kubeconfig(d: Path, server: str, token: str) -> Path:
+    path = d / "kubeconfig"
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "caldera",
+                "cluster": {
+                    "server": server,
+                    "certificate-authority": str(d / "pki" / "apiserver.crt"),
+                },
+            }
+        ],
+        "users": [{"name": "admin", "user": {"token": token}}],
+        "contexts": [{"name": "caldera", "context": {"cluster": "caldera", "user": "admin"}}],
+        "current-context": "caldera",
+    }
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _ports(d: Path) -> PortSet:
+    """Ports kept across restarts of one work dir, so etcd's stored member URLs stay valid."""
+    path = d / "ports.json"
+    if path.exists():
+        saved = PortSet(json.loads(path.read_text()))
+        if all(processes.port_free(p) for p in saved.ports.values()):
+            return saved
+    ports = PortSet.pick("etcd", "peer", "apiserver", "kcm", "scheduler")
+    path.write_text(json.dumps(ports.ports))
+    return ports
+
+
+def _kwok_config(d: Path, bin_dir: Path) -> Path:
+    upstream = sorted((bin_dir.parent / "stages").glob("*.yaml"))
+    parts = [p.read_text() for p in upstream] + [CALDERA_STAGES.read_text()]
+    path = d / "kwok.yaml"
+    path.write_text("\n---\n".join(parts))
+    return path
+
+
+def start(workdir: Path, template: fake_nodes.NodeTemplate, timeout: float = 120.0) -> ControlPlane:
+    """Start everything and return once the fake nodes are Ready."""
+    bin_dir = build_binaries()
+    d = workdir
+    d.mkdir(parents=True, exist_ok=True)
+    logs = d / "logs"
+    ports = _ports(d)
+    token = _credentials(d)
+    started: list[Process] = []
+    try:
+        etcd = processes.start(
+            "etcd",
+            [
+                str(bin_dir / "etcd"),
+                "--name=node0",
+                f"--data-dir={d / 'etcd'}",
+                f"--listen-client-urls=http://127.0.0.1:{ports['etcd']}",
+                f"--advertise-client-urls=http://127.0.0.1:{ports['etcd']}",
+                f"--listen-peer-urls=http://127.0.0.1:{ports['peer']}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{ports['peer']}",
+                f"--initial-cluster=node0=http://127.0.0.1:{ports['peer']}",
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync=true",
+                "--auto-compaction-retention=1",
+                "--log-level=warn",
+            ],
+            logs,
+        )
+        started.append(etcd)
+        processes.wait_until(
+            etcd,
+            lambda: processes.http_ok(f"http://127.0.0.1:{ports['etcd']}/health"),
+            30,
+            "healthy",
+        )
+
+        server = f"https://127.0.0.1:{ports['apiserver']}"
+        apiserver = processes.start(
+            "kube-apiserver",
+            [
+                str(bin_dir / "kube-apiserver"),
+                f"--etcd-servers=http://127.0.0.1:{ports['etcd']}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={ports['apiserver']}",
+                f"--cert-dir={d / 'pki'}",
+                f"--token-auth-file={d / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={d / 'pki' / 'sa.pub'}",
+                f"--service-account-signing-key-file={d / 'pki' / 'sa.key'}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+                "--allow-privileged=true",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--v=1",
+            ],
+            logs,
+        )
+        started.append(apiserver)
+        processes.wait_until(
+            apiserver,
+            lambda: processes.http_ok(f"{server}/readyz", insecure=True),
+            timeout,
+            "ready",
+        )
+        kubeconfig = _kubeconfig(d, server, token)
+
+        common = [
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            "--leader-elect=false",
+            "--v=1",
+        ]
+        started.append(
+            processes.start(
+                "kube-controller-manager",
+                [
+                    str(bin_dir / "kube-controller-manager"),
+                    *common,
+                    f"--secure-port={ports['kcm']}",
+                    f"--controllers={','.join(KCM_CONTROLLERS)}",
+                    "--use-service-account-credentials=false",
+                    "--enable-hostpath-provisioner=true",
+                    f"--service-account-private-key-file={d / 'pki' / 'sa.key'}",
+                    f"--root-ca-file={d / 'pki' / 'apiserver.crt'}",
+                    "--kube-api-qps=200",
+                    "--kube-api-burst=400",
+                ],
+                logs,
+            )
+        )
+        started.append(
+            processes.start(
+                "kube-scheduler",
+                [
+                    str(bin_dir / "kube-scheduler"),
+                    *common,
+                    f"--secure-port={ports['scheduler']}",
+                ],
+                logs,
+            )
+        )
+        started.append(
+            processes.start(
+                "kwok",
+                [
+                    str(bin_dir / "kwok"),
+                    f"--kubeconfig={kubeconfig}",
+                    f"--config={_kwok_config(d, bin_dir)}",
+                    "--manage-all-nodes=false",
+                    f"--manage-nodes-with-annotation-selector={fake_nodes.KWOK_SELECTOR}",
+                    "--cidr=10.244.0.0/16",
+                ],
+                logs,
+            )
+        )
+        plane = ControlPlane(
+            workdir=str(d), kubeconfig=str(kubeconfig), server=server, processes=started
+        )
+        _seed(plane, template, timeout)
+        return plane
+    except BaseException:
+        for p in reversed(started):
+            processes.stop(p)
+        raise
+
+
+def api_client(kubeconfig: str) -> client.ApiClient:
+    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=kubeconfig
+    )
+    return api
+
+
+def _body(doc: dict[str, Any]) -> Any:
+    """The client takes plain mappings as request bodies; its stubs only name the V1 types."""
+    return doc
+
+
+def _seed(plane: ControlPlane, template: fake_nodes.NodeTemplate, timeout: float) -> None:
+    """The dev StorageClass and the fake nodes; waits for every node to be Ready."""
+    api = api_client(plane.kubeconfig)
+    storage = client.StorageV1Api(api)
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {
+            "name": STORAGE_CLASS,
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
+        "provisioner": "kubernetes.io/host-path",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    try:
+        storage.create_storage_class(_body(sc))
+    except client.ApiException as e:
+        if e.status != 409:  # already there from an earlier start of this work dir
+            raise
+    ensure_nodes(api, template, timeout)
+
+
+def ensure_nodes(api: client.ApiClient, template: fake_nodes.NodeTemplate, timeout: float) -> None:
+    core = client.CoreV1Api(api)
+    existing = {n.metadata.name for n in core.list_node().items if n.metadata}
+    for name in template.names():
+        if name not in existing:
+            core.create_node(_body(template.manifest(name)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready = {n.metadata.name for n in core.list_node().items if n.metadata and _ready(n)}
+        if ready.issuperset(template.names()):
+            return
+        time.sleep(0.3)
+    raise processes.StartupError(f"fake nodes not Ready after {timeout:.0f}s: check kwok's log")
+
+
+def _ready(node: client.V1Node) -> bool:
+    conditions = node.status.conditions or [] if node.status else []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+def stop(plane: ControlPlane, remove: bool = False) -> None:
+    """Stop in reverse start order, by PID; optionally delete the work directory."""
+    for p in reversed(plane.processes):
+        processes.stop(p)
+    if remove:
+        shutil.rmtree(plane.workdir, ignore_errors=True)

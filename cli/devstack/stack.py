@@ -1,0 +1,88 @@
+"""`caldera dev up | down | status`: the whole embedded stack, recorded in one state file.
+
+`up` is idempotent: a healthy recorded stack is reused as is; a half-dead one is stopped
+(by its recorded PIDs) and started again. `down` stops exactly the recorded PIDs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from pydantic import BaseModel
+
+from cli.devstack import controlplane, install, processes, temporal
+from cli.devstack.controlplane import ControlPlane
+from cli.devstack.nodes import NodeTemplate
+from cli.devstack.temporal import TemporalServer
+
+CACHE: Final = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
+DEV_DIR: Final = CACHE / "dev"
+STATE_FILE: Final = DEV_DIR / "state.json"
+
+
+class DevStack(BaseModel):
+    control_plane: ControlPlane
+    temporal: TemporalServer
+
+    @property
+    def processes(self) -> list[processes.Process]:
+        return [*self.control_plane.processes, self.temporal.process]
+
+    def healthy(self) -> bool:
+        return all(processes.alive(p.pid) for p in self.processes)
+
+    def summary(self) -> str:
+        lines = [
+            f"Temporal UI:  {self.temporal.ui}",
+            f"Temporal:     {self.temporal.address}",
+            f"apiserver:    {self.control_plane.server}",
+        ]
+        lines += [f"  {p.name:<24} pid {p.pid:<8} log {p.log}" for p in self.processes]
+        lines.append(f"export KUBECONFIG={self.control_plane.kubeconfig}")
+        lines.append(f"export TEMPORAL_ADDRESS={self.temporal.address}")
+        return "\n".join(lines)
+
+
+def load() -> DevStack | None:
+    """The recorded stack; None when `up` never ran or `down` cleared it."""
+    if not STATE_FILE.exists():
+        return None
+    return DevStack.model_validate_json(STATE_FILE.read_text())
+
+
+def up(template: NodeTemplate | None = None) -> tuple[DevStack, bool]:
+    """Start the stack (or reuse a healthy one); returns it and whether it was started now."""
+    current = load()
+    if current is not None and current.healthy():
+        return current, False
+    if current is not None:
+        down()
+    DEV_DIR.mkdir(parents=True, exist_ok=True)
+    server = temporal.start(DEV_DIR / "temporal")
+    try:
+        cluster_dir = DEV_DIR / "cluster"
+        plane = controlplane.start(cluster_dir, template or NodeTemplate())
+    except BaseException:
+        processes.stop(server.process)
+        raise
+    stack = DevStack(control_plane=plane, temporal=server)
+    STATE_FILE.write_text(stack.model_dump_json(indent=2))
+    try:
+        install.install(controlplane.api_client(plane.kubeconfig))
+    except BaseException:
+        down()
+        raise
+    return stack, True
+
+
+def down() -> DevStack | None:
+    """Stop every recorded process, newest first; returns what was stopped."""
+    current = load()
+    if current is None:
+        return None
+    for p in reversed(current.processes):
+        processes.stop(p)
+    STATE_FILE.unlink(missing_ok=True)
+    return current

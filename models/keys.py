@@ -1,0 +1,24 @@
+"""Workflow ids and object keys: the only place they are spelled."""
+
+from __future__ import annotations
+
+from typing import NewType
+
+JobKey = NewType("JobKey", str)  # "<namespace>/<name>"
+QueueName = NewType("QueueName", str)
+
+
+def job_key(namespace: str, name: str) -> JobKey:
+    return JobKey(f"{namespace}/{name}")
+
+
+def job_workflow_id(namespace: str, name: str) -> str:
+    return f"vcjob/{namespace}/{name}"
+
+
+def queue_workflow_id(name: str) -> str:
+    return f"queue/{name}"
+
+
+def scheduler_workflow_id(scheduler_name: str) -> str:
+    return f"scheduler/{scheduler_name}"

@@ -1,0 +1,1 @@
+"""Pure placement algorithms (enqueue, allocate, backfill, proportion): no I/O imports."""
