@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cli import crds
-from cli.devstack import processes, stack
+from cli.devstack import processes, stack, temporal
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 
@@ -18,7 +18,7 @@ def _dev_up(args: argparse.Namespace) -> int:
         count=args.nodes, cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods
     )
     try:
-        current, started = stack.up(template)
+        current, started = stack.up(template, args.temporal_port, args.ui_port)
     except processes.StartupError as e:
         print(f"caldera dev up: {e}", file=sys.stderr)
         return 1
@@ -67,6 +67,8 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--node-cpu", default="32")
     up.add_argument("--node-memory", default="256Gi")
     up.add_argument("--node-pods", type=int, default=110)
+    up.add_argument("--temporal-port", type=int, default=temporal.DEFAULT_PORT)
+    up.add_argument("--ui-port", type=int, default=temporal.DEFAULT_UI_PORT)
     up.set_defaults(fn=_dev_up)
     dev.add_parser("down", help="stop exactly what `up` started").set_defaults(fn=_dev_down)
     dev.add_parser("status", help="is the stack up?").set_defaults(fn=_dev_status)

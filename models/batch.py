@@ -223,20 +223,26 @@ class TaskSpec(ApiModel):
 
 
 class VolumeSpec(ApiModel):
+    """A PVC mounted in every container. With neither a name nor a claim spec the controller
+    picks a name; Caldera keeps generated names in status, never writing them into the spec,
+    so this rule also holds on updates."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "x-kubernetes-validations": [
                 _cel(
-                    "has(self.volumeClaimName) != has(self.volumeClaim)",
-                    "exactly one of volumeClaimName and volumeClaim must be given",
+                    "!(has(self.volumeClaimName) && has(self.volumeClaim))",
+                    "volumeClaimName: give an existing claim name or a volumeClaim to create, "
+                    "not both",
+                    ".volumeClaimName",
                 )
             ]
         }
     )
 
     mount_path: str = Field(min_length=1, pattern=r"^[^:]*$")
-    volume_claim_name: str | None = Field(default=None, max_length=253)  # None: see volumeClaim
-    volume_claim: dict[str, Any] | None = None  # None: an existing claim is named instead
+    volume_claim_name: str | None = Field(default=None, max_length=253)  # None: generated
+    volume_claim: dict[str, Any] | None = None  # None: the named claim must exist
 
 
 _TOTAL_REPLICAS = "self.tasks.map(t, has(t.replicas) ? t.replicas : 0).sum()"

@@ -18,7 +18,8 @@ from cli.devstack.nodes import NodeTemplate
 from cli.devstack.temporal import TemporalServer
 
 CACHE: Final = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
-DEV_DIR: Final = CACHE / "dev"
+# Where `up` keeps its state, etcd data and Temporal's SQLite file (binaries stay in CACHE).
+DEV_DIR: Final = Path(os.environ.get("CALDERA_DEV_DIR", CACHE / "dev"))
 STATE_FILE: Final = DEV_DIR / "state.json"
 
 
@@ -52,7 +53,11 @@ def load() -> DevStack | None:
     return DevStack.model_validate_json(STATE_FILE.read_text())
 
 
-def up(template: NodeTemplate | None = None) -> tuple[DevStack, bool]:
+def up(
+    template: NodeTemplate | None = None,
+    temporal_port: int = temporal.DEFAULT_PORT,
+    ui_port: int = temporal.DEFAULT_UI_PORT,
+) -> tuple[DevStack, bool]:
     """Start the stack (or reuse a healthy one); returns it and whether it was started now."""
     current = load()
     if current is not None and current.healthy():
@@ -60,7 +65,7 @@ def up(template: NodeTemplate | None = None) -> tuple[DevStack, bool]:
     if current is not None:
         down()
     DEV_DIR.mkdir(parents=True, exist_ok=True)
-    server = temporal.start(DEV_DIR / "temporal")
+    server = temporal.start(DEV_DIR / "temporal", temporal_port, ui_port)
     try:
         cluster_dir = DEV_DIR / "cluster"
         plane = controlplane.start(cluster_dir, template or NodeTemplate())

@@ -1,0 +1,31 @@
+# The two commands a fresh machine needs: `make dev` (run Caldera locally) and `make test`.
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: dev down test lint binaries crds
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[test,dev]"
+	touch $@
+
+binaries:
+	deploy/devcluster/build.sh >/dev/null
+
+dev: $(BIN)/.installed binaries
+	$(BIN)/caldera dev up
+
+down: $(BIN)/.installed
+	$(BIN)/caldera dev down
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy .
+
+crds: $(BIN)/.installed
+	$(BIN)/caldera crds
+
+test: $(BIN)/.installed binaries lint
+	$(BIN)/pytest

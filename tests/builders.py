@@ -1,0 +1,42 @@
+"""Short builders for test inputs (after kueue's wrappers): `make_job("a").task("w", 3).build()`."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from models.batch import Job
+
+
+class JobBuilder:
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._meta: dict[str, Any] = {"name": name, "namespace": namespace}
+        self._spec: dict[str, Any] = {"tasks": []}
+
+    def task(self, name: str, replicas: int = 1, **fields: Any) -> Self:
+        container = {"name": name, "image": "busybox", "command": ["sleep", "1"]}
+        template = fields.pop(
+            "template", {"spec": {"containers": [container], "restartPolicy": "Never"}}
+        )
+        self._spec["tasks"].append(
+            {"name": name, "replicas": replicas, "template": template, **fields}
+        )
+        return self
+
+    def spec(self, **fields: Any) -> Self:
+        self._spec.update(fields)
+        return self
+
+    def manifest(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": dict(self._meta),
+            "spec": {**self._spec, "tasks": list(self._spec["tasks"])},
+        }
+
+    def build(self) -> Job:
+        return Job.model_validate(self.manifest())
+
+
+def make_job(name: str, namespace: str = "default") -> JobBuilder:
+    return JobBuilder(name, namespace)

@@ -1,0 +1,86 @@
+"""End-to-end fixtures: one real control plane and Temporal dev server per test session.
+
+A healthy stack from `caldera dev up` is reused (set CALDERA_E2E_OWN_STACK=1 to refuse it);
+otherwise the session starts its own on free ports in a temporary directory and stops exactly
+those processes at the end. Each test gets a fresh namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from kubernetes import client
+
+from cli.devstack import controlplane, install, processes, stack, temporal
+from cli.devstack.nodes import NodeTemplate
+
+T = TypeVar("T")
+NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110)
+
+
+@dataclass(frozen=True)
+class E2EStack:
+    kubeconfig: str
+    temporal_address: str
+    workdir: Path | None  # None: a reused `caldera dev up` stack, not ours to stop
+
+
+def _reusable() -> stack.DevStack | None:
+    if os.environ.get("CALDERA_E2E_OWN_STACK") == "1":
+        return None
+    current = stack.load()
+    return current if current is not None and current.healthy() else None
+
+
+@pytest.fixture(scope="session")
+def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
+    dev = _reusable()
+    if dev is not None:
+        api = controlplane.api_client(dev.control_plane.kubeconfig)
+        install.install(api)
+        controlplane.ensure_nodes(api, NODES, timeout=60)
+        yield E2EStack(dev.control_plane.kubeconfig, dev.temporal.address, None)
+        return
+    workdir = tmp_path_factory.mktemp("caldera-stack")
+    server = temporal.start(workdir / "temporal", processes.free_port(), processes.free_port())
+    plane = None
+    try:
+        plane = controlplane.start(workdir / "cluster", NODES)
+        install.install(controlplane.api_client(plane.kubeconfig))
+        yield E2EStack(plane.kubeconfig, server.address, workdir)
+    finally:
+        if plane is not None:
+            controlplane.stop(plane)
+        processes.stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def api(e2e_stack: E2EStack) -> client.ApiClient:
+    return controlplane.api_client(e2e_stack.kubeconfig)
+
+
+@pytest.fixture
+def namespace(api: client.ApiClient) -> Iterator[str]:
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(api)
+    core.create_namespace({"metadata": {"name": name}})  # type: ignore[arg-type]
+    yield name
+    core.delete_namespace(name)
+
+
+def eventually(probe: Callable[[], T | None], timeout: float = 30, what: str = "") -> T:
+    """Poll until probe returns something truthy; fail with `what` otherwise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout:.0f}s: {what}")

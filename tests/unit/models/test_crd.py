@@ -1,0 +1,87 @@
+"""The committed CRDs are exactly what `caldera crds` generates, and they are structural."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cli import crds
+from models import crd
+
+pytestmark = pytest.mark.unit
+
+CRD_DIR = Path(__file__).resolve().parents[3] / "deploy" / "crds"
+
+
+def test_committed_manifests_match_generated() -> None:
+    generated = crds.rendered()
+    on_disk = {p.name: p.read_text() for p in CRD_DIR.glob("*.yaml")}
+    stale = sorted(
+        n for n in generated.keys() | on_disk.keys() if generated.get(n) != on_disk.get(n)
+    )
+    assert not stale, f"run `caldera crds`: stale or extra manifests {stale}"
+
+
+def _walk(node: dict[str, Any], path: str) -> list[str]:
+    """Paths of schema nodes that break the structural-schema rules."""
+    bad = []
+    special = node.get("x-kubernetes-preserve-unknown-fields") or node.get(
+        "x-kubernetes-int-or-string"
+    )
+    if "type" not in node and not special:
+        bad.append(f"{path}: no type")
+    for key in ("$ref", "anyOf", "oneOf", "allOf", "title"):
+        if key in node:
+            bad.append(f"{path}: {key}")
+    for name, child in node.get("properties", {}).items():
+        bad += _walk(child, f"{path}.{name}")
+    if isinstance(node.get("items"), dict):
+        bad += _walk(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        bad += _walk(node["additionalProperties"], f"{path}{{}}")
+    return bad
+
+
+@pytest.mark.parametrize("spec", crd.CRDS, ids=lambda s: s.plural)
+def test_schema_is_structural(spec: crd.CrdSpec) -> None:
+    assert _walk(crd.openapi_schema(spec), spec.kind) == []
+
+
+def _manifest(plural: str) -> dict[str, Any]:
+    (path,) = CRD_DIR.glob(f"*_{plural}.yaml")
+    doc: dict[str, Any] = yaml.safe_load(path.read_text())
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("plural", "short", "columns"),
+    [
+        ("jobs", ["vcjob", "vj"], ["Status", "minAvailable", "Runnings", "Age", "Queue"]),
+        ("queues", ["q", "queue-v1beta1"], ["State", "Weight", "Parent", "Age"]),
+        (
+            "podgroups",
+            ["pg", "podgroup-v1beta1"],
+            ["Status", "minMember", "Runnings", "Age", "Queue"],
+        ),
+        ("commands", ["command"], ["Action", "Target", "Age"]),
+    ],
+)
+def test_names_and_printer_columns_match_volcano(
+    plural: str, short: list[str], columns: list[str]
+) -> None:
+    doc = _manifest(plural)
+    assert doc["spec"]["names"]["shortNames"] == short
+    version = doc["spec"]["versions"][0]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == columns
+    assert ("subresources" in version) == (plural != "commands")
+
+
+def test_queue_and_maxretry_defaults_are_applied_by_the_apiserver() -> None:
+    spec = _manifest("jobs")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    assert spec["spec"]["properties"]["queue"]["default"] == "default"
+    assert spec["spec"]["properties"]["maxRetry"]["default"] == 3
+    queue = _manifest("queues")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    assert queue["spec"]["properties"]["weight"]["default"] == 1
