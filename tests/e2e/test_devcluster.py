@@ -95,3 +95,55 @@ def test_pod_without_run_seconds_runs_until_deleted(api: client.ApiClient, names
         ),
         what="deleted pod gone",
     )
+
+
+def test_dev_storage_class_provisions_a_host_path_volume(
+    api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    core.create_namespaced_persistent_volume_claim(namespace, claim)  # type: ignore[arg-type]
+    pod = _pod("uses-data", {})
+    pod["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    core.create_namespaced_pod(namespace, pod)  # type: ignore[arg-type]
+    pvc = eventually(
+        lambda: (
+            c
+            if (c := core.read_namespaced_persistent_volume_claim("data", namespace)).status.phase
+            == "Bound"
+            else None
+        ),
+        timeout=60,
+        what="claim bound by the host-path provisioner",
+    )
+    assert pvc.spec.storage_class_name == "standard"
+    volume = core.read_persistent_volume(pvc.spec.volume_name)
+    assert volume.spec.host_path is not None
+    eventually(
+        lambda: core.read_namespaced_pod("uses-data", namespace).status.phase == "Running",
+        what="pod with the volume Running",
+    )
+
+
+def test_garbage_collector_deletes_dependents(api: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api)
+    owner = core.create_namespaced_config_map(  # type: ignore[arg-type]
+        namespace, {"metadata": {"name": "owner"}}
+    )
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+    core.create_namespaced_config_map(  # type: ignore[arg-type]
+        namespace, {"metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    )
+    core.delete_namespaced_config_map("owner", namespace)
+    eventually(
+        lambda: (
+            not any(
+                c.metadata.name == "dependent"
+                for c in core.list_namespaced_config_map(namespace).items
+            )
+        ),
+        what="dependent removed by the garbage collector",
+    )
