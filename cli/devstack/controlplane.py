@@ -48,6 +48,7 @@ class ControlPlane(BaseModel):
     workdir: str
     kubeconfig: str
     server: str
+    bin_dir: str  # where kubectl and the control-plane binaries live
     processes: list[Process]
 
 
@@ -240,7 +241,11 @@ def start(workdir: Path, template: fake_nodes.NodeTemplate, timeout: float = 120
             )
         )
         plane = ControlPlane(
-            workdir=str(d), kubeconfig=str(kubeconfig), server=server, processes=started
+            workdir=str(d),
+            kubeconfig=str(kubeconfig),
+            server=server,
+            bin_dir=str(bin_dir),
+            processes=started,
         )
         _seed(plane, template, timeout)
         return plane

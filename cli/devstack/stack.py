@@ -42,6 +42,7 @@ class DevStack(BaseModel):
         ]
         lines += [f"  {p.name:<24} pid {p.pid:<8} log {p.log}" for p in self.processes]
         lines.append(f"export KUBECONFIG={self.control_plane.kubeconfig}")
+        lines.append(f"export PATH={self.control_plane.bin_dir}:$PATH  # kubectl")
         lines.append(f"export TEMPORAL_ADDRESS={self.temporal.address}")
         return "\n".join(lines)
 

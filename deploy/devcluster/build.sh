@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok) from the Go module proxy into a per-version cache outside the clone, once per machine.
+# kwok, and kubectl for the user) from the Go module proxy into a per-version cache outside
+# the clone, once per machine.
 #
 # Prints the bin directory on stdout. A second run with the binaries present does nothing.
 # Why wrapper modules: k8s.io/kubernetes and etcd's server carry replace directives, so
@@ -16,12 +17,17 @@ cache=${CALDERA_CACHE:-$HOME/.cache/caldera}
 bin="$cache/devcluster-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
 mkdir -p "$bin"
 
-have() { [ -x "$bin/$1" ] && "$bin/$1" --version 2>/dev/null | grep -q -- "$2"; }
+have() {
+  local flag=--version
+  [ "$1" = kubectl ] && flag="version --client"
+  # shellcheck disable=SC2086
+  [ -x "$bin/$1" ] && "$bin/$1" $flag 2>/dev/null | grep -q -- "$2"
+}
 
 log() { printf 'devcluster-build: %s\n' "$*" >&2; }
 
 if ! have kube-apiserver "$K8S_VERSION" || ! have kube-controller-manager "$K8S_VERSION" \
-  || ! have kube-scheduler "$K8S_VERSION"; then
+  || ! have kube-scheduler "$K8S_VERSION" || ! have kubectl "$K8S_VERSION"; then
   log "building kubernetes $K8S_VERSION (a cold build takes 10-25 minutes on 2 cores)"
   minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   ld="-s -w"
@@ -32,7 +38,7 @@ if ! have kube-apiserver "$K8S_VERSION" || ! have kube-controller-manager "$K8S_
   done
   (cd "$here/k8s" && go build -trimpath -tags=notest -ldflags="$ld" -o "$bin/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler)
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 fi
 
 if ! have etcd "${ETCD_VERSION#v}"; then
