@@ -1,0 +1,49 @@
+"""The one place `kubernetes.client.ApiException` becomes a Temporal error.
+
+AlreadyExists and NotFound are success where that is the desired end state (the caller says
+which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable;
+everything else is retried by the activity's retry policy. Like httpx and kopf, one mapping
+with the original exception chained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Final
+
+from kubernetes.client import ApiException
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
+NOT_FOUND: Final = 404
+CONFLICT: Final = 409
+_PERMANENT: Final = {422: "Invalid", 403: "Forbidden", 400: "BadRequest"}
+
+
+def _reason(e: ApiException) -> str:
+    return f"{e.status} {e.reason}: {(e.body or '')[:500]}"
+
+
+@contextlib.contextmanager
+def kube_call(what: str, ok: frozenset[int] = frozenset()) -> Iterator[None]:
+    """Run a client call; statuses in `ok` are success, the rest map to ApplicationError."""
+    try:
+        yield
+    except ApiException as e:
+        if e.status in ok:
+            return
+        kind = _PERMANENT.get(e.status or 0)
+        if kind is not None:
+            raise ApplicationError(f"{what}: {_reason(e)}", type=kind, non_retryable=True) from e
+        category = (
+            ApplicationErrorCategory.BENIGN
+            if e.status == CONFLICT
+            else ApplicationErrorCategory.UNSPECIFIED
+        )
+        raise ApplicationError(
+            f"{what}: {_reason(e)}", type="KubernetesError", category=category
+        ) from e
+
+
+EXISTS_OK: Final = frozenset({CONFLICT})
+GONE_OK: Final = frozenset({NOT_FOUND})

@@ -1,0 +1,31 @@
+"""The one Kubernetes client the activities share, configured once per worker process.
+
+KUBECONFIG (or ~/.kube/config) when present, else the in-cluster service account. Activities
+are sync functions on the worker's thread pool because the official client blocks.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from kubernetes import client, config
+
+
+@functools.cache
+def api() -> client.ApiClient:
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
+        config.load_incluster_config()  # type: ignore[no-untyped-call]
+        return client.ApiClient()
+    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=os.environ.get("KUBECONFIG")
+    )
+    return loaded
+
+
+def core() -> client.CoreV1Api:
+    return client.CoreV1Api(api())
+
+
+def custom() -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api())

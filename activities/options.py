@@ -1,0 +1,43 @@
+"""Timeouts and retries, declared once per activity (house rule 7).
+
+Shells call activities only through `workflows.activity_call.run` with one of these records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+PERMANENT = ["Invalid", "Forbidden", "BadRequest"]
+
+
+@dataclass(frozen=True)
+class ActivityOptions:
+    start_to_close: timedelta
+    retry: RetryPolicy
+    heartbeat: timedelta | None = None  # None: the activity does not wait, so no heartbeat
+    schedule_to_close: timedelta | None = None  # None: bounded by retry.maximum_attempts
+
+
+def _retry(attempts: int, initial: float = 1.0, maximum: float = 30.0) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=initial),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=maximum),
+        maximum_attempts=attempts,
+        non_retryable_error_types=PERMANENT,
+    )
+
+
+# One Kubernetes write (status, event, PodGroup, a plugin object): quick, retried a while.
+KUBE_WRITE = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_retry(15))
+# Many pods in slow-start batches: heartbeats between batches.
+POD_BATCH = ActivityOptions(
+    start_to_close=timedelta(minutes=10),
+    heartbeat=timedelta(seconds=30),
+    retry=_retry(15),
+)
+# Kubernetes Events are best effort: a few tries, never blocking the job.
+KUBE_EVENT = ActivityOptions(start_to_close=timedelta(seconds=10), retry=_retry(3))

@@ -1,0 +1,139 @@
+"""Payloads crossing the Temporal boundary: forwarder signals, update inputs, query results.
+
+Owned by Caldera, so unknown fields are refused (`extra="forbid"`); every field added later
+gets a default so running histories still decode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+    )
+
+
+class JobObserved(Payload):
+    """The Job as the apiserver holds it now (added, spec or phase changed, or resynced)."""
+
+    job: dict[str, Any]  # the whole object, as read; parsed with models.batch.Job
+
+
+class JobDeleted(Payload):
+    uid: str
+
+
+class PodSnapshot(Payload):
+    """One pod of a Volcano Job as the forwarder last saw it (latest state wins)."""
+
+    name: str
+    uid: str
+    resource_version: str = ""
+    job_uid: str | None = None  # None: no controller ownerRef to a Job
+    task: str
+    index: int | None = None  # None: no task-index annotation
+    job_version: int = 0
+    phase: str = "Pending"  # Pending, Running, Succeeded, Failed, Unknown
+    exit_code: int | None = None  # first container's terminated exit code; None: not terminated
+    restart_count: int = 0  # summed over init and regular containers
+    ready: bool = False  # every container Ready
+    deleting: bool = False  # has a deletionTimestamp
+    deleted: bool = False  # gone from the apiserver
+    out_of_sync: bool = False  # marked by a kill: its events are not policy events
+    partition: str | None = None  # None: the task has no partitions
+    node_name: str | None = None  # None: not bound yet
+
+
+class PodsChanged(Payload):
+    """A coalesced batch: at most one snapshot per pod, in the order they last changed."""
+
+    pods: list[PodSnapshot]
+
+
+class PodGroupObserved(Payload):
+    name: str
+    phase: str | None = None  # None: the PodGroup has no phase yet
+    deleted: bool = False
+    conditions: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CommandIssued(Payload):
+    """A Command CR aimed at this Job, already consumed (deleted) by the forwarder."""
+
+    action: str
+    command: str = ""  # the Command's name, for the story
+    reason: str = ""
+    message: str = ""
+
+
+class JobCommand(Payload):
+    """Input of the abort/restart/resume/terminate/complete updates."""
+
+    reason: str = ""
+    message: str = ""
+
+
+class JobCommandResult(Payload):
+    action: str
+    phase_before: str
+    phase_after: str
+
+
+class ControllerSettings(Payload):
+    """How this Caldera installation runs jobs; fixed per workflow run and carried along."""
+
+    # Skip the PodGroup gate and hand pods to this scheduler instead of the job's one.
+    # None: Volcano's behaviour, pods wait until the PodGroup is Inqueue.
+    scheduler_override: str | None = None
+    max_action_failures: int = 15
+
+
+class TaskView(Payload):
+    name: str
+    replicas: int
+    phases: dict[str, int]
+
+
+class DelayedActionView(Payload):
+    key: str
+    action: str
+    event: str
+    task: str
+    pod: str
+    fires_at: str
+
+
+class JobView(Payload):
+    """The `status` query: what a user asks `caldera job view` for."""
+
+    namespace: str
+    name: str
+    uid: str
+    phase: str
+    version: int
+    retry_count: int
+    queue: str
+    pod_group_phase: str | None
+    tasks: list[TaskView]
+    delayed: list[DelayedActionView]
+    kind: Literal["JobView"] = "JobView"
+
+
+class JobStart(Payload):
+    """What the forwarder starts a JobWorkflow with (signal-with-start)."""
+
+    settings: ControllerSettings = Field(default_factory=ControllerSettings)
+
+
+# Workflow type and message names: histories and the forwarder use these strings.
+JOB_WORKFLOW = "JobWorkflow"
+SIGNAL_JOB_OBSERVED = "job_observed"
+SIGNAL_JOB_DELETED = "job_deleted"
+SIGNAL_PODS_CHANGED = "pods_changed"
+SIGNAL_POD_GROUP_OBSERVED = "pod_group_observed"
+SIGNAL_COMMAND_ISSUED = "command_issued"

@@ -1,0 +1,405 @@
+"""The JobWorkflow's pure core: `decide(state, input, now) -> Decision`.
+
+Each input (a forwarder signal, a command, a timer, a failed activity) becomes Volcano
+requests; each request goes through delayed-action cleanup, applyPolicies, then either a
+durable timer or the state table's rule, planned by `reconcile`. Runs of plain syncs within
+one pod batch are merged into one sync, which Volcano's level-triggered sync makes safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from models import signals
+from models.batch import Job, JobPhase
+from models.bus import Action, Event
+from models.defaults import default_job
+from workflows.job import delays, events, reconcile
+from workflows.job import effects as fx
+from workflows.job.policies import SYNC, Request, Resolution, apply_policies
+from workflows.job.state import JobState
+from workflows.job.states import FINISHED, JOB_ACTIONS, Operation, rule_for
+
+TTL_KEY = "ttl"
+
+
+class TimerFired(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["TimerFired"] = "TimerFired"
+    key: str
+    timer: int
+
+
+class ActionFailed(BaseModel):
+    """An activity gave up (retries exhausted or a permanent error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["ActionFailed"] = "ActionFailed"
+    effect: str
+    error: str
+
+
+Input = (
+    signals.JobObserved
+    | signals.JobDeleted
+    | signals.PodsChanged
+    | signals.PodGroupObserved
+    | signals.CommandIssued
+    | TimerFired
+    | ActionFailed
+)
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: JobState
+    effects: tuple[fx.AnyEffect, ...] = ()
+
+
+_TARGETS = {
+    Action.RESTART_TASK: reconcile.Target.TASK,
+    Action.RESTART_POD: reconcile.Target.POD,
+    Action.RESTART_PARTITION: reconcile.Target.PARTITION,
+}
+
+
+def _fmt(delay: timedelta) -> str:
+    return reconcile.go_duration(delay)
+
+
+def _story(request: Request, resolution: Resolution) -> str:
+    """'RestartJob: PodEvicted on pod j-w-1 (task worker), job policy PodEvicted → RestartJob'."""
+    subject = f" on pod {request.pod} (task {request.task})" if request.pod else ""
+    source = request.reason or resolution.policy
+    tail = f", {source}" if source else ""
+    return f"{resolution.action}: {request.event}{subject}{tail}"
+
+
+def _execute(
+    state: JobState, action: Action, request: Request, now: datetime, why: str
+) -> reconcile.Plan:
+    rule = rule_for(state.phase, action)
+    if rule.operation == Operation.SYNC:
+        return reconcile.sync_job(state, rule, now, why)
+    target = _TARGETS.get(action) if rule.operation == Operation.KILL_TARGET else None
+    return reconcile.kill(state, rule, request, now, why, target)
+
+
+def _cancel(state: JobState, keys: Sequence[str]) -> tuple[JobState, list[fx.AnyEffect]]:
+    if not keys:
+        return state, []
+    delayed = {k: v for k, v in state.delayed.items() if k not in keys}
+    return state.model_copy(update={"delayed": delayed}), [fx.CancelTimer(key=k) for k in keys]
+
+
+def _act(
+    state: JobState, request: Request, resolution: Resolution, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    """Run one resolved action now, then clean up delayed actions of its type."""
+    out: list[fx.AnyEffect] = []
+    why = _story(request, resolution)
+    if resolution.action != Action.SYNC_JOB:
+        out.append(
+            fx.RecordEvent(
+                reason="ExecuteAction",
+                message=f"Start to execute action {why}",
+            )
+        )
+    plan = _execute(state, resolution.action, request, now, why)
+    state = plan.state
+    out += plan.effects
+    state, cancelled = _cancel(state, delays.cleanup(state.delayed, resolution.action, request))
+    return state, out + cancelled
+
+
+def _handle(
+    state: JobState, requests: Sequence[Request], now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    out: list[fx.AnyEffect] = []
+    sync_due: Request | None = None
+    for request in requests:
+        state, cancelled = _cancel(state, delays.recovered(state.delayed, request))
+        out += cancelled
+        if state.job is None:
+            continue
+        resolution = apply_policies(state.job, state.status.version or 0, request)
+        if resolution.action not in JOB_ACTIONS:
+            out.append(
+                fx.RecordEvent(
+                    type="Warning",
+                    reason="InvalidAction",
+                    message=f"action {resolution.action} does not apply to a Job; ignored",
+                )
+            )
+            continue
+        if resolution == SYNC:
+            sync_due = sync_due or request
+            continue
+        if sync_due is not None:
+            state, done = _act(state, sync_due, SYNC, now)
+            out += done
+            sync_due = None
+        if resolution.delay:
+            state, armed = _arm(state, request, resolution, resolution.delay, now)
+            out += armed
+        else:
+            state, done = _act(state, request, resolution, now)
+            out += done
+    if sync_due is not None:
+        state, done = _act(state, sync_due, SYNC, now)
+        out += done
+    return state, out
+
+
+def _arm(
+    state: JobState, request: Request, resolution: Resolution, delay: timedelta, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    entry, replaced = delays.register(
+        state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
+    )
+    if entry is None:
+        return state, []
+    out: list[fx.AnyEffect] = []
+    if replaced is not None:
+        out.append(fx.CancelTimer(key=replaced))
+    delayed = {**state.delayed, entry.key: entry}
+    state = state.model_copy(update={"delayed": delayed, "timer_seq": entry.timer})
+    story = _story(request, resolution).partition(": ")[2]
+    out += [
+        fx.RecordEvent(
+            reason="ExecuteAction",
+            message=f"Execute action {resolution.action} after {_fmt(delay)}: {story}",
+        ),
+        fx.StartTimer(
+            key=entry.key,
+            timer=entry.timer,
+            fires_at=entry.fires_at,
+            summary=f"{resolution.action} in {_fmt(delay)}: {request.event}"
+            + (f" on task {request.task}" if request.task else ""),
+        ),
+    ]
+    return state, out
+
+
+def _observe(
+    state: JobState, observed: signals.JobObserved, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    job = default_job(Job.model_validate(observed.job))
+    if state.job is not None and job.metadata.uid != state.job.metadata.uid:
+        return state, [fx.StartOver(job=observed.job)]
+    if state.job is None and job.status is not None:
+        state = state.model_copy(update={"status": job.status})  # adopt what is recorded
+    state = state.model_copy(update={"job": job.model_copy(update={"status": None})})
+    return _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+
+
+def _pods(
+    state: JobState, changed: signals.PodsChanged, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    pods = dict(state.pods)
+    requests = []
+    for snapshot in changed.pods:
+        old = pods.get(snapshot.name)
+        if snapshot.deleted:
+            pods.pop(snapshot.name, None)
+        else:
+            pods[snapshot.name] = events.record_of(snapshot)
+        if state.job is not None:
+            event = events.event_of(old, snapshot, state.job.spec, pods)
+            requests.append(events.request_of(event, snapshot))
+    return _handle(state.model_copy(update={"pods": pods}), requests, now)
+
+
+def _pod_group(
+    state: JobState, observed: signals.PodGroupObserved, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    if state.job is None or observed.name != reconcile.pod_group_name(state.job):
+        return state, []  # a legacy or foreign PodGroup
+    if observed.deleted:
+        update = {"pod_group_exists": False, "pod_group_phase": None, "pod_group_generation": None}
+        return _handle(state.model_copy(update=update), [Request()], now)
+    changed = observed.phase != state.pod_group_phase
+    state = state.model_copy(update={"pod_group_phase": observed.phase, "pod_group_exists": True})
+    if not changed:
+        return state, []
+    event = Event.JOB_UNKNOWN if observed.phase == "Unknown" else Event.OUT_OF_SYNC
+    return _handle(state, [Request(event=event)], now)
+
+
+def _command(
+    state: JobState, command: signals.CommandIssued, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    note = fx.RecordEvent(
+        reason="CommandIssued",
+        message=f"Command {command.command or '(update)'} issued {command.action}"
+        + (f": {command.reason}" if command.reason else ""),
+    )
+    try:
+        action = Action(command.action)
+    except ValueError:
+        return state, [note.model_copy(update={"type": "Warning", "reason": "InvalidCommand"})]
+    request = Request(
+        event=Event.COMMAND_ISSUED, action=action, reason=f"command {command.command or 'update'}"
+    )
+    state, out = _handle(state, [request], now)
+    return state, [note, *out]
+
+
+def _timer(
+    state: JobState, fired: TimerFired, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    if fired.key == TTL_KEY:
+        job = state.job
+        if job is None or state.ttl_fires_at is None or state.deleted:
+            return state, []
+        meta = job.metadata
+        return state.model_copy(update={"ttl_fires_at": None}), [
+            fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
+            fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
+        ]
+    entry = state.delayed.get(fired.key)
+    if entry is None or entry.timer != fired.timer:
+        return state, []  # cancelled or replaced meanwhile
+    state = state.model_copy(
+        update={"delayed": {k: v for k, v in state.delayed.items() if k != fired.key}}
+    )
+    request = Request(
+        event=Event(entry.event),
+        task=entry.task,
+        pod=entry.pod,
+        pod_uid=entry.pod_uid,
+        partition=entry.partition,
+        reason="timeout expired",
+    )
+    return _act(state, request, Resolution(action=entry.action), now)
+
+
+def _failed(
+    state: JobState, failed: ActionFailed, now: datetime
+) -> tuple[JobState, list[fx.AnyEffect]]:
+    """Volcano terminates a job whose sync keeps failing (requeue budget, §5.3); the activity
+    already spent its retries, so the budget is gone."""
+    warn = fx.RecordEvent(
+        type="Warning",
+        reason="ActionFailed",
+        message=f"{failed.effect} failed, retries exhausted: {failed.error}"[:1000],
+    )
+    if state.phase in FINISHED or state.phase == JobPhase.TERMINATING:
+        return state, [warn]
+    request = Request(event=Event.OUT_OF_SYNC, reason=f"{failed.effect} failed")
+    state, out = _act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
+    return state, [warn, *out]
+
+
+def _ttl(state: JobState, now: datetime) -> tuple[JobState, list[fx.AnyEffect]]:
+    """Arm ttlSecondsAfterFinished once the job is finished (Aborted is not, as in Volcano)."""
+    job = state.job
+    if job is None or state.deleted or state.ttl_fires_at is not None:
+        return state, []
+    ttl = job.spec.ttl_seconds_after_finished
+    finished_at = state.status.state.last_transition_time if state.status.state else None
+    if ttl is None or state.phase not in FINISHED or finished_at is None:
+        return state, []
+    fires_at = max(finished_at + timedelta(seconds=ttl), now)
+    state = state.model_copy(update={"ttl_fires_at": fires_at})
+    return state, [
+        fx.StartTimer(
+            key=TTL_KEY,
+            timer=0,
+            fires_at=fires_at,
+            summary=f"delete job {ttl}s after it {state.phase}",
+        )
+    ]
+
+
+def decide(state: JobState, event: Input, now: datetime) -> Decision:
+    """The next state and the effects that carry it out, for one input."""
+    match event:
+        case signals.JobObserved():
+            state, out = _observe(state, event, now)
+        case signals.JobDeleted():
+            if state.job is not None and event.uid != state.job.metadata.uid:
+                return Decision(state=state)
+            cancels = [fx.CancelTimer(key=k) for k in sorted(state.delayed)]
+            if state.ttl_fires_at is not None:
+                cancels.append(fx.CancelTimer(key=TTL_KEY))
+            state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
+            return Decision(state=state, effects=(*cancels, fx.Finish()))
+        case signals.PodsChanged():
+            state, out = _pods(state, event, now)
+        case signals.PodGroupObserved():
+            state, out = _pod_group(state, event, now)
+        case signals.CommandIssued():
+            state, out = _command(state, event, now)
+        case TimerFired():
+            state, out = _timer(state, event, now)
+        case ActionFailed():
+            state, out = _failed(state, event, now)
+    state, armed = _ttl(state, now)
+    return Decision(state=state, effects=(*out, *armed))
+
+
+def refusal(state: JobState, action: Action) -> str | None:
+    """Why a user command cannot apply now (None: it can), for the update validators."""
+    job = state.job
+    if job is None:
+        return "the job has not been observed yet"
+    name = f"job {job.metadata.namespace}/{job.metadata.name}"
+    phase = state.phase or JobPhase.PENDING
+    if state.deleted or job.metadata.deletion_timestamp is not None:
+        return f"{name} is being deleted"
+    if action == Action.RESUME_JOB:
+        if phase not in (JobPhase.ABORTING, JobPhase.ABORTED):
+            return f"{name} is {phase}: only an Aborting or Aborted job can be resumed"
+        return None
+    if phase in FINISHED or phase == JobPhase.ABORTED:
+        return f"{name} is {phase}: {action} does not apply to a finished job"
+    if phase in (JobPhase.ABORTING, JobPhase.COMPLETING, JobPhase.TERMINATING):
+        return f"{name} is {phase}: wait until it settles before {action}"
+    if phase == JobPhase.RESTARTING:
+        return f"{name} is Restarting: {action} would be ignored until it is Pending again"
+    return None
+
+
+def view(state: JobState) -> signals.JobView:
+    job = state.job
+    meta = job.metadata if job else None
+    tasks = []
+    for task in job.spec.tasks if job else []:
+        counts = (state.status.task_status_count or {}).get(task.name or "")
+        tasks.append(
+            signals.TaskView(
+                name=task.name or "",
+                replicas=task.replicas or 0,
+                phases=dict(counts.phase or {}) if counts else {},
+            )
+        )
+    return signals.JobView(
+        namespace=(meta.namespace if meta else None) or "",
+        name=(meta.name if meta else None) or "",
+        uid=(meta.uid if meta else None) or "",
+        phase=str(state.phase or "Pending"),
+        version=state.status.version or 0,
+        retry_count=state.status.retry_count or 0,
+        queue=(job.spec.queue if job else None) or "",
+        pod_group_phase=state.pod_group_phase,
+        tasks=tasks,
+        delayed=[
+            signals.DelayedActionView(
+                key=d.key,
+                action=d.action,
+                event=d.event,
+                task=d.task,
+                pod=d.pod,
+                fires_at=d.fires_at.isoformat(),
+            )
+            for _, d in sorted(state.delayed.items())
+        ],
+    )

@@ -1,0 +1,74 @@
+"""JobWorkflow state: one pydantic model, built in `@workflow.init`, carried whole through
+continue-as-new. Pure: no Temporal or Kubernetes import.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models import bus
+from models.batch import Job, JobPhase, JobStatus
+from models.signals import ControllerSettings
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PodRecord(Record):
+    """What the controller knows of one pod: the forwarder's latest snapshot, or the pod it
+    just created (uid None until the first snapshot arrives)."""
+
+    name: str
+    task: str
+    index: int | None = None  # None: no task-index annotation (not created by us)
+    uid: str | None = None  # None: created by us, not observed yet
+    job_version: int = 0
+    phase: str = "Pending"
+    exit_code: int | None = None  # None: not terminated
+    restart_count: int = 0
+    ready: bool = False
+    deleting: bool = False
+    out_of_sync: bool = False
+    partition: str | None = None  # None: the task has no partitions
+
+
+class DelayedAction(Record):
+    """A policy action waiting for its timeout (Volcano's delayActionMap entry)."""
+
+    key: str  # the pod name, or "" for requests without a pod
+    action: bus.Action
+    event: str
+    task: str = ""
+    pod: str = ""
+    pod_uid: str = ""
+    partition: str = ""
+    fires_at: datetime
+    timer: int  # unique per registration, so a stale firing is recognised
+
+
+class JobState(Record):
+    settings: ControllerSettings = Field(default_factory=ControllerSettings)
+    job: Job | None = None  # None: the Job has not been observed yet
+    status: JobStatus = Field(default_factory=JobStatus)
+    pods: dict[str, PodRecord] = Field(default_factory=dict)
+    pod_group_phase: str | None = None  # None: no PodGroup, or one without a phase yet
+    pod_group_exists: bool = False
+    pod_group_generation: int | None = None  # None: PodGroup not ensured for any generation
+    plugins_generation: int | None = None  # None: plugins not applied since the last kill
+    delayed: dict[str, DelayedAction] = Field(default_factory=dict)
+    ttl_fires_at: datetime | None = None  # None: no TTL timer running
+    timer_seq: int = 0
+    deleted: bool = False
+
+    @property
+    def phase(self) -> JobPhase | None:
+        """None: the job was never initiated (Volcano's "")."""
+        return self.status.state.phase if self.status.state else None
+
+    @property
+    def key(self) -> str:
+        meta = self.job.metadata if self.job else None
+        return f"{meta.namespace}/{meta.name}" if meta else "?"
