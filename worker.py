@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -22,12 +23,10 @@ import workflows
 from workflows import task_queues
 
 log = logging.getLogger("caldera.worker")
+MAX_ACTIVITIES = 32
 
 
 async def run() -> int:
-    if not workflows.ALL and not activities.ALL:
-        log.error("worker not started: no workflows or activities are registered in this build")
-        return 2
     address = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
     namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
@@ -38,11 +37,20 @@ async def run() -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with Worker(
-        client, task_queue=queue, workflows=list(workflows.ALL), activities=list(activities.ALL)
-    ):
-        log.info("worker started address=%s namespace=%s task_queue=%s", address, namespace, queue)
-        await stop.wait()
+    # The Kubernetes client blocks, so activities are sync functions on a thread pool.
+    with ThreadPoolExecutor(max_workers=MAX_ACTIVITIES) as pool:
+        async with Worker(
+            client,
+            task_queue=queue,
+            workflows=list(workflows.ALL),
+            activities=list(activities.ALL),
+            activity_executor=pool,
+            max_concurrent_activities=MAX_ACTIVITIES,
+        ):
+            log.info(
+                "worker started address=%s namespace=%s task_queue=%s", address, namespace, queue
+            )
+            await stop.wait()
     log.info("worker stopped")
     return 0
 

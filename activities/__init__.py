@@ -1,8 +1,23 @@
-"""Kubernetes side effects as Temporal activities; `ALL` is what every worker registers."""
+"""Kubernetes side effects as Temporal activities; `ALL` is what every worker registers.
+
+Activities are sync functions (the official client blocks) run on the worker's thread pool.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final
 
-ALL: Final[tuple[Callable[..., Any], ...]] = ()
+from activities import events, jobs, plugins, podgroups, pods, status
+
+ALL: Final[tuple[Callable[..., Any], ...]] = (
+    pods.create_pods,
+    pods.delete_pods,
+    podgroups.ensure_pod_group,
+    podgroups.delete_pod_group,
+    status.write_job_status,
+    events.record_event,
+    jobs.delete_job,
+    jobs.ensure_volumes,
+    *plugins.ACTIVITIES,
+)

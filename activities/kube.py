@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 from kubernetes import client, config
 
@@ -29,3 +30,15 @@ def core() -> client.CoreV1Api:
 
 def custom() -> client.CustomObjectsApi:
     return client.CustomObjectsApi(api())
+
+
+def body(doc: dict[str, Any]) -> Any:
+    """The client takes plain mappings as request bodies; its stubs only name the V1 types."""
+    return doc
+
+
+def as_dict(obj: object) -> dict[str, Any]:
+    """Custom-object calls return plain mappings typed as `object`."""
+    if not isinstance(obj, dict):
+        raise TypeError(f"expected a mapping from the apiserver, got {type(obj).__name__}")
+    return obj

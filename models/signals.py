@@ -121,6 +121,7 @@ class JobView(Payload):
     pod_group_phase: str | None
     tasks: list[TaskView]
     delayed: list[DelayedActionView]
+    backlog: int = 0  # inputs received and not yet fully carried out
     kind: Literal["JobView"] = "JobView"
 
 

@@ -1,7 +1,17 @@
-"""Workflow shells and their pure cores; `ALL` is what every worker registers."""
+"""Workflow shells and their pure cores; `ALL` is what every worker registers.
+
+`ALL` is resolved lazily so importing a pure core (`workflows.job.states`) does not pull in
+the shells, Temporal and the activities.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-ALL: Final[tuple[type[Any], ...]] = ()
+
+def __getattr__(name: str) -> Any:
+    if name == "ALL":
+        from workflows.job.workflow import JobWorkflow
+
+        return (JobWorkflow,)
+    raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -14,12 +14,13 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import yaml
 from kubernetes import client, config
 from pydantic import BaseModel
 
+from activities import kube
 from cli.devstack import nodes as fake_nodes
 from cli.devstack import processes
 from cli.devstack.processes import PortSet, Process
@@ -262,11 +263,6 @@ def api_client(kubeconfig: str) -> client.ApiClient:
     return api
 
 
-def _body(doc: dict[str, Any]) -> Any:
-    """The client takes plain mappings as request bodies; its stubs only name the V1 types."""
-    return doc
-
-
 def _seed(plane: ControlPlane, template: fake_nodes.NodeTemplate, timeout: float) -> None:
     """The dev StorageClass and the fake nodes; waits for every node to be Ready."""
     api = api_client(plane.kubeconfig)
@@ -282,7 +278,7 @@ def _seed(plane: ControlPlane, template: fake_nodes.NodeTemplate, timeout: float
         "volumeBindingMode": "WaitForFirstConsumer",
     }
     try:
-        storage.create_storage_class(_body(sc))
+        storage.create_storage_class(kube.body(sc))
     except client.ApiException as e:
         if e.status != 409:  # already there from an earlier start of this work dir
             raise
@@ -294,7 +290,7 @@ def ensure_nodes(api: client.ApiClient, template: fake_nodes.NodeTemplate, timeo
     existing = {n.metadata.name for n in core.list_node().items if n.metadata}
     for name in template.names():
         if name not in existing:
-            core.create_node(_body(template.manifest(name)))
+            core.create_node(kube.body(template.manifest(name)))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready = {n.metadata.name for n in core.list_node().items if n.metadata and _ready(n)}

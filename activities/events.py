@@ -1,0 +1,51 @@
+"""Kubernetes Events on the Job, so `kubectl describe vcjob` tells the story too.
+
+Best effort: an Event that cannot be written never holds the job back (few retries, and the
+workflow ignores the failure).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from temporalio import activity
+
+from activities import errors, kube
+from activities.messages import Done, RecordEventInput
+from models import batch
+
+COMPONENT = "caldera"
+
+
+@activity.defn(name="record_event")
+def record_event(request: RecordEventInput) -> Done:
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    info = activity.info()
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "generateName": f"{request.name}.",
+            "namespace": request.namespace,
+        },
+        "involvedObject": {
+            "apiVersion": batch.API_VERSION,
+            "kind": "Job",
+            "name": request.name,
+            "namespace": request.namespace,
+            "uid": request.uid,
+        },
+        "type": request.type,
+        "reason": request.reason,
+        "message": request.message[:1024],
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "reportingInstance": info.workflow_id,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
+    with errors.kube_call(f"record event on job {request.namespace}/{request.name}"):
+        kube.core().create_namespaced_event(request.namespace, kube.body(body))
+    return Done()

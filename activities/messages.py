@@ -1,0 +1,72 @@
+"""Inputs and results of the Kubernetes activities: one model each, owned by Caldera."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class JobInput(Message):
+    """Activities that act for a whole Job get the Job as last observed."""
+
+    job: dict[str, Any]
+
+
+class CreatePodsInput(Message):
+    job: dict[str, Any]
+    version: int
+    retry_count: int
+    pods: list[tuple[str, int]]  # (task, index)
+    scheduler_override: str | None = None  # None: the job's or template's scheduler
+
+
+class CreatePodsResult(Message):
+    created: list[str]
+    existing: list[str]
+
+
+class DeletePodsInput(Message):
+    namespace: str
+    names: list[str]
+
+
+class DeletePodsResult(Message):
+    deleted: list[str]
+    gone: list[str]
+
+
+class PodGroupInput(Message):
+    namespace: str
+    name: str
+
+
+class WriteStatusInput(Message):
+    namespace: str
+    name: str
+    status: dict[str, Any]
+
+
+class RecordEventInput(Message):
+    namespace: str
+    name: str
+    uid: str
+    type: str
+    reason: str
+    message: str
+
+
+class DeleteJobInput(Message):
+    namespace: str
+    name: str
+    uid: str
+
+
+class Done(Message):
+    """A result with nothing to report beyond success."""
+
+    ok: bool = True

@@ -1,0 +1,98 @@
+"""PodGroup side effects: ensure the job's gang exists with current sizes; delete it on kills.
+
+Volcano updates an existing PodGroup only when minMember, minTaskMember, minResources or the
+priority class differ; its queue, labels and annotations are never changed after creation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+from temporalio import activity
+
+from activities import errors, kube, podspec
+from activities.messages import Done, JobInput, PodGroupInput
+from models import scheduling
+from models.batch import Job
+
+_GROUP, _VERSION, _PLURAL = scheduling.GROUP, scheduling.VERSION, "podgroups"
+
+
+def _priorities(job: Job) -> dict[str, int]:
+    """PriorityClass values of the classes the templates name (tasks are sized in that order)."""
+    names = {
+        ((t.template.spec if t.template else None) or {}).get("priorityClassName")
+        for t in job.spec.tasks
+    } - {None}
+    if not names:
+        return {}
+    out: dict[str, int] = {}
+    with errors.kube_call("list priority classes"):
+        classes = client.SchedulingV1Api(kube.api()).list_priority_class().items
+    for item in classes:
+        name = item.metadata.name if item.metadata else None
+        if name is not None and name in names:
+            out[name] = item.value or 0
+    return out
+
+
+def desired_spec(job: Job, priorities: dict[str, int]) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "minMember": job.spec.min_available or 0,
+        "minTaskMember": podspec.min_task_member(job),
+        "queue": job.spec.queue or scheduling.DEFAULT_QUEUE,
+        "minResources": podspec.min_resources(job, priorities),
+    }
+    if job.spec.priority_class_name:
+        spec["priorityClassName"] = job.spec.priority_class_name
+    return spec
+
+
+@activity.defn(name="ensure_pod_group")
+def ensure_pod_group(request: JobInput) -> Done:
+    job = Job.model_validate(request.job)
+    namespace = job.metadata.namespace or "default"
+    name = podspec.pod_group_name(job)
+    spec = desired_spec(job, _priorities(job))
+    custom = kube.custom()
+    manifest = {
+        "apiVersion": scheduling.API_VERSION,
+        "kind": "PodGroup",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(job.metadata.labels or {}),
+            "annotations": dict(job.metadata.annotations or {}),
+            "ownerReferences": [podspec.owner_reference(job)],
+        },
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+    created = False
+    with errors.kube_call(f"create podgroup {namespace}/{name}", ok=errors.EXISTS_OK):
+        custom.create_namespaced_custom_object(_GROUP, _VERSION, namespace, _PLURAL, manifest)
+        created = True
+    if created:
+        return Done()
+    with errors.kube_call(f"read podgroup {namespace}/{name}"):
+        current = kube.as_dict(
+            custom.get_namespaced_custom_object(_GROUP, _VERSION, namespace, _PLURAL, name)
+        )
+    mutable = ("minMember", "minTaskMember", "minResources", "priorityClassName")
+    patch = {k: spec.get(k) for k in mutable if current.get("spec", {}).get(k) != spec.get(k)}
+    if patch:
+        with errors.kube_call(f"update podgroup {namespace}/{name}"):
+            custom.patch_namespaced_custom_object(
+                _GROUP, _VERSION, namespace, _PLURAL, name, {"spec": patch}
+            )
+    return Done()
+
+
+@activity.defn(name="delete_pod_group")
+def delete_pod_group(request: PodGroupInput) -> Done:
+    with errors.kube_call(f"delete podgroup {request.namespace}/{request.name}", ok=errors.GONE_OK):
+        kube.custom().delete_namespaced_custom_object(
+            _GROUP, _VERSION, request.namespace, _PLURAL, request.name
+        )
+    return Done()

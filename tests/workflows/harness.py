@@ -1,0 +1,177 @@
+"""A JobWorkflow under test: the real workflow, fake activities that record every call and
+answer like a healthy apiserver, and helpers that speak the forwarder's signals."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.messages import (
+    CreatePodsInput,
+    CreatePodsResult,
+    DeletePodsInput,
+    DeletePodsResult,
+    Done,
+)
+from activities.plugins import PluginsInput, PluginsResult
+from models import signals
+from models.signals import PodSnapshot
+from workflows.job.workflow import JobWorkflow, JobWorkflowInput
+
+UID = "uid-1"
+
+
+@dataclass
+class Calls:
+    """Every fake activity call, in order: (activity name, input)."""
+
+    log: list[tuple[str, Any]] = field(default_factory=list)
+
+    def named(self, name: str) -> list[Any]:
+        return [arg for n, arg in self.log if n == name]
+
+
+def fakes(calls: Calls) -> list[Callable[..., Any]]:
+    @activity.defn(name="create_pods")
+    def create_pods(r: CreatePodsInput) -> CreatePodsResult:
+        calls.log.append(("create_pods", r))
+        name = r.job["metadata"]["name"]
+        return CreatePodsResult(created=[f"{name}-{t}-{i}" for t, i in r.pods], existing=[])
+
+    @activity.defn(name="delete_pods")
+    def delete_pods(r: DeletePodsInput) -> DeletePodsResult:
+        calls.log.append(("delete_pods", r))
+        return DeletePodsResult(deleted=r.names, gone=[])
+
+    def done(name: str) -> Callable[..., Any]:
+        """A fake that records its input (as a plain mapping) and succeeds."""
+
+        @activity.defn(name=name)
+        def record(r: dict[str, Any]) -> Done:
+            calls.log.append((name, r))
+            return Done()
+
+        return record
+
+    @activity.defn(name="ensure_plugins")
+    def ensure_plugins(r: PluginsInput) -> PluginsResult:
+        calls.log.append(("ensure_plugins", r))
+        return PluginsResult(controlled={})
+
+    @activity.defn(name="remove_plugins")
+    def remove_plugins(r: PluginsInput) -> PluginsResult:
+        calls.log.append(("remove_plugins", r))
+        return PluginsResult(controlled={})
+
+    return [
+        create_pods,
+        delete_pods,
+        ensure_plugins,
+        remove_plugins,
+        done("ensure_pod_group"),
+        done("delete_pod_group"),
+        done("write_job_status"),
+        done("record_event"),
+        done("delete_job"),
+        done("ensure_volumes"),
+    ]
+
+
+@dataclass
+class Harness:
+    env: WorkflowEnvironment
+    task_queue: str
+    calls: Calls
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[Harness]:
+        calls = Calls()
+        queue = f"tq-{uuid.uuid4()}"
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            async with Worker(
+                env.client,
+                task_queue=queue,
+                workflows=[JobWorkflow],
+                activities=fakes(calls),
+                activity_executor=pool,
+            ):
+                yield cls(env, queue, calls)
+
+    async def submit(
+        self, manifest: dict[str, Any], settings: signals.ControllerSettings | None = None
+    ) -> WorkflowHandle[Any, Any]:
+        manifest = {**manifest, "metadata": {"uid": UID, "generation": 1, **manifest["metadata"]}}
+        return await self.env.client.start_workflow(
+            JobWorkflow.run,
+            JobWorkflowInput(
+                settings=settings
+                or signals.ControllerSettings(scheduler_override="default-scheduler")
+            ),
+            id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
+            task_queue=self.task_queue,
+            start_signal=signals.SIGNAL_JOB_OBSERVED,
+            start_signal_args=[signals.JobObserved(job=manifest)],
+        )
+
+
+def pod(
+    job: str, task: str, index: int, phase: str = "Running", version: int = 0, **extra: Any
+) -> PodSnapshot:
+    name = f"{job}-{task}-{index}"
+    return PodSnapshot(
+        name=name,
+        uid=f"{name}-uid-{version}",
+        job_uid=UID,
+        task=task,
+        index=index,
+        job_version=version,
+        phase=phase,
+        ready=phase == "Running",
+        **extra,
+    )
+
+
+async def pods_changed(handle: WorkflowHandle[Any, Any], *pods: PodSnapshot) -> None:
+    await handle.signal(signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=list(pods)))
+
+
+async def view(handle: WorkflowHandle[Any, Any]) -> signals.JobView:
+    result: signals.JobView = await handle.query(JobWorkflow.status)
+    return result
+
+
+async def until(
+    handle: WorkflowHandle[Any, Any],
+    check: Callable[[signals.JobView], bool],
+    what: str,
+    timeout: float = 10,
+) -> signals.JobView:
+    """Poll the status query (real time, no skipping) until `check` holds and every input
+    received so far has been carried out."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await view(handle)
+        if last.backlog == 0 and check(last):
+            return last
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
+
+
+def phase_is(phase: str) -> Callable[[signals.JobView], bool]:
+    return lambda v: v.phase == phase
+
+
+SKIP_PAST = timedelta(minutes=6)

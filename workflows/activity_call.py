@@ -1,0 +1,28 @@
+"""The one way workflow shells call activities: options from `activities.options`, a summary
+for the UI timeline, and the result typed by the activity's own signature."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.options import ActivityOptions
+
+A = TypeVar("A")
+R = TypeVar("R")
+SUMMARY_LIMIT = 200  # Temporal keeps at most 200 bytes of an activity summary
+
+
+async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R:
+    return await workflow.execute_activity(
+        activity,
+        arg,
+        start_to_close_timeout=options.start_to_close,
+        schedule_to_close_timeout=options.schedule_to_close,
+        heartbeat_timeout=options.heartbeat,
+        retry_policy=options.retry,
+        summary=summary[:SUMMARY_LIMIT],
+    )
