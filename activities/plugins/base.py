@@ -144,7 +144,11 @@ def owner_reference(job: Job) -> dict[str, Any]:
 
 def object_meta(job: Job, name: str) -> dict[str, Any]:
     """Metadata of an object a plugin creates for the Job: same namespace, owned by it."""
-    return {"name": name, "namespace": job_namespace(job), "ownerReferences": [owner_reference(job)]}
+    return {
+        "name": name,
+        "namespace": job_namespace(job),
+        "ownerReferences": [owner_reference(job)],
+    }
 
 
 def task_hosts(job: Job, task: TaskSpec) -> list[tuple[str, str]]:

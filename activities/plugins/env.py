@@ -15,7 +15,7 @@ from activities.plugins import base
 from models.batch import Job
 
 NAME: Final = "env"
-# Both spellings: VK_ is the pre-rename (kube-batch) name that old images still read.
+# Both spellings: VK_ is the older prefix that existing images still read.
 INDEX_ENV: Final = ("VK_TASK_INDEX", "VC_TASK_INDEX")
 
 

@@ -13,9 +13,10 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-IO_MODULES = ("temporalio", "kubernetes", "activities", "forwarder", "cli", "workflows")
-# Workflow shells and their registration may import temporalio; their cores may not.
-SHELLS = {"workflow.py", "__init__.py", "search_attributes.py"}
+IO_PACKAGES = ("temporalio", "kubernetes", "activities", "forwarder", "cli")
+# Workflow shells may import Temporal and the activities; the cores beside them may not.
+SHELL_NAMES = {"workflow.py", "__init__.py", "search_attributes.py", "activity_call.py"}
+SHELL_MODULES = ("workflows.activity_call", "workflows.search_attributes")
 
 
 def _imports(path: Path) -> set[str]:
@@ -23,25 +24,44 @@ def _imports(path: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
     return names
+
+
+def _forbidden(name: str) -> bool:
+    top = name.split(".")[0]
+    shell = name.startswith(SHELL_MODULES) or (
+        top == "workflows" and "workflow" in name.split(".")[1:]
+    )
+    return top in IO_PACKAGES or shell
 
 
 def _pure_modules() -> list[Path]:
     pure = [*ROOT.glob("models/**/*.py"), *ROOT.glob("scheduling/**/*.py")]
-    pure += [p for p in ROOT.glob("workflows/**/*.py") if p.name not in SHELLS]
+    pure += [p for p in ROOT.glob("workflows/**/*.py") if p.name not in SHELL_NAMES]
     return sorted(pure)
 
 
 @pytest.mark.parametrize("path", _pure_modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_pure_module_imports_no_io(path: Path) -> None:
-    assert _imports(path).isdisjoint(IO_MODULES)
+    assert sorted(n for n in _imports(path) if _forbidden(n)) == []
 
 
 @pytest.mark.parametrize(
     "path", sorted(ROOT.glob("activities/**/*.py")), ids=lambda p: str(p.relative_to(ROOT))
 )
 def test_activities_never_import_workflows(path: Path) -> None:
-    assert "workflows" not in _imports(path)
+    assert not any(n.split(".")[0] == "workflows" for n in _imports(path))
+
+
+def test_the_check_catches_a_shell_import(tmp_path: Path) -> None:
+    bad = tmp_path / "core.py"
+    bad.write_text("from workflows.job.workflow import JobWorkflow\nimport kubernetes\n")
+    assert sorted(n for n in _imports(bad) if _forbidden(n)) == [
+        "kubernetes",
+        "workflows.job.workflow",
+        "workflows.job.workflow.JobWorkflow",
+    ]

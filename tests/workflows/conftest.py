@@ -27,20 +27,25 @@ def _test_server() -> str:
     return found
 
 
+async def register_search_attributes(env: WorkflowEnvironment) -> None:
+    """The test server knows no custom attributes until told, unlike `caldera dev up`'s."""
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=env.client.namespace,
+            search_attributes={
+                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                for key in search_attributes.ALL
+            },
+        )
+    )
+
+
 @pytest_asyncio.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     async with await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=_test_server(), data_converter=pydantic_data_converter
     ) as environment:
-        await environment.client.operator_service.add_search_attributes(
-            AddSearchAttributesRequest(
-                namespace=environment.client.namespace,
-                search_attributes={
-                    key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                    for key in search_attributes.ALL
-                },
-            )
-        )
+        await register_search_attributes(environment)
         yield environment
 
 

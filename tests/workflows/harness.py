@@ -110,7 +110,10 @@ class Harness:
                 yield cls(env, queue, calls)
 
     async def submit(
-        self, manifest: dict[str, Any], settings: signals.ControllerSettings | None = None
+        self,
+        manifest: dict[str, Any],
+        settings: signals.ControllerSettings | None = None,
+        max_history: int = 0,
     ) -> WorkflowHandle[Any, Any]:
         manifest = {**manifest, "metadata": {"uid": UID, "generation": 1, **manifest["metadata"]}}
         return await self.env.client.start_workflow(

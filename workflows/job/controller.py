@@ -257,10 +257,11 @@ def _timer(
 ) -> tuple[JobState, list[fx.AnyEffect]]:
     if fired.key == TTL_KEY:
         job = state.job
-        if job is None or state.ttl_fires_at is None or state.deleted:
+        if job is None or state.ttl_fires_at is None or state.ttl_expired or state.deleted:
             return state, []
         meta = job.metadata
-        return state.model_copy(update={"ttl_fires_at": None}), [
+        # The TTL fires once; the Job's deletion then ends the workflow.
+        return state.model_copy(update={"ttl_expired": True}), [
             fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
             fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
         ]
@@ -328,7 +329,7 @@ def decide(state: JobState, event: Input, now: datetime) -> Decision:
             if state.job is not None and event.uid != state.job.metadata.uid:
                 return Decision(state=state)
             cancels = [fx.CancelTimer(key=k) for k in sorted(state.delayed)]
-            if state.ttl_fires_at is not None:
+            if state.ttl_fires_at is not None and not state.ttl_expired:
                 cancels.append(fx.CancelTimer(key=TTL_KEY))
             state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
             return Decision(state=state, effects=(*cancels, fx.Finish()))

@@ -59,7 +59,8 @@ class JobState(Record):
     pod_group_generation: int | None = None  # None: PodGroup not ensured for any generation
     plugins_generation: int | None = None  # None: plugins not applied since the last kill
     delayed: dict[str, DelayedAction] = Field(default_factory=dict)
-    ttl_fires_at: datetime | None = None  # None: no TTL timer running
+    ttl_fires_at: datetime | None = None  # None: no TTL timer armed yet
+    ttl_expired: bool = False
     timer_seq: int = 0
     deleted: bool = False
 

@@ -388,7 +388,7 @@ class JobWorkflow:
             )
             for _, d in sorted(self._state.delayed.items())
         ]
-        if self._state.ttl_fires_at is not None:
+        if self._state.ttl_fires_at is not None and not self._state.ttl_expired:
             out.append(
                 fx.StartTimer(
                     key=controller.TTL_KEY,

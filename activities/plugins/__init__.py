@@ -1,0 +1,231 @@
+"""Volcano's job plugins `env`, `ssh` and `svc`: the pod mutation and the objects they own.
+
+Two halves, kept apart on purpose (kopf's "pure detection, then effects"):
+- `on_pod_create` and the manifest builders in `svc`/`ssh`/`env` are pure and deterministic:
+  the pod builder may run them anywhere, even inside a workflow, and they are unit-tested as
+  tables. Those modules import no temporalio and no kubernetes.
+- `ensure_plugins` and `remove_plugins` are the activities that create and delete the
+  ConfigMap, Service, NetworkPolicy and Secret (Volcano's OnJobAdd/OnJobUpdate and
+  OnJobDelete). Volcano's order over `spec.plugins` is Go map order, i.e. random; here it is
+  sorted by name so that pods and histories are reproducible.
+
+Every object is owned by the Job (controller reference), so deleting the Job removes them even
+if `remove_plugins` never runs. Both activities are idempotent: `ensure_plugins` refreshes the
+ConfigMap, creates what is missing and keeps an existing ssh key pair, so a retry or a second
+run (Volcano's OnJobUpdate) changes nothing that pods already mounted; `remove_plugins` counts
+NotFound as done. Plugins Caldera does not implement yet (pytorch, mpi, ...) are skipped and
+get no `controlledResources` marker.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from kubernetes import client
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities import errors, kube
+from activities.plugins import base, env, ssh, svc
+from models import keys
+from models.batch import Job
+
+T = TypeVar("T")
+PodHook = Callable[[Job, dict[str, Any], str, int, Sequence[str]], dict[str, Any]]
+
+POD_HOOKS: Final[Mapping[str, PodHook]] = {
+    env.NAME: env.on_pod_create,
+    ssh.NAME: ssh.on_pod_create,
+    svc.NAME: svc.on_pod_create,
+}
+
+svc_config_data = svc.config_data
+svc_config_map = svc.config_map
+svc_service = svc.service
+svc_network_policy = svc.network_policy
+ssh_secret = ssh.secret
+
+
+def marker(plugin: str) -> str:
+    """The `status.controlledResources` key Volcano records for an applied plugin."""
+    return f"plugin-{plugin}"
+
+
+def _known(job: Job) -> list[tuple[str, list[str]]]:
+    return sorted((n, a) for n, a in (job.spec.plugins or {}).items() if n in POD_HOOKS)
+
+
+def on_pod_create(job: Job, pod: dict[str, Any], task_name: str, index: int) -> dict[str, Any]:
+    """The pod manifest with every implemented plugin of the job applied, sorted by name.
+
+    `pod` is left untouched; unknown plugin names are skipped (Volcano fails the pod instead,
+    but its webhook only admits plugins it has, and Caldera's are still being added).
+    """
+    out = copy.deepcopy(pod)
+    for name, args in _known(job):
+        out = POD_HOOKS[name](job, out, task_name, index, args)
+    return out
+
+
+class PluginsInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job: dict[str, Any]  # the Job as read from the apiserver (metadata.uid set)
+
+
+class PluginsResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    controlled: dict[str, str]  # controlledResources markers: plugin-<name> -> <name>
+
+
+def _read_job(data: PluginsInput, owned: bool) -> Job:
+    """The Job, or a non-retryable Invalid error: a retry would read the same input.
+
+    `owned`: the Job must carry metadata.uid, because objects will be created owned by it.
+    """
+    try:
+        job = Job.model_validate(data.job)
+        if owned:
+            base.owner_reference(job)
+    except ValueError as e:  # pydantic's ValidationError is a ValueError too
+        raise ApplicationError(f"plugins: {e}", type="Invalid", non_retryable=True) from e
+    return job
+
+
+def _log_args(job: Job, plugin: str, error: str | None) -> None:
+    # Volcano only logs a bad plugin argument and carries on with what it parsed.
+    if error is not None:
+        key = keys.job_key(base.job_namespace(job), base.job_name(job))
+        activity.logger.warning(
+            "plugin arguments ignored job=%s plugin=%s error=%s",
+            key,
+            plugin,
+            error,
+            extra={"job": key},
+        )
+
+
+def _read(what: str, call: Callable[[], T]) -> T | None:
+    """A read where NotFound is an answer: None means the object does not exist."""
+    with errors.kube_call(what, ok=errors.GONE_OK):
+        return call()
+    return None  # reached only when kube_call swallowed the NotFound
+
+
+def _ensure_svc(job: Job, args: Sequence[str]) -> None:
+    opts, error = svc.options(args)
+    _log_args(job, svc.NAME, error)
+    ns, core = base.job_namespace(job), kube.core()
+    cm = svc.config_map(job)
+    name = cm["metadata"]["name"]
+    existing = _read(
+        f"read ConfigMap {ns}/{name}", lambda: core.read_namespaced_config_map(name, ns)
+    )
+    if existing is None:
+        with errors.kube_call(f"create ConfigMap {ns}/{name}", ok=errors.EXISTS_OK):
+            core.create_namespaced_config_map(ns, kube.body(cm))
+    elif (existing.data or {}) != cm["data"]:
+        # Replace carries the resourceVersion read: a concurrent writer yields a retried 409.
+        existing.data = cm["data"]
+        with errors.kube_call(f"update ConfigMap {ns}/{name}"):
+            core.replace_namespaced_config_map(name, ns, existing)
+    # Volcano never updates the Service or NetworkPolicy once they exist.
+    with errors.kube_call(f"create Service {ns}/{base.job_name(job)}", ok=errors.EXISTS_OK):
+        core.create_namespaced_service(ns, kube.body(svc.service(job, opts)))
+    if not opts.disable_network_policy:
+        networking = client.NetworkingV1Api(kube.api())
+        what = f"create NetworkPolicy {ns}/{base.job_name(job)}"
+        with errors.kube_call(what, ok=errors.EXISTS_OK):
+            networking.create_namespaced_network_policy(ns, kube.body(svc.network_policy(job)))
+
+
+def _base64(data: Mapping[str, bytes | str]) -> dict[str, str]:
+    """Secret data as the wire's base64 text (the client may hand back decoded bytes)."""
+    return {k: v if isinstance(v, str) else base64.b64encode(v).decode() for k, v in data.items()}
+
+
+def _ensure_ssh(job: Job, args: Sequence[str]) -> None:
+    opts, error = ssh.options(args)
+    _log_args(job, ssh.NAME, error)
+    ns, name, core = base.job_namespace(job), ssh.secret_name(job), kube.core()
+    existing = _read(f"read Secret {ns}/{name}", lambda: core.read_namespaced_secret(name, ns))
+    stored = _base64(existing.data or {}) if existing is not None else {}
+    # Keep a stored pair: pods already running mounted it (and a subPath mount never updates).
+    pair = ssh.user_keys(opts) or ssh.keys_from_data(stored) or ssh.generate_keys()
+    desired = ssh.secret(job, opts, pair)
+    if existing is None:
+        with errors.kube_call(f"create Secret {ns}/{name}", ok=errors.EXISTS_OK):
+            core.create_namespaced_secret(ns, kube.body(desired))
+    elif stored != desired["data"]:
+        existing.data = desired["data"]
+        with errors.kube_call(f"update Secret {ns}/{name}"):
+            core.replace_namespaced_secret(name, ns, existing)
+
+
+def _nothing(job: Job, args: Sequence[str]) -> None:
+    """env owns no object: applying or removing it is the marker alone."""
+
+
+def _remove_svc(job: Job, args: Sequence[str]) -> None:
+    opts, _ = svc.options(args)
+    ns, core, name = base.job_namespace(job), kube.core(), base.job_name(job)
+    cm = svc.config_map_name(job)
+    with errors.kube_call(f"delete ConfigMap {ns}/{cm}", ok=errors.GONE_OK):
+        core.delete_namespaced_config_map(cm, ns)
+    with errors.kube_call(f"delete Service {ns}/{name}", ok=errors.GONE_OK):
+        core.delete_namespaced_service(name, ns)
+    # Like Volcano: a NetworkPolicy it was told not to create is not its to delete.
+    if not opts.disable_network_policy:
+        with errors.kube_call(f"delete NetworkPolicy {ns}/{name}", ok=errors.GONE_OK):
+            client.NetworkingV1Api(kube.api()).delete_namespaced_network_policy(name, ns)
+
+
+def _remove_ssh(job: Job, args: Sequence[str]) -> None:
+    ns, name = base.job_namespace(job), ssh.secret_name(job)
+    with errors.kube_call(f"delete Secret {ns}/{name}", ok=errors.GONE_OK):
+        kube.core().delete_namespaced_secret(name, ns)
+
+
+_Effect = Callable[[Job, Sequence[str]], None]
+_ENSURE: Final[Mapping[str, _Effect]] = {
+    env.NAME: _nothing,
+    ssh.NAME: _ensure_ssh,
+    svc.NAME: _ensure_svc,
+}
+_REMOVE: Final[Mapping[str, _Effect]] = {
+    env.NAME: _nothing,
+    ssh.NAME: _remove_ssh,
+    svc.NAME: _remove_svc,
+}
+
+
+@activity.defn(name="ensure_plugins")
+def ensure_plugins(data: PluginsInput) -> PluginsResult:
+    """Volcano's pluginOnJobAdd (and OnJobUpdate): create or refresh each plugin's objects."""
+    job = _read_job(data, owned=True)
+    key = keys.job_key(base.job_namespace(job), base.job_name(job))
+    controlled: dict[str, str] = {}
+    for name, args in _known(job):
+        _ENSURE[name](job, args)
+        controlled[marker(name)] = name
+        activity.logger.info("plugin applied job=%s plugin=%s", key, name, extra={"job": key})
+    return PluginsResult(controlled=controlled)
+
+
+@activity.defn(name="remove_plugins")
+def remove_plugins(data: PluginsInput) -> PluginsResult:
+    """Volcano's pluginOnJobDelete: delete each plugin's objects; the markers all go."""
+    job = _read_job(data, owned=False)
+    key = keys.job_key(base.job_namespace(job), base.job_name(job))
+    for name, args in _known(job):
+        _REMOVE[name](job, args)
+        activity.logger.info("plugin removed job=%s plugin=%s", key, name, extra={"job": key})
+    return PluginsResult(controlled={})
+
+
+ACTIVITIES: Final = (ensure_plugins, remove_plugins)

@@ -1,0 +1,78 @@
+"""Pod batching: latest per pod, bounded delay, order with other signals, chunks of 100."""
+
+from __future__ import annotations
+
+from forwarder import coalesce, events
+from models import signals
+
+A = events.JobRef("ns", "a")
+B = events.JobRef("ns", "b")
+
+
+def snap(name: str, phase: str = "Pending", uid: str | None = None) -> signals.PodSnapshot:
+    return signals.PodSnapshot(name=name, uid=uid or f"uid-{name}", task="worker", phase=phase)
+
+
+def update(job: events.JobRef, pod: signals.PodSnapshot) -> events.PodUpdate:
+    return events.PodUpdate(job, pod)
+
+
+def batch(job: events.JobRef, *pods: signals.PodSnapshot) -> events.Signal:
+    return events.Signal(job, signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=list(pods)))
+
+
+def deleted(job: events.JobRef) -> events.Signal:
+    return events.Signal(job, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="u"))
+
+
+def test_latest_snapshot_per_pod_in_order_of_last_change() -> None:
+    c = coalesce.Coalescer(delay=0.2)
+    c.add_pod(update(A, snap("p0")), now=0.0)
+    c.add_pod(update(A, snap("p1")), now=0.01)
+    c.add_pod(update(A, snap("p0", "Running")), now=0.02)
+    assert len(c) == 2
+    assert c.due(now=0.19) == []
+    assert c.due(now=0.2) == [batch(A, snap("p1"), snap("p0", "Running"))]
+    assert c.next_deadline() is None
+
+
+def test_delay_is_bounded_not_reset_by_new_changes() -> None:
+    c = coalesce.Coalescer(delay=0.2)
+    c.add_pod(update(A, snap("p0")), now=0.0)
+    c.add_pod(update(A, snap("p0", "Running")), now=0.15)
+    assert c.next_deadline() == 0.2
+    assert c.due(now=0.2) == [batch(A, snap("p0", "Running"))]
+
+
+def test_each_workflow_batched_separately_earliest_first() -> None:
+    c = coalesce.Coalescer(delay=0.2)
+    c.add_pod(update(B, snap("b0")), now=0.0)
+    c.add_pod(update(A, snap("a0")), now=0.1)
+    assert c.due(now=0.25) == [batch(B, snap("b0"))]
+    assert c.drain() == [batch(A, snap("a0"))]
+
+
+def test_other_signal_flushes_that_workflows_pods_first() -> None:
+    c = coalesce.Coalescer(delay=0.2)
+    c.add_pod(update(A, snap("a0")), now=0.0)
+    c.add_pod(update(B, snap("b0")), now=0.0)
+    assert c.add_signal(deleted(A)) == [batch(A, snap("a0")), deleted(A)]
+    assert c.add_signal(deleted(A)) == [deleted(A)]
+    assert c.drain() == [batch(B, snap("b0"))]
+
+
+def test_recreated_pod_keeps_old_deletion_and_new_pod() -> None:
+    c = coalesce.Coalescer()
+    old = snap("p0", uid="old").model_copy(update={"deleted": True})
+    new = snap("p0", uid="new")
+    c.add_pod(update(A, old), now=0.0)
+    c.add_pod(update(A, new), now=0.0)
+    assert c.drain() == [batch(A, old, new)]
+
+
+def test_large_batch_chunked_at_100_pods() -> None:
+    c = coalesce.Coalescer()
+    pods = [snap(f"p{i}") for i in range(250)]
+    for p in pods:
+        c.add_pod(update(A, p), now=0.0)
+    assert c.drain() == [batch(A, *pods[:100]), batch(A, *pods[100:200]), batch(A, *pods[200:])]

@@ -1,0 +1,120 @@
+"""One leadership term with scripted list endpoints and a recording sender: Jobs first, pod
+batches flushed on a graceful stop, dropped when the Lease is lost, Commands at most once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from forwarder import events, pipeline
+from models import signals
+from tests.unit.forwarder import command, job, pod
+
+K = events.Kind
+
+
+class IdleStream:
+    """A watch that delivers nothing until it is shut down."""
+
+    def __init__(self) -> None:
+        self._closed = threading.Event()
+
+    def stream(self, amt: int | None = None, decode_content: bool = False) -> Iterator[bytes]:
+        self._closed.wait(10)
+        yield from ()
+
+    def shutdown(self) -> None:
+        self._closed.set()
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def release_conn(self) -> None:
+        pass
+
+
+class Endpoint:
+    def __init__(self, items: list[dict[str, Any]], log: list[K], kind: K) -> None:
+        self.items, self.log, self.kind = items, log, kind
+
+    def __call__(self, **kwargs: Any) -> Any:
+        if kwargs.get("watch"):
+            return IdleStream()
+        self.log.append(self.kind)
+        page = {"items": self.items, "metadata": {"resourceVersion": "1"}}
+        return type("Page", (), {"data": json.dumps(page).encode()})()
+
+
+class Sender:
+    def __init__(self) -> None:
+        self.signals: list[events.Signal] = []
+        self.abandoned = False
+        self.sent = 0
+
+    def submit(self, signal: events.Signal) -> None:
+        self.signals.append(signal)
+
+    async def join(self) -> None:
+        pass
+
+    async def abandon(self) -> None:
+        self.abandoned = True
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.signals]
+
+
+async def run_term(
+    graceful: bool, deletes: list[bool], objects: dict[K, list[dict[str, Any]]]
+) -> tuple[Sender, list[K], list[tuple[str, str, str]]]:
+    listed: list[K] = []
+    deleted: list[tuple[str, str, str]] = []
+
+    def delete(ns: str, name: str, uid: str) -> bool:
+        deleted.append((ns, name, uid))
+        return deletes.pop(0)
+
+    sender = Sender()
+    calls = {k: Endpoint(objects.get(k, []), listed, k) for k in K}
+    term = pipeline.Pipeline(calls, delete, sender, delay=60)  # type: ignore[arg-type]
+    halt = asyncio.Event()
+    running = asyncio.create_task(term.run(halt))
+    for _ in range(500):
+        if len(listed) == len(K):
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)  # the last lists reach the router
+    halt.set()
+    await running
+    await term.finish(graceful)
+    return sender, listed, deleted
+
+
+async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
+    sender, listed, _ = await run_term(True, [], {K.JOB: [job()], K.POD: [pod()]})
+    assert listed[0] is K.JOB
+    assert sender.names() == [signals.SIGNAL_JOB_OBSERVED, signals.SIGNAL_PODS_CHANGED]
+    assert not sender.abandoned
+
+
+async def test_lease_lost_drops_pending_batches() -> None:
+    sender, _, _ = await run_term(False, [], {K.JOB: [job()], K.POD: [pod()]})
+    assert sender.names() == [signals.SIGNAL_JOB_OBSERVED]
+    assert sender.abandoned
+
+
+@pytest.mark.parametrize(
+    ("deletes", "delivered"),
+    [pytest.param([True], 1, id="deleted-delivered"), pytest.param([False], 0, id="gone-skipped")],
+)
+async def test_command_delivered_only_if_this_replica_deleted_it(
+    deletes: list[bool], delivered: int
+) -> None:
+    sender, _, deleted = await run_term(True, deletes, {K.COMMAND: [command()]})
+    assert deleted == [("ns", "train-abortjob-x", "cmd-uid")]
+    assert sender.names().count(signals.SIGNAL_COMMAND_ISSUED) == delivered

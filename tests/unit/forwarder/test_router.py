@@ -1,0 +1,199 @@
+"""What the router sends for each watch event or full list, given what it saw before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from forwarder import events, router, translate
+from models import signals
+from tests.unit.forwarder import command, job, owner, pod, pod_group
+
+K = events.Kind
+REF = events.JobRef("ns", "train")
+
+
+def added(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
+    return events.Observed(kind, "ADDED", obj)
+
+
+def modified(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
+    return events.Observed(kind, "MODIFIED", obj)
+
+
+def deleted(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
+    return events.Observed(kind, "DELETED", obj)
+
+
+def observed(obj: dict[str, Any]) -> events.Signal:
+    return events.Signal(REF, signals.SIGNAL_JOB_OBSERVED, signals.JobObserved(job=obj), start=True)
+
+
+def job_gone(uid: str = "job-uid") -> events.Signal:
+    return events.Signal(REF, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=uid))
+
+
+def pod_update(obj: dict[str, Any], gone: bool = False) -> events.PodUpdate:
+    return events.PodUpdate(REF, translate.pod_snapshot(obj, deleted=gone))
+
+
+def group_signal(obj: dict[str, Any], gone: bool = False) -> events.Signal:
+    payload = translate.pod_group_observed(obj, deleted=gone)
+    return events.Signal(REF, signals.SIGNAL_POD_GROUP_OBSERVED, payload)
+
+
+def route_all(r: router.Router, *items: events.Inbound) -> list[events.Outbound]:
+    out: list[events.Outbound] = []
+    for item in items:
+        out += r.route(item)
+    return out
+
+
+JOB_UPDATES = [
+    pytest.param(job(phase="Running"), job(phase="Running", running=2), False, id="counters-only"),
+    pytest.param(job(phase="Pending"), job(phase="Running"), True, id="phase-changed"),
+    pytest.param(job(replicas=2), job(replicas=4), True, id="spec-changed"),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "sent"), JOB_UPDATES)
+def test_job_modified_sent_only_when_spec_or_phase_changed(
+    first: dict[str, Any], second: dict[str, Any], sent: bool
+) -> None:
+    r = router.Router()
+    assert r.route(added(K.JOB, first)) == [observed(first)]
+    assert r.route(modified(K.JOB, second)) == ([observed(second)] if sent else [])
+
+
+def test_job_added_again_is_always_sent() -> None:
+    r = router.Router()
+    route_all(r, added(K.JOB, job()))
+    assert r.route(added(K.JOB, job())) == [observed(job())]
+
+
+def test_job_deleting_still_observed() -> None:
+    r = router.Router()
+    going = {
+        **job(),
+        "metadata": {**job()["metadata"], "deletionTimestamp": "2025-01-01T00:00:00Z"},
+    }
+    assert route_all(r, added(K.JOB, job()), modified(K.JOB, going)) == [
+        observed(job()),
+        observed(going),
+    ]
+
+
+def test_job_deleted_sends_job_deleted_and_refuses_late_events() -> None:
+    r = router.Router()
+    out = route_all(r, added(K.JOB, job()), deleted(K.JOB, job()))
+    assert out == [observed(job()), job_gone()]
+    assert r.job_deleted("job-uid")
+    # A late event (or a relist race) for the deleted uid must never start a new run.
+    assert r.route(modified(K.JOB, job(phase="Completed"))) == []
+    assert r.route(events.Relisted(K.JOB, [job()])) == []
+    # The same name under a new uid is a new Job.
+    fresh = job(uid="uid-2")
+    assert r.route(added(K.JOB, fresh)) == [observed(fresh)]
+
+
+def test_deleted_uids_are_bounded() -> None:
+    r = router.Router(deleted_capacity=2)
+    for uid in ("a", "b", "c"):
+        r.route(deleted(K.JOB, job(uid=uid)))
+    assert [r.job_deleted(u) for u in ("a", "b", "c")] == [False, True, True]
+
+
+def test_relist_sends_every_job_and_deletes_the_vanished() -> None:
+    r = router.Router()
+    stay, gone = job(uid="stay"), job(name="old", uid="gone")
+    route_all(r, events.Relisted(K.JOB, [stay, gone]))
+    out = r.route(events.Relisted(K.JOB, [stay]))
+    old = events.JobRef("ns", "old")
+    assert out == [
+        events.Signal(old, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="gone")),
+        observed(stay),
+    ]
+    assert r.job_deleted("gone")
+
+
+def test_pod_events_update_then_delete() -> None:
+    r = router.Router()
+    running = pod(phase="Running", rv="11")
+    out = route_all(r, added(K.POD, pod()), modified(K.POD, running), deleted(K.POD, running))
+    assert out == [pod_update(pod()), pod_update(running), pod_update(running, gone=True)]
+
+
+def test_pod_resource_version_bump_alone_not_sent() -> None:
+    r = router.Router()
+    route_all(r, added(K.POD, pod()))
+    assert r.route(modified(K.POD, pod(rv="11"))) == []
+
+
+def test_pod_without_volcano_annotations_ignored() -> None:
+    r = router.Router()
+    assert route_all(r, added(K.POD, pod(task=None)), deleted(K.POD, pod(job_name=None))) == []
+
+
+def test_relist_resends_pods_and_marks_vanished_deleted() -> None:
+    r = router.Router()
+    a, b = pod(name="a", uid="ua"), pod(name="b", uid="ub")
+    route_all(r, events.Relisted(K.POD, [a, b]))
+    assert r.route(events.Relisted(K.POD, [b])) == [pod_update(a, gone=True), pod_update(b)]
+    assert r.route(events.Relisted(K.POD, [])) == [pod_update(b, gone=True)]
+
+
+POD_GROUP_UPDATES = [
+    pytest.param("Pending", "Pending", False, id="same-phase"),
+    pytest.param("Pending", "Inqueue", True, id="phase-changed"),
+    pytest.param("Running", "Unknown", True, id="unknown"),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "sent"), POD_GROUP_UPDATES)
+def test_pod_group_sent_on_phase_change_only(first: str, second: str, sent: bool) -> None:
+    r = router.Router()
+    a, b = pod_group(phase=first), pod_group(phase=second, conditions=[{"type": "x"}])
+    assert r.route(added(K.POD_GROUP, a)) == [group_signal(a)]
+    assert r.route(modified(K.POD_GROUP, b)) == ([group_signal(b)] if sent else [])
+
+
+def test_pod_group_deleted_and_vanished() -> None:
+    r = router.Router()
+    a, b = pod_group(name="a", uid="ua"), pod_group(name="b", uid="ub")
+    route_all(r, events.Relisted(K.POD_GROUP, [a, b]))
+    assert r.route(deleted(K.POD_GROUP, a)) == [group_signal(a, gone=True)]
+    assert r.route(events.Relisted(K.POD_GROUP, [])) == [group_signal(b, gone=True)]
+
+
+def test_pod_group_not_owned_by_job_ignored() -> None:
+    r = router.Router()
+    assert r.route(added(K.POD_GROUP, pod_group(owners=[owner(kind="Other")]))) == []
+
+
+def test_command_added_for_job_is_consumed() -> None:
+    r = router.Router()
+    issued = signals.CommandIssued(
+        action="AbortJob", command="train-abortjob-x", reason="user", message="stop it"
+    )
+    expected = events.ConsumeCommand(
+        "ns",
+        "train-abortjob-x",
+        "cmd-uid",
+        events.Signal(REF, signals.SIGNAL_COMMAND_ISSUED, issued),
+    )
+    assert r.route(added(K.COMMAND, command())) == [expected]
+    assert r.route(events.Relisted(K.COMMAND, [command()])) == [expected]
+
+
+COMMANDS_IGNORED = [
+    pytest.param(modified(K.COMMAND, command()), id="modified"),
+    pytest.param(deleted(K.COMMAND, command()), id="deleted"),
+    pytest.param(added(K.COMMAND, command(target={**owner(), "kind": "Queue"})), id="queue"),
+    pytest.param(added(K.COMMAND, command(action=None)), id="no-action"),
+]
+
+
+@pytest.mark.parametrize("item", COMMANDS_IGNORED)
+def test_command_ignored(item: events.Observed) -> None:
+    assert router.Router().route(item) == []

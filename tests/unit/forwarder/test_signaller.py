@@ -1,0 +1,113 @@
+"""Delivery against a recording fake client: signal-with-start arguments, order per workflow,
+drops for closed workflows, retries for transient errors."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from forwarder import events, signaller
+from models import signals
+
+A = events.JobRef("ns", "a")
+B = events.JobRef("ns", "b")
+
+
+class FakeHandle:
+    def __init__(self, client: FakeClient, wid: str) -> None:
+        self._client, self._wid = client, wid
+
+    async def signal(self, name: str, payload: Any) -> None:
+        await self._client.record(("signal", self._wid, name, payload))
+
+
+class FakeClient:
+    def __init__(self, failures: dict[str, list[RPCStatusCode]] | None = None) -> None:
+        self.sent: list[tuple[Any, ...]] = []
+        self.starts: list[dict[str, Any]] = []
+        self.failures = failures or {}  # workflow id → statuses to raise, one per call
+
+    async def record(self, entry: tuple[Any, ...]) -> None:
+        await asyncio.sleep(0)  # let other lanes interleave
+        pending = self.failures.get(entry[1])
+        if pending:
+            status = pending.pop(0)
+            raise RPCError("injected", status, b"")
+        self.sent.append(entry)
+
+    def get_workflow_handle(self, wid: str) -> FakeHandle:
+        return FakeHandle(self, wid)
+
+    async def start_workflow(self, workflow: str, arg: Any, **kwargs: Any) -> None:
+        self.starts.append({"workflow": workflow, "arg": arg, **kwargs})
+        await self.record(
+            ("start", kwargs["id"], kwargs["start_signal"], kwargs["start_signal_args"][0])
+        )
+
+
+def deleted(job: events.JobRef, uid: str) -> events.Signal:
+    return events.Signal(job, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=uid))
+
+
+async def deliver(client: FakeClient, *outgoing: events.Signal) -> signaller.Signaller:
+    start = signals.JobStart(settings=signals.ControllerSettings(scheduler_override="kube"))
+    s = signaller.Signaller(client, start)  # type: ignore[arg-type]
+    for sig in outgoing:
+        s.submit(sig)
+    await s.join()
+    return s
+
+
+async def test_job_observed_is_signal_with_start() -> None:
+    client = FakeClient()
+    observed = signals.JobObserved(job={"metadata": {"name": "a"}})
+    await deliver(client, events.Signal(A, signals.SIGNAL_JOB_OBSERVED, observed, start=True))
+    assert client.starts == [
+        {
+            "workflow": "JobWorkflow",
+            "arg": signals.JobStart(settings=signals.ControllerSettings(scheduler_override="kube")),
+            "id": "vcjob/ns/a",
+            "task_queue": "caldera-controllers",
+            "start_signal": "job_observed",
+            "start_signal_args": [observed],
+            "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
+            "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            "static_summary": "Volcano Job ns/a",
+        }
+    ]
+
+
+async def test_signals_keep_order_per_workflow() -> None:
+    client = FakeClient()
+    outgoing = [deleted(A, "1"), deleted(B, "1"), deleted(A, "2"), deleted(B, "2"), deleted(A, "3")]
+    s = await deliver(client, *outgoing)
+    for wid in ("vcjob/ns/a", "vcjob/ns/b"):
+        uids = [e[3].uid for e in client.sent if e[1] == wid]
+        assert uids == sorted(uids)
+    assert s.sent == 5
+    assert s.pending() == 0
+
+
+@pytest.mark.parametrize(
+    ("status", "delivered"),
+    [
+        pytest.param(RPCStatusCode.NOT_FOUND, ["2"], id="closed-dropped"),
+        pytest.param(RPCStatusCode.UNAVAILABLE, ["1", "2"], id="transient-retried"),
+        pytest.param(RPCStatusCode.INVALID_ARGUMENT, ["2"], id="permanent-dropped"),
+    ],
+)
+async def test_failed_signal_then_next_in_lane(
+    status: RPCStatusCode, delivered: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(signaller, "BACKOFF", (0.0, 0.0))
+    client = FakeClient({"vcjob/ns/a": [status]})
+    await deliver(client, deleted(A, "1"), deleted(A, "2"))
+    assert [e[3].uid for e in client.sent] == delivered
+
+
+def test_summary_fits_temporal_limit() -> None:
+    assert len(signaller.summary(events.JobRef("n" * 63, "j" * 253)).encode()) <= 200

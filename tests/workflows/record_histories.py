@@ -1,0 +1,73 @@
+"""Record the JobWorkflow histories the replay test guards.
+
+Usage: `python -m tests.workflows.record_histories`.
+
+Run it on purpose when a change to the workflow is meant to alter its commands (behind a
+`workflow.patched` gate), then commit the files: they stand for histories of workflows that
+were already running when the change shipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from models import signals
+from tests.builders import make_job
+from tests.workflows.conftest import _test_server, register_search_attributes
+from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until
+
+HISTORIES = Path(__file__).with_name("histories")
+
+
+async def _restart_with_timeout(h: Harness) -> str:
+    """Running → PodEvicted with a 5m timeout → restart → Pending → Running → Completed."""
+    policy = {"event": "PodEvicted", "action": "RestartJob", "timeout": "5m"}
+    manifest = (
+        make_job("story", namespace="test")
+        .task("master")
+        .task("worker", replicas=2)
+        .spec(policies=[policy], ttlSecondsAfterFinished=30)
+        .manifest()
+    )
+    handle = await h.submit(manifest)
+    everyone = [("master", 0), ("worker", 0), ("worker", 1)]
+    await pods_changed(handle, *[pod("story", t, i) for t, i in everyone])
+    await until(handle, phase_is("Running"), "Running")
+    await pods_changed(handle, pod("story", "worker", 1, deleted=True))
+    await until(handle, lambda v: len(v.delayed) == 1, "armed")
+    await h.env.sleep(SKIP_PAST)
+    await until(handle, phase_is("Restarting"), "Restarting")
+    await pods_changed(
+        handle, *[pod("story", t, i, deleted=True, out_of_sync=True) for t, i in everyone[:2]]
+    )
+    await until(handle, phase_is("Pending"), "Pending")
+    await pods_changed(handle, *[pod("story", t, i, version=1) for t, i in everyone])
+    await until(handle, phase_is("Running"), "Running again")
+    await pods_changed(
+        handle, *[pod("story", t, i, phase="Succeeded", version=1) for t, i in everyone]
+    )
+    await until(handle, phase_is("Completed"), "Completed")
+    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-1"))
+    await handle.result()
+    history = await handle.fetch_history()
+    return history.to_json()
+
+
+async def main() -> None:
+    async with await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=_test_server(), data_converter=pydantic_data_converter
+    ) as env:
+        await register_search_attributes(env)
+        async with Harness.running(env) as h:
+            text = await _restart_with_timeout(h)
+    HISTORIES.mkdir(exist_ok=True)
+    (HISTORIES / "restart_with_timeout.json").write_text(text)
+    print(f"wrote {HISTORIES / 'restart_with_timeout.json'}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

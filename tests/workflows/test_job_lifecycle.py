@@ -1,0 +1,99 @@
+"""JobWorkflow behaviour beyond single policies: continue-as-new, commands as updates, the
+PodGroup gate, TTL and deletion."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+
+from models import signals
+from tests.builders import make_job
+from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until, view
+from workflows.job.workflow import JobWorkflow
+
+
+def _manifest(**spec: object) -> dict[str, object]:
+    return make_job("train", namespace="test").task("worker", replicas=2).spec(**spec).manifest()
+
+
+async def test_continue_as_new_carries_state_and_timers_and_loses_no_signal(h: Harness) -> None:
+    policy = {"event": "PodEvicted", "action": "RestartJob", "timeout": "5m"}
+    handle = await h.submit(_manifest(policies=[policy]), max_history=40)
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await until(handle, phase_is("Running"), "Running")
+    await pods_changed(handle, pod("train", "worker", 1, deleted=True))
+    await until(handle, lambda v: len(v.delayed) == 1, "armed")
+    for restarts in range(1, 31):  # noise: container restarts below the TaskFailed threshold
+        await pods_changed(handle, pod("train", "worker", 0, restart_count=restarts % 2))
+    status = await until(handle, lambda v: len(v.delayed) == 1, "still armed after the noise")
+    latest = await h.env.client.get_workflow_handle(handle.id).describe()
+    assert latest.run_id != handle.first_execution_run_id, "the workflow continued as new"
+    # The evicted pod was re-created and is Pending: the gang is incomplete (Volcano's f_running).
+    assert status.phase == "Pending" and status.delayed[0].pod == "train-worker-1"
+    await h.env.sleep(SKIP_PAST)
+    status = await until(handle, phase_is("Restarting"), "the carried timer fired")
+    assert status.retry_count == 1
+
+
+@pytest.fixture
+def h(harness: Harness) -> Harness:
+    return harness
+
+
+async def test_update_refuses_impossible_command_with_its_reason(h: Harness) -> None:
+    handle = await h.submit(_manifest())
+    await until(handle, phase_is("Pending"), "Pending")
+    with pytest.raises(WorkflowUpdateFailedError) as err:
+        await handle.execute_update(JobWorkflow.resume, signals.JobCommand())
+    assert "only an Aborting or Aborted job can be resumed" in str(err.value.cause)
+
+
+async def test_abort_then_resume_through_updates(h: Harness) -> None:
+    handle = await h.submit(_manifest())
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await until(handle, phase_is("Running"), "Running")
+    result = await handle.execute_update(
+        JobWorkflow.abort, signals.JobCommand(reason="maintenance")
+    )
+    assert (result.phase_before, result.phase_after) == ("Running", "Aborting")
+    await pods_changed(
+        handle,
+        pod("train", "worker", 0, deleted=True, out_of_sync=True),
+        pod("train", "worker", 1, deleted=True, out_of_sync=True),
+    )
+    await until(handle, phase_is("Aborted"), "Aborted")
+    result = await handle.execute_update(JobWorkflow.resume, signals.JobCommand())
+    assert result.phase_after == "Restarting"
+    assert (await view(handle)).retry_count == 1  # Volcano counts a resume as a retry (#3067)
+
+
+async def test_gate_waits_for_podgroup_before_creating_pods(h: Harness) -> None:
+    handle = await h.submit(_manifest(), settings=signals.ControllerSettings())
+    await until(handle, phase_is("Pending"), "Pending")
+    assert not h.calls.named("create_pods")
+    assert h.calls.named("ensure_pod_group")
+    group = f"train-{h.calls.named('ensure_pod_group')[0]['job']['metadata']['uid']}"
+    await handle.signal(
+        signals.SIGNAL_POD_GROUP_OBSERVED, signals.PodGroupObserved(name=group, phase="Inqueue")
+    )
+    await until(handle, lambda v: v.pod_group_phase == "Inqueue", "gate open")
+    (created,) = h.calls.named("create_pods")
+    assert created.pods == [("worker", 0), ("worker", 1)]
+
+
+async def test_ttl_deletes_finished_job_and_deletion_ends_workflow(h: Harness) -> None:
+    handle = await h.submit(_manifest(ttlSecondsAfterFinished=120))
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await pods_changed(
+        handle,
+        pod("train", "worker", 0, phase="Succeeded"),
+        pod("train", "worker", 1, phase="Succeeded"),
+    )
+    await until(handle, phase_is("Completed"), "Completed")
+    assert not h.calls.named("delete_job")
+    await h.env.sleep(SKIP_PAST)
+    await until(handle, lambda v: True, "ttl processed")
+    (deleted,) = h.calls.named("delete_job")
+    assert deleted["name"] == "train"
+    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=deleted["uid"]))
+    await handle.result()

@@ -1,0 +1,28 @@
+"""Recorded JobWorkflow histories still replay: a change that would break running workflows
+(a new command sequence without `workflow.patched`) fails here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from workflows.job.workflow import JobWorkflow
+
+HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_replay(path: Path) -> None:
+    events = json.loads(path.read_text())["events"]
+    assert len(events) > 50, "the recorded story is not trivially short"
+    replayer = Replayer(workflows=[JobWorkflow], data_converter=pydantic_data_converter)
+    await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+def test_histories_are_present() -> None:
+    assert HISTORIES, "record them with `python -m tests.workflows.record_histories`"
