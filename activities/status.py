@@ -21,6 +21,12 @@ def write_job_status(request: WriteStatusInput) -> Done:
         f"write status of job {request.namespace}/{request.name}", ok=errors.GONE_OK
     ):
         kube.custom().patch_namespaced_custom_object_status(
-            batch.GROUP, batch.VERSION, request.namespace, "jobs", request.name, patch
+            batch.GROUP,
+            batch.VERSION,
+            request.namespace,
+            "jobs",
+            request.name,
+            patch,
+            _content_type="application/json-patch+json",
         )
     return Done()

@@ -1,8 +1,9 @@
 """End-to-end fixtures: one real control plane and Temporal dev server per test session.
 
-A healthy stack from `caldera dev up` is reused (set CALDERA_E2E_OWN_STACK=1 to refuse it);
-otherwise the session starts its own on free ports in a temporary directory and stops exactly
-those processes at the end. Each test gets a fresh namespace.
+The session starts its own stack on free ports in a temporary directory, with its own worker
+and forwarder, and stops exactly those processes at the end. CALDERA_E2E_REUSE=1 runs the
+tests against a healthy `caldera dev up` stack instead (and its worker and forwarder).
+Each test gets a fresh namespace.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TypeVar
 import pytest
 from kubernetes import client
 
+from cli.devstack import controllers as caldera
 from cli.devstack import controlplane, install, processes, stack, temporal
 from cli.devstack.nodes import NodeTemplate
 
@@ -33,7 +35,7 @@ class E2EStack:
 
 
 def _reusable() -> stack.DevStack | None:
-    if os.environ.get("CALDERA_E2E_OWN_STACK") == "1":
+    if os.environ.get("CALDERA_E2E_REUSE") != "1":
         return None
     current = stack.load()
     return current if current is not None and current.healthy() else None
@@ -59,6 +61,22 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
         if plane is not None:
             controlplane.stop(plane)
         processes.stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def controllers(e2e_stack: E2EStack) -> Iterator[None]:
+    """Caldera's worker and forwarder on the session's stack (pods go to kube-scheduler)."""
+    if e2e_stack.workdir is None:
+        yield  # a reused dev stack runs its own
+        return
+    started = caldera.start(
+        e2e_stack.kubeconfig, e2e_stack.temporal_address, e2e_stack.workdir / "logs"
+    )
+    try:
+        yield
+    finally:
+        for p in reversed(started):
+            processes.stop(p)
 
 
 @pytest.fixture(scope="session")

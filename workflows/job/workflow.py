@@ -65,6 +65,7 @@ class JobWorkflow:
         self._start_over: signals.JobObserved | None = None
         self._max_history = start.max_history
         self._busy = False  # an input's effects are being carried out
+        self._answers: dict[int, str] = {}  # update ticket → phase right after it was carried out
         if start.observed is not None:
             self._accept(start.observed)
 
@@ -80,6 +81,8 @@ class JobWorkflow:
                 await self._process(item)
                 self._busy = False
                 self._processed = max(self._processed, ticket)
+                if ticket in self._answers:
+                    self._answers[ticket] = str(self._state.phase or "Pending")
             if self._done() or self._continue_due():
                 # Updates wait for their input to be processed: let them answer first.
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -146,10 +149,11 @@ class JobWorkflow:
         ticket = self._accept(
             signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
         )
+        self._answers[ticket] = ""
         # The run loop executes commands in arrival order with every other input.
         await workflow.wait_condition(lambda: self._processed >= ticket)
         return signals.JobCommandResult(
-            action=action, phase_before=before, phase_after=str(self._state.phase or "Pending")
+            action=action, phase_before=before, phase_after=self._answers.pop(ticket)
         )
 
     @workflow.update

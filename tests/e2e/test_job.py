@@ -1,0 +1,207 @@
+"""Volcano Jobs submitted with the Kubernetes API run as JobWorkflows end to end: real
+apiserver, kube-scheduler, kwok pods, Temporal dev server, Caldera's worker and forwarder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from kubernetes import client
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from models import keys, labels, signals
+from tests.builders import make_job
+from tests.e2e.conftest import E2EStack, eventually
+
+pytestmark = pytest.mark.usefixtures("controllers")
+
+JOBS = ("batch.volcano.sh", "v1alpha1")
+RUN = "sim.caldera.dev/run-seconds"
+EXIT = "sim.caldera.dev/exit-code"
+
+
+def _template(annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"annotations": annotations},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+            ],
+        },
+    }
+
+
+def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    manifest["metadata"]["namespace"] = ns
+    created: dict[str, Any] = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *JOBS, ns, "jobs", manifest
+    )
+    return created
+
+
+def _job(api: client.ApiClient, ns: str, name: str) -> dict[str, Any]:
+    got: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
+        *JOBS, ns, "jobs", name
+    )
+    return got
+
+
+def _phase_becomes(
+    api: client.ApiClient, ns: str, name: str, phase: str, timeout: float = 60
+) -> dict[str, Any]:
+    seen: list[str] = []
+
+    def probe() -> dict[str, Any] | None:
+        job = _job(api, ns, name)
+        current = (job.get("status") or {}).get("state", {}).get("phase", "")
+        if not seen or seen[-1] != current:
+            seen.append(current)
+        return job if current == phase else None
+
+    try:
+        return eventually(probe, timeout, f"job {ns}/{name} {phase}")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; phases seen {seen}") from None
+
+
+async def _temporal(stack: E2EStack) -> Client:
+    return await Client.connect(stack.temporal_address, data_converter=pydantic_data_converter)
+
+
+def test_job_runs_to_completion_with_volcano_pods_and_status(
+    api: client.ApiClient, namespace: str
+) -> None:
+    manifest = (
+        make_job("hello")
+        .task("master", replicas=1, template=_template({RUN: "2"}))
+        .task("worker", replicas=2, template=_template({RUN: "2"}))
+        .spec(plugins={"svc": [], "env": []})
+        .manifest()
+    )
+    created = _submit(api, namespace, manifest)
+    running = _phase_becomes(api, namespace, "hello", "Running")
+    assert running["status"]["minAvailable"] == 3
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace).items
+    assert sorted(p.metadata.name for p in pods) == [
+        "hello-master-0",
+        "hello-worker-0",
+        "hello-worker-1",
+    ]
+    worker = next(p for p in pods if p.metadata.name == "hello-worker-1")
+    assert worker.metadata.labels[labels.TASK_SPEC] == "worker"
+    assert worker.metadata.annotations[labels.GROUP_NAME] == f"hello-{created['metadata']['uid']}"
+    assert worker.metadata.owner_references[0].uid == created["metadata"]["uid"]
+    env = {e.name: e.value for e in worker.spec.containers[0].env}
+    assert env["VC_TASK_INDEX"] == "1"  # env plugin
+    assert worker.spec.hostname == "hello-worker-1" and worker.spec.subdomain == "hello"
+    client.CoreV1Api(api).read_namespaced_service("hello", namespace)  # svc plugin
+    done = _phase_becomes(api, namespace, "hello", "Completed")
+    status = done["status"]
+    assert status["succeeded"] == 3
+    assert status["taskStatusCount"]["worker"]["phase"]["Succeeded"] == 2
+    assert [c["status"] for c in status["conditions"]][-1] == "Completed"
+    assert status["state"]["reason"] == "Completed"
+
+
+def test_pod_failure_policy_restarts_until_max_retry(api: client.ApiClient, namespace: str) -> None:
+    manifest = (
+        make_job("flaky")
+        .task("worker", replicas=2, template=_template({RUN: "1", EXIT: "3"}))
+        .spec(maxRetry=2, policies=[{"exitCode": 3, "action": "RestartJob"}])
+        .manifest()
+    )
+    _submit(api, namespace, manifest)
+    failed = _phase_becomes(api, namespace, "flaky", "Failed", timeout=120)
+    status = failed["status"]
+    assert status["retryCount"] == 2
+    assert status["version"] >= 1
+    assert status["state"]["reason"] == "MaxRetryExceeded"
+    events = client.CoreV1Api(api).list_namespaced_event(namespace).items
+    messages = [e.message for e in events if e.involved_object.name == "flaky"]
+    assert any("Start to execute action RestartJob: PodFailed" in m for m in messages), messages
+
+
+async def test_command_cr_and_temporal_update_abort_and_resume(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack
+) -> None:
+    manifest = make_job("svc").task("server", replicas=2, template=_template({})).manifest()
+    created = _submit(api, namespace, manifest)
+    _phase_becomes(api, namespace, "svc", "Running")
+    command = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"name": "svc-abortjob-1"},
+        "action": "AbortJob",
+        "target": {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "name": "svc",
+            "uid": created["metadata"]["uid"],
+            "controller": True,
+        },
+    }
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "bus.volcano.sh", "v1alpha1", namespace, "commands", command
+    )
+    _phase_becomes(api, namespace, "svc", "Aborted")
+    commands = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        "bus.volcano.sh", "v1alpha1", namespace, "commands"
+    )
+    assert commands["items"] == []  # consumed once
+    temporal = await _temporal(e2e_stack)
+    handle = temporal.get_workflow_handle(keys.job_workflow_id(namespace, "svc"))
+    with pytest.raises(WorkflowUpdateFailedError) as err:
+        await handle.execute_update(
+            "abort", signals.JobCommand(), result_type=signals.JobCommandResult
+        )
+    assert "AbortJob does not apply to a finished job" in str(err.value.cause)
+    result = await handle.execute_update(
+        "resume", signals.JobCommand(reason="back"), result_type=signals.JobCommandResult
+    )
+    assert (result.phase_before, result.phase_after) == ("Aborted", "Restarting")
+    running = _phase_becomes(api, namespace, "svc", "Running")
+    assert running["status"]["retryCount"] == 1
+
+
+async def test_ttl_deletes_job_and_same_name_gets_a_fresh_run(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack
+) -> None:
+    manifest = (
+        make_job("short")
+        .task("w", replicas=1, template=_template({RUN: "1"}))
+        .spec(ttlSecondsAfterFinished=2)
+        .manifest()
+    )
+    _submit(api, namespace, json.loads(json.dumps(manifest)))
+    _phase_becomes(api, namespace, "short", "Completed")
+    custom = client.CustomObjectsApi(api)
+
+    def gone() -> bool:
+        names = [
+            j["metadata"]["name"]
+            for j in custom.list_namespaced_custom_object(*JOBS, namespace, "jobs")["items"]
+        ]
+        return "short" not in names
+
+    eventually(gone, 60, "job deleted by its TTL")
+    temporal = await _temporal(e2e_stack)
+    wid = keys.job_workflow_id(namespace, "short")
+    deadline = time.monotonic() + 30
+    first = await temporal.get_workflow_handle(wid).describe()
+    while time.monotonic() < deadline and (
+        first.status is None or first.status.name != "COMPLETED"
+    ):
+        await asyncio.sleep(0.2)
+        first = await temporal.get_workflow_handle(wid).describe()
+    assert first.status is not None and first.status.name == "COMPLETED"
+    again = json.loads(json.dumps(manifest))
+    again["spec"]["ttlSecondsAfterFinished"] = 600
+    _submit(api, namespace, again)
+    _phase_becomes(api, namespace, "short", "Completed")
+    second = await temporal.get_workflow_handle(wid).describe()
+    assert second.run_id != first.run_id
