@@ -11,6 +11,7 @@ from cli import crds
 from cli.devstack import processes, stack, temporal
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
+from forwarder import main as forwarder_main
 
 
 def _dev_up(args: argparse.Namespace) -> int:
@@ -55,6 +56,10 @@ def _crds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _forwarder(args: argparse.Namespace) -> int:
+    return forwarder_main.serve(forwarder_main.options_from(args), args.log_level)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="caldera", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -76,6 +81,10 @@ def parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("crds", help="write the CRDs generated from the models")
     gen.add_argument("--out", default=str(REPO / "deploy" / "crds"))
     gen.set_defaults(fn=_crds)
+
+    fwd = sub.add_parser("forwarder", help="watch Kubernetes, signal the Job workflows")
+    forwarder_main.add_arguments(fwd)
+    fwd.set_defaults(fn=_forwarder)
     return p
 
 

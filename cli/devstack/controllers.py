@@ -8,6 +8,7 @@ Until Caldera's gang scheduler exists, pods are handed to kube-scheduler
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -35,12 +36,16 @@ def start(
     started = [worker, forwarder]
     try:
         for p, line in ((worker, "worker started"), (forwarder, "leader elected")):
-            processes.wait_until(p, lambda p=p, line=line: line in _log(p), 60, "ready")
+            processes.wait_until(p, _logged(p, line), 60, "ready")
     except BaseException:
         for p in reversed(started):
             processes.stop(p)
         raise
     return started
+
+
+def _logged(p: Process, line: str) -> Callable[[], bool]:
+    return lambda: line in _log(p)
 
 
 def _log(p: Process) -> str:

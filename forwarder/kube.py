@@ -1,0 +1,85 @@
+"""The forwarder's Kubernetes calls: client construction, the four list/watch endpoints, and
+consuming a Command.
+
+Every list/watch call asks for the raw response (`_preload_content=False`) so objects reach the
+translator as the apiserver's own JSON, whatever the Python client's models know about them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, Final
+
+import urllib3
+from kubernetes import client, config
+
+from forwarder import events
+from models import batch, bus, labels, scheduling
+
+NOT_FOUND: Final = 404
+CONFLICT: Final = 409
+GONE: Final = 410
+REQUEST_TIMEOUT: Final = 30.0  # seconds, for every call that is not a watch
+
+# Failures worth another try later: API errors, broken connections, timeouts.
+TRANSIENT: Final = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
+
+ListCall = Callable[..., Any]  # a list endpoint; called with list or watch keyword arguments
+
+
+def new_api(kubeconfig: str | None) -> client.ApiClient:
+    """KUBECONFIG (or ~/.kube/config) when given or present, else the in-cluster account.
+
+    kubeconfig None: fall back to $KUBECONFIG, then the in-cluster service account.
+    """
+    path = kubeconfig or os.environ.get("KUBECONFIG")
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        config.load_incluster_config()  # type: ignore[no-untyped-call]
+        return client.ApiClient()
+    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=path
+    )
+    return loaded
+
+
+def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
+    """The cluster-wide list endpoint of `kind`; the same callable lists and watches."""
+    if kind is events.Kind.POD:
+        # Only pods that carry Volcano's job-name label: everything else is not ours.
+        return functools.partial(
+            client.CoreV1Api(api).list_pod_for_all_namespaces, label_selector=labels.JOB_NAME
+        )
+    group, version = {
+        events.Kind.JOB: (batch.GROUP, batch.VERSION),
+        events.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
+        events.Kind.COMMAND: (bus.GROUP, bus.VERSION),
+    }[kind]
+    custom = client.CustomObjectsApi(api)
+    return functools.partial(custom.list_cluster_custom_object, group, version, kind.value)
+
+
+def delete_command(api: client.ApiClient, namespace: str, name: str, uid: str) -> bool:
+    """Consume a Command: True when this call deleted it, False when someone else did.
+
+    The uid precondition makes sure a Command recreated under the same name is not consumed
+    on the strength of the old one's event. Any other error propagates: the caller retries,
+    and the command is not delivered until the delete succeeds (at-most-once, Volcano §2.3).
+    """
+    custom = client.CustomObjectsApi(api)
+    try:
+        custom.delete_namespaced_custom_object(
+            bus.GROUP,
+            bus.VERSION,
+            namespace,
+            events.Kind.COMMAND.value,
+            name,
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid)),
+            _request_timeout=REQUEST_TIMEOUT,
+        )
+    except client.ApiException as e:
+        if e.status in (NOT_FOUND, CONFLICT):
+            return False
+        raise
+    return True

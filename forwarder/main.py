@@ -1,0 +1,157 @@
+"""Wiring: options, the leader-election loop around pipeline terms, and process signals.
+
+`run` is the whole forwarder as a coroutine (tests can drive it with their own `stop`);
+`serve` is the process around it: logging, SIGTERM/SIGINT → graceful stop (flush pending
+signals, release the Lease). Flags live here, next to the options they fill, so `caldera
+forwarder` and `python -m forwarder` share one definition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+
+from kubernetes.client import ApiClient, CoordinationV1Api
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from forwarder import coalesce, events, kube, leader, pipeline, signaller
+from models import signals
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    kubeconfig: str | None = None  # None: $KUBECONFIG, ~/.kube/config, or in-cluster
+    coalesce: float = coalesce.DEFAULT_DELAY  # seconds a pod snapshot may wait for company
+    # None: Volcano's behaviour, pods wait until their PodGroup is Inqueue.
+    scheduler_override: str | None = None
+    lease: leader.LeaseConfig = field(default_factory=leader.LeaseConfig)
+
+    def job_start(self) -> signals.JobStart:
+        settings = signals.ControllerSettings(scheduler_override=self.scheduler_override)
+        return signals.JobStart(settings=settings)
+
+
+async def run(options: Options, stop: asyncio.Event) -> None:
+    """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
+    client = await Client.connect(
+        options.temporal_address,
+        namespace=options.temporal_namespace,
+        data_converter=pydantic_data_converter,
+    )
+    # Separate clients: Lease renewals must never wait behind watch connections.
+    leases = CoordinationV1Api(kube.new_api(options.kubeconfig))
+    elector = leader.Elector(leases, options.lease)
+    watches = kube.new_api(options.kubeconfig)
+    try:
+        while await elector.acquire(stop):
+            await _lead(options, client, watches, elector, stop)
+    finally:
+        await asyncio.to_thread(elector.release)
+
+
+async def _lead(
+    options: Options,
+    client: Client,
+    api: ApiClient,
+    elector: leader.Elector,
+    stop: asyncio.Event,
+) -> None:
+    """One term: forward until `stop` (flush everything) or until the Lease is lost (drop)."""
+    halt = asyncio.Event()
+    holding = asyncio.create_task(elector.hold())
+    stopping = asyncio.create_task(stop.wait())
+    for task in (holding, stopping):
+        task.add_done_callback(lambda _: halt.set())
+    term = pipeline.Pipeline(
+        {kind: kube.list_call(api, kind) for kind in events.Kind},
+        functools.partial(kube.delete_command, api),
+        signaller.Signaller(client, options.job_start()),
+        options.coalesce,
+    )
+    try:
+        await term.run(halt)
+    finally:
+        lost = holding.done() and not holding.cancelled()
+        stopping.cancel()
+        try:
+            await term.finish(graceful=not lost)
+        finally:
+            holding.cancel()
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    p.add_argument("--temporal-address", default=env("TEMPORAL_ADDRESS", "127.0.0.1:7233"))
+    p.add_argument("--namespace", default="default", help="Temporal namespace")
+    p.add_argument("--kubeconfig", default=env("KUBECONFIG"), help="default: $KUBECONFIG")
+    p.add_argument("--coalesce-ms", type=int, default=200, help="pod batching delay (200)")
+    p.add_argument(
+        "--scheduler-override",
+        default=env("CALDERA_SCHEDULER_OVERRIDE") or None,
+        help="hand pods to this scheduler instead of waiting for the PodGroup",
+    )
+    p.add_argument("--lease-namespace", default="default")
+    p.add_argument("--lease-name", default="caldera-forwarder")
+    p.add_argument("--lease-duration", type=int, default=15, help="seconds (15)")
+    p.add_argument("--renew-interval", type=float, default=5.0, help="seconds (5)")
+    p.add_argument("--retry-interval", type=float, default=2.0, help="standby poll, seconds (2)")
+    p.add_argument("--log-level", default="INFO")
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    return Options(
+        temporal_address=args.temporal_address,
+        temporal_namespace=args.namespace,
+        kubeconfig=args.kubeconfig,
+        coalesce=args.coalesce_ms / 1000,
+        scheduler_override=args.scheduler_override,
+        lease=leader.LeaseConfig(
+            namespace=args.lease_namespace,
+            name=args.lease_name,
+            duration=args.lease_duration,
+            renew_interval=args.renew_interval,
+            retry_interval=args.retry_interval,
+        ),
+    )
+
+
+def serve(options: Options, log_level: str = "INFO") -> int:
+    """Run until SIGTERM or SIGINT; exit code 0 after a graceful stop."""
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    return asyncio.run(_serve(options))
+
+
+async def _serve(options: Options) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        logger.info("stopping signal=%s", signal.Signals(signum).name)
+        stop.set()
+        for s in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(s)  # a second signal kills without waiting
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(s, on_signal, s)
+    logger.info(
+        "forwarder starting temporal=%s namespace=%s lease=%s/%s identity=%s",
+        options.temporal_address,
+        options.temporal_namespace,
+        options.lease.namespace,
+        options.lease.name,
+        options.lease.identity,
+    )
+    await run(options, stop)
+    return 0

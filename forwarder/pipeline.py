@@ -1,0 +1,147 @@
+"""One leadership term of the forwarder: watches → router → coalescer → signaller.
+
+The asyncio loop owns every piece of state (router index, pending batches, lanes); watch
+threads only hand items over through the loop. A term starts from empty memory and a full
+list of everything, so a new leader resyncs every workflow, as an informer's initial list does.
+
+Jobs are listed first and their signals sent before the other watches start, so that on
+startup a Job's workflow exists before its pods, PodGroup and Commands are signalled (a signal
+to a workflow that does not exist is dropped). Volcano waits for its informers to sync for the
+same reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from forwarder import coalesce, events, kube, logs, router, signaller, watch
+
+logger = logging.getLogger(__name__)
+
+DELETE_ATTEMPTS: Final = 4
+DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → deleted by us?
+
+
+class Pipeline:
+    def __init__(
+        self,
+        calls: Mapping[events.Kind, kube.ListCall],
+        delete_command: DeleteCommand,
+        sender: signaller.Signaller,
+        delay: float = coalesce.DEFAULT_DELAY,
+    ) -> None:
+        self._calls = calls
+        self._delete_command = delete_command
+        self._sender = sender
+        self._router = router.Router()
+        self._coalescer = coalesce.Coalescer(delay)
+        self._inbox: asyncio.Queue[events.Inbound | None] = asyncio.Queue()  # None: halt
+        self._watchers: list[watch.Watcher] = []
+        self._synced = False  # Jobs listed and signalled; the other watches are running
+
+    async def run(self, halt: asyncio.Event) -> None:
+        """Forward until `halt` is set; then stop the watches (call `finish` next)."""
+        loop = asyncio.get_running_loop()
+
+        def emit(item: events.Inbound) -> None:  # called from watch threads
+            with contextlib.suppress(RuntimeError):  # a closed loop: the process is exiting
+                loop.call_soon_threadsafe(self._inbox.put_nowait, item)
+
+        async def halt_inbox() -> None:
+            await halt.wait()
+            self._inbox.put_nowait(None)
+
+        halting = asyncio.create_task(halt_inbox())
+        self._start(events.Kind.JOB, emit)
+        try:
+            while True:
+                deadline = self._coalescer.next_deadline()
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    item = await asyncio.wait_for(self._inbox.get(), timeout)
+                except TimeoutError:
+                    self._submit(self._coalescer.due(time.monotonic()))
+                    continue
+                if item is None:
+                    break
+                await self._handle(item)
+                if isinstance(item, events.Relisted) and item.kind is events.Kind.JOB:
+                    await self._synced_jobs(emit)
+                self._submit(self._coalescer.due(time.monotonic()))
+        finally:
+            halting.cancel()
+            await asyncio.gather(*(asyncio.to_thread(w.stop) for w in self._watchers))
+
+    async def finish(self, graceful: bool) -> None:
+        """Graceful: send what was observed. Otherwise (lease lost) drop it: not ours to send."""
+        if not graceful:
+            await self._sender.abandon()
+            return
+        while not self._inbox.empty():
+            item = self._inbox.get_nowait()
+            if item is not None:
+                await self._handle(item)
+        self._submit(self._coalescer.drain())
+        await self._sender.join()
+        logger.info("forwarding stopped signals_sent=%d", self._sender.sent)
+
+    def _start(self, kind: events.Kind, emit: Callable[[events.Inbound], None]) -> None:
+        watcher = watch.Watcher(kind, self._calls[kind], emit)
+        self._watchers.append(watcher)
+        watcher.start()
+
+    async def _synced_jobs(self, emit: Callable[[events.Inbound], None]) -> None:
+        if self._synced:
+            return
+        self._synced = True
+        await self._sender.join()  # every listed Job's workflow exists now
+        for kind in (events.Kind.POD, events.Kind.POD_GROUP, events.Kind.COMMAND):
+            self._start(kind, emit)
+
+    async def _handle(self, item: events.Inbound) -> None:
+        try:
+            outgoing = self._router.route(item)
+        except Exception:
+            # One malformed object must not stop forwarding for every other Job.
+            logger.exception("event not forwarded kind=%s", item.kind)
+            return
+        for out in outgoing:
+            if isinstance(out, events.PodUpdate):
+                self._coalescer.add_pod(out, time.monotonic())
+            elif isinstance(out, events.Signal):
+                self._submit(self._coalescer.add_signal(out))
+            elif await self._consume(out):
+                self._submit(self._coalescer.add_signal(out.signal))
+
+    def _submit(self, outgoing: list[events.Signal]) -> None:
+        for s in outgoing:
+            self._sender.submit(s)
+
+    async def _consume(self, command: events.ConsumeCommand) -> bool:
+        """Delete the Command; True only if this replica deleted it (at-most-once delivery)."""
+        log = logs.for_job(logger, command.signal.job.key)
+        delay = 0.2
+        for attempt in range(1, DELETE_ATTEMPTS + 1):
+            try:
+                deleted = await asyncio.to_thread(
+                    self._delete_command, command.namespace, command.name, command.uid
+                )
+            except kube.TRANSIENT as e:
+                log.warning(
+                    "command delete failed command=%s attempt=%d error=%s", command.name, attempt, e
+                )
+                await asyncio.sleep(delay)
+                delay *= 2
+                continue
+            if deleted:
+                log.info("command consumed command=%s", command.name)
+            else:
+                log.info("command skipped, consumed elsewhere command=%s", command.name)
+            return deleted
+        log.error("command left in place, not delivered command=%s", command.name)
+        return False

@@ -1,0 +1,149 @@
+"""The Temporal side: send `Signal`s, in order per workflow, concurrently across workflows.
+
+Each workflow id gets a lane (a FIFO drained by one task), so a JobWorkflow receives its
+signals in exactly the order the pipeline produced them, while a slow or retried send for one
+Job does not hold up the others. A `job_observed` goes out as signal-with-start (the first
+sight of a Job starts its workflow); everything else is a plain signal, dropped when the
+workflow does not exist or has closed: a closed Job has nobody left to tell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from typing import Final
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from forwarder import events, logs
+from models import signals
+from workflows import task_queues
+
+logger = logging.getLogger(__name__)
+
+CONCURRENCY: Final = 32  # signals in flight, all workflows together
+MAX_ATTEMPTS: Final = 8  # per signal, for transient server errors (the client retries too)
+BACKOFF: Final = (0.2, 5.0)  # seconds: first retry delay, cap
+SUMMARY_BYTES: Final = 200  # Temporal's static_summary limit
+TRANSIENT: Final = frozenset(
+    {
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.ABORTED,
+        RPCStatusCode.INTERNAL,
+        RPCStatusCode.UNKNOWN,
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+
+
+def summary(job: events.JobRef) -> str:
+    text = f"Volcano Job {job.key}"
+    return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
+
+
+class Signaller:
+    """Per-workflow ordered delivery of signals to JobWorkflows."""
+
+    def __init__(
+        self,
+        client: Client,
+        start: signals.JobStart,
+        task_queue: str = task_queues.CONTROLLERS,
+        concurrency: int = CONCURRENCY,
+    ) -> None:
+        self._client = client
+        self._start = start
+        self._task_queue = task_queue
+        self._slots = asyncio.Semaphore(concurrency)
+        self._lanes: dict[str, collections.deque[events.Signal]] = {}
+        self._drainers: dict[str, asyncio.Task[None]] = {}
+        self.sent = 0  # signals the server accepted, for logs and tests
+
+    def submit(self, signal: events.Signal) -> None:
+        wid = signal.job.workflow_id
+        self._lanes.setdefault(wid, collections.deque()).append(signal)
+        if wid not in self._drainers:
+            self._drainers[wid] = asyncio.create_task(self._drain(wid), name=f"signal {wid}")
+
+    def pending(self) -> int:
+        return sum(len(lane) for lane in self._lanes.values())
+
+    async def join(self) -> None:
+        """Wait until every submitted signal was sent or dropped."""
+        while self._drainers:
+            await asyncio.gather(*self._drainers.values(), return_exceptions=True)
+
+    async def abandon(self) -> None:
+        """Drop everything unsent (the lease is lost: another replica owns delivery now)."""
+        for task in self._drainers.values():
+            task.cancel()
+        await asyncio.gather(*self._drainers.values(), return_exceptions=True)
+
+    async def _drain(self, wid: str) -> None:
+        lane = self._lanes[wid]
+        try:
+            while lane:
+                signal = lane.popleft()
+                async with self._slots:
+                    await self._send(signal)
+        finally:
+            # No await between the last `while lane` check and here: no submit can slip in.
+            del self._lanes[wid]
+            del self._drainers[wid]
+
+    async def _send(self, signal: events.Signal) -> None:
+        log = logs.for_job(logger, signal.job.key)
+        delay = BACKOFF[0]
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                await self._deliver(signal)
+                self.sent += 1
+                # Pod batches are the bulk of the traffic; the rest tells the story of a Job.
+                level = (
+                    logging.DEBUG if signal.name == signals.SIGNAL_PODS_CHANGED else logging.INFO
+                )
+                log.log(level, "signal sent signal=%s start=%s", signal.name, signal.start)
+                return
+            except RPCError as e:
+                if e.status == RPCStatusCode.NOT_FOUND:
+                    log.info("signal dropped, no open workflow signal=%s", signal.name)
+                    return
+                if e.status not in TRANSIENT or attempt == MAX_ATTEMPTS:
+                    log.error("signal lost signal=%s attempts=%d error=%s", signal.name, attempt, e)
+                    return
+                log.warning(
+                    "signal failed signal=%s retry_in=%.1fs error=%s", signal.name, delay, e
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF[1])
+            except Exception:
+                # Not a server answer (e.g. a payload that does not serialise): retrying cannot
+                # help, and the lane must go on with the next signal.
+                log.exception("signal lost signal=%s", signal.name)
+                return
+
+    async def _deliver(self, signal: events.Signal) -> None:
+        job = signal.job
+        if not signal.start:
+            await self._client.get_workflow_handle(job.workflow_id).signal(
+                signal.name, signal.payload
+            )
+            return
+        # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
+        # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job never gets here
+        # because the router refuses uids it saw deleted.
+        await self._client.start_workflow(
+            signals.JOB_WORKFLOW,
+            self._start,
+            id=job.workflow_id,
+            task_queue=self._task_queue,
+            start_signal=signal.name,
+            start_signal_args=[signal.payload],
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            static_summary=summary(job),
+        )

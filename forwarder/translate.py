@@ -1,0 +1,213 @@
+"""Kubernetes objects → signal payloads and the Job they belong to. Pure functions.
+
+Reproduces the filters of Volcano's informer handlers (volcano-job spec §3.2): which pods,
+PodGroups and Commands belong to a Job, and which Job updates are worth a signal. Deciding
+*whether* to send given what was seen before is the router's job; this module only reads one
+object at a time. Objects are the raw camelCase dicts the apiserver sends, never client models,
+so a field the Python client does not know is still visible here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from forwarder import events
+from models import batch, labels, signals
+
+Obj = events.Obj
+
+
+def _metadata(obj: Obj) -> Mapping[str, Any]:
+    meta: Mapping[str, Any] = obj.get("metadata") or {}
+    return meta
+
+
+def _annotations(obj: Obj) -> Mapping[str, str]:
+    found: Mapping[str, str] = _metadata(obj).get("annotations") or {}
+    return found
+
+
+def _labels(obj: Obj) -> Mapping[str, str]:
+    found: Mapping[str, str] = _metadata(obj).get("labels") or {}
+    return found
+
+
+def _int(text: str | None) -> int | None:
+    """An integer annotation; None when absent or not a number (Volcano ignores those too)."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def uid(obj: Obj) -> str:
+    return str(_metadata(obj).get("uid", ""))
+
+
+def _controller_job(obj: Obj) -> Mapping[str, Any] | None:
+    """The controller ownerReference to a Volcano Job; None: not owned by a Job."""
+    for ref in _metadata(obj).get("ownerReferences") or ():
+        group = str(ref.get("apiVersion", "")).split("/")[0]
+        if ref.get("controller") and ref.get("kind") == "Job" and group == batch.GROUP:
+            found: Mapping[str, Any] = ref
+            return found
+    return None
+
+
+# --- Jobs -----------------------------------------------------------------------------------
+
+
+def job_ref(obj: Obj) -> events.JobRef:
+    meta = _metadata(obj)
+    return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+
+
+JobFingerprint = tuple[Any, str, bool]  # (spec, status.state.phase, deleting)
+
+
+def job_fingerprint(obj: Obj) -> JobFingerprint:
+    """What a Job update must change to be worth a signal.
+
+    Volcano's updateJob handler enqueues only when the spec or `status.state.phase` changed,
+    so the controller's own status writes (counters, conditions) do not echo back as work.
+    The deletionTimestamp appearing is added: the workflow should hear the Job is going.
+    """
+    status = obj.get("status") or {}
+    phase = str((status.get("state") or {}).get("phase") or "")
+    deleting = _metadata(obj).get("deletionTimestamp") is not None
+    return (obj.get("spec"), phase, deleting)
+
+
+def job_changed(old: Obj, new: Obj) -> bool:
+    return job_fingerprint(old) != job_fingerprint(new)
+
+
+def job_observed(obj: Obj) -> signals.JobObserved:
+    return signals.JobObserved(job=dict(obj))
+
+
+def job_deleted(obj: Obj) -> signals.JobDeleted:
+    return signals.JobDeleted(uid=uid(obj))
+
+
+# --- Pods -----------------------------------------------------------------------------------
+
+
+def pod_job(obj: Obj) -> events.JobRef | None:
+    """The Job a pod reports to; None: not a Volcano task pod (no job-name or task-spec)."""
+    notes = _annotations(obj)
+    job_name = notes.get(labels.JOB_NAME)
+    if not job_name or labels.TASK_SPEC not in notes:
+        return None
+    return events.JobRef(str(_metadata(obj).get("namespace", "")), job_name)
+
+
+def _first_container_exit_code(obj: Obj) -> int | None:
+    """Exit code of the first container in spec order; None: it has not terminated.
+
+    Volcano reads `containerStatuses[0]`; the apiserver does not promise status order, so
+    the status is matched to the first spec container by name.
+    """
+    spec = obj.get("spec") or {}
+    statuses = (obj.get("status") or {}).get("containerStatuses") or []
+    containers = spec.get("containers") or []
+    first = containers[0].get("name") if containers else None
+    chosen = next((s for s in statuses if s.get("name") == first), None)
+    if chosen is None and statuses:
+        chosen = statuses[0]
+    if chosen is None:
+        return None
+    terminated = (chosen.get("state") or {}).get("terminated")
+    if terminated is None:
+        return None
+    return int(terminated.get("exitCode", 0))
+
+
+def _ready(obj: Obj) -> bool:
+    """Every spec container reports Ready (a pod with no statuses yet is not ready)."""
+    containers = (obj.get("spec") or {}).get("containers") or []
+    statuses = (obj.get("status") or {}).get("containerStatuses") or []
+    ready = {s.get("name") for s in statuses if s.get("ready")}
+    return bool(containers) and all(c.get("name") in ready for c in containers)
+
+
+def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.PodSnapshot:
+    meta = _metadata(obj)
+    notes = _annotations(obj)
+    status = obj.get("status") or {}
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    owner = _controller_job(obj)
+    return signals.PodSnapshot(
+        name=str(meta.get("name", "")),
+        uid=uid(obj),
+        resource_version=str(meta.get("resourceVersion", "")),
+        job_uid=str(owner["uid"]) if owner is not None and owner.get("uid") else None,
+        task=notes.get(labels.TASK_SPEC, ""),
+        index=_int(notes.get(labels.TASK_INDEX)),
+        job_version=_int(notes.get(labels.JOB_VERSION)) or 0,
+        phase=str(status.get("phase") or "Pending"),
+        exit_code=_first_container_exit_code(obj),
+        restart_count=sum(int(s.get("restartCount", 0)) for s in statuses),
+        ready=_ready(obj),
+        deleting=meta.get("deletionTimestamp") is not None,
+        deleted=deleted,
+        out_of_sync=notes.get(labels.OUT_OF_SYNC) == "true",
+        partition=_labels(obj).get(labels.PARTITION_ID),
+        node_name=(obj.get("spec") or {}).get("nodeName") or None,
+    )
+
+
+# --- PodGroups ------------------------------------------------------------------------------
+
+
+def pod_group_job(obj: Obj) -> events.JobRef | None:
+    """The Job owning a PodGroup; None: not created by a Volcano Job (another controller's)."""
+    owner = _controller_job(obj)
+    if owner is None:
+        return None
+    return events.JobRef(str(_metadata(obj).get("namespace", "")), str(owner.get("name", "")))
+
+
+def pod_group_phase(obj: Obj) -> str | None:
+    """None: the PodGroup has no phase yet."""
+    phase = (obj.get("status") or {}).get("phase")
+    return str(phase) if phase else None
+
+
+def pod_group_observed(obj: Obj, deleted: bool = False) -> signals.PodGroupObserved:
+    return signals.PodGroupObserved(
+        name=str(_metadata(obj).get("name", "")),
+        phase=pod_group_phase(obj),
+        conditions=list((obj.get("status") or {}).get("conditions") or []),
+        deleted=deleted,
+    )
+
+
+# --- Commands -------------------------------------------------------------------------------
+
+
+def command_job(obj: Obj) -> events.JobRef | None:
+    """The Job a Command targets; None: it targets something else (a Queue) or nothing."""
+    target = obj.get("target") or {}
+    if target.get("kind") != "Job" or target.get("apiVersion") != batch.API_VERSION:
+        return None
+    if not target.get("name"):
+        return None
+    return events.JobRef(str(_metadata(obj).get("namespace", "")), str(target["name"]))
+
+
+def command_issued(obj: Obj) -> signals.CommandIssued | None:
+    """None: the Command names no action, so there is nothing to execute."""
+    action = obj.get("action")
+    if not action:
+        return None
+    return signals.CommandIssued(
+        action=str(action),
+        command=str(_metadata(obj).get("name", "")),
+        reason=str(obj.get("reason") or ""),
+        message=str(obj.get("message") or ""),
+    )

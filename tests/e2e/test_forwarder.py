@@ -1,0 +1,557 @@
+"""The watch-forwarder against the real apiserver and Temporal dev server.
+
+The real JobWorkflow is not needed: a recording stand-in registered as "JobWorkflow" keeps
+every signal it receives and answers a query with them. It runs in a Temporal namespace made
+for this module, so its worker is the only one polling the controllers task queue there. Each
+forwarder is a `caldera forwarder` subprocess, stopped with SIGTERM like a Deployment's pod.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Coroutine, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from google.protobuf.duration_pb2 import Duration
+from kubernetes import client
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
+
+from forwarder import leader
+from models import keys, signals
+from tests.builders import make_job
+from tests.e2e.conftest import E2EStack, eventually
+from workflows import task_queues
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[2]
+JOBS = ("batch.volcano.sh", "v1alpha1", "jobs")
+PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+COMMANDS = ("bus.volcano.sh", "v1alpha1", "commands")
+COALESCE_MS = 300
+
+
+class Received(BaseModel):
+    name: str
+    payload: dict[str, Any]
+
+
+@workflow.defn(name=signals.JOB_WORKFLOW, sandboxed=False)
+class RecordingJobWorkflow:
+    """Stands in for the real JobWorkflow: records signals, ends on job_deleted."""
+
+    @workflow.init
+    def __init__(self, start: signals.JobStart) -> None:
+        self._start = start
+        self._received: list[Received] = []
+        self._deleted = False
+
+    @workflow.run
+    async def run(self, start: signals.JobStart) -> None:
+        await workflow.wait_condition(lambda: self._deleted)
+
+    def _record(self, name: str, payload: signals.Payload) -> None:
+        self._received.append(Received(name=name, payload=payload.model_dump(mode="json")))
+
+    @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
+    def job_observed(self, p: signals.JobObserved) -> None:
+        self._record(signals.SIGNAL_JOB_OBSERVED, p)
+
+    @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
+    def job_deleted(self, p: signals.JobDeleted) -> None:
+        self._record(signals.SIGNAL_JOB_DELETED, p)
+        self._deleted = True
+
+    @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
+    def pods_changed(self, p: signals.PodsChanged) -> None:
+        self._record(signals.SIGNAL_PODS_CHANGED, p)
+
+    @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
+    def pod_group_observed(self, p: signals.PodGroupObserved) -> None:
+        self._record(signals.SIGNAL_POD_GROUP_OBSERVED, p)
+
+    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
+    def command_issued(self, p: signals.CommandIssued) -> None:
+        self._record(signals.SIGNAL_COMMAND_ISSUED, p)
+
+    @workflow.query
+    def received(self) -> list[Received]:
+        return self._received
+
+    @workflow.query
+    def started_with(self) -> signals.JobStart:
+        return self._start
+
+
+class Recorder:
+    """A Temporal worker hosting RecordingJobWorkflow on its own thread and event loop, so the
+    synchronous tests can block (Kubernetes calls, `eventually`) without starving it."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.namespace = f"forwarder-e2e-{uuid.uuid4().hex[:8]}"
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._stop: asyncio.Event | None = None
+        self._worker: Any = None
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def start(self) -> None:
+        self._thread.start()
+        self.client = self._call(self._connect())
+        self._worker = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
+
+    async def _connect(self) -> Client:
+        root = await Client.connect(self.address)
+        await root.workflow_service.register_namespace(
+            RegisterNamespaceRequest(
+                namespace=self.namespace,
+                workflow_execution_retention_period=Duration(seconds=86400),
+            )
+        )
+        self._stop = asyncio.Event()
+        return await Client.connect(
+            self.address, namespace=self.namespace, data_converter=pydantic_data_converter
+        )
+
+    async def _serve(self) -> None:
+        assert self._stop is not None
+        worker = Worker(
+            self.client, task_queue=task_queues.CONTROLLERS, workflows=[RecordingJobWorkflow]
+        )
+        async with worker:
+            await self._stop.wait()
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._worker.result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def received(self, ns: str, name: str) -> list[Received]:
+        """Signals the job's workflow got so far; [] while it does not exist."""
+        handle = self.client.get_workflow_handle(keys.job_workflow_id(ns, name))
+        try:
+            return self._call(handle.query(RecordingJobWorkflow.received))
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return []
+            raise
+
+    def started_with(self, ns: str, name: str) -> signals.JobStart:
+        handle = self.client.get_workflow_handle(keys.job_workflow_id(ns, name))
+        return self._call(handle.query(RecordingJobWorkflow.started_with))
+
+    def named(self, ns: str, name: str, signal: str) -> list[dict[str, Any]]:
+        return [r.payload for r in self.received(ns, name) if r.name == signal]
+
+
+@pytest.fixture(scope="module")
+def recorder(e2e_stack: E2EStack) -> Iterator[Recorder]:
+    r = Recorder(e2e_stack.temporal_address)
+    r.start()
+    try:
+        yield r
+    finally:
+        r.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def other_forwarder_paused(api: client.ApiClient) -> Iterator[None]:
+    """Keep a running Caldera (the session's `controllers`, a reused dev stack's) out of the way.
+
+    Its forwarder would start the real JobWorkflow for these tests' Jobs, and that workflow's
+    pods, status writes and Command consumption would race the assertions. Taking its Lease
+    makes it stand by, as a replaced leader does; releasing the Lease at the end hands it back.
+    """
+    leases = client.CoordinationV1Api(api)
+    cfg = leader.LeaseConfig(identity=f"e2e-forwarder-tests-{uuid.uuid4().hex[:6]}")
+    try:
+        lease = leases.read_namespaced_lease(cfg.name, cfg.namespace)
+    except client.ApiException as e:
+        if e.status != 404:
+            raise
+        lease = None
+    spec = lease.spec if lease is not None else None
+    renewed = spec.renew_time if spec is not None else None
+    if spec is None or not spec.holder_identity or renewed is None:
+        yield  # nobody leads
+        return
+    if (datetime.now(UTC) - renewed).total_seconds() > (spec.lease_duration_seconds or 15):
+        yield  # the holder is gone
+        return
+    spec.holder_identity, spec.renew_time = cfg.identity, datetime.now(UTC)
+    leases.replace_namespaced_lease(cfg.name, cfg.namespace, lease)
+    pauser = leader.Elector(leases, cfg)
+    done = threading.Event()
+    renewing = threading.Thread(target=lambda: _renew_until(pauser, done), daemon=True)
+    renewing.start()
+    # The old leader notices at its next renewal and stops forwarding.
+    time.sleep(cfg.renew_interval + 1)
+    try:
+        yield
+    finally:
+        done.set()
+        renewing.join(10)
+        pauser.release()
+
+
+def _renew_until(elector: leader.Elector, done: threading.Event) -> None:
+    while not done.wait(elector.config.retry_interval):
+        with contextlib.suppress(Exception):
+            elector.try_acquire()
+
+
+class Forwarder:
+    """One `caldera forwarder` subprocess with its log file."""
+
+    def __init__(self, stack: E2EStack, recorder: Recorder, log: Path, *args: str) -> None:
+        env = {
+            **os.environ,
+            "KUBECONFIG": stack.kubeconfig,
+            "TEMPORAL_ADDRESS": stack.temporal_address,
+        }
+        cmd = [sys.executable, "-m", "cli.main", "forwarder", "--namespace", recorder.namespace]
+        self.log = log
+        with log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [*cmd, *args], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        self.identity = f"{socket.gethostname()}-{self.proc.pid}"
+
+    def text(self) -> str:
+        return self.log.read_text()
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            raise
+
+
+@contextlib.contextmanager
+def forwarders(
+    stack: E2EStack, recorder: Recorder, ns: str, tmp_path: Path, count: int = 1, *extra: str
+) -> Iterator[list[Forwarder]]:
+    lease = f"caldera-forwarder-{uuid.uuid4().hex[:6]}"
+    args = ["--lease-namespace", ns, "--lease-name", lease, "--coalesce-ms", str(COALESCE_MS)]
+    args += ["--scheduler-override", "e2e-scheduler", "--retry-interval", "0.3", *extra]
+    started: list[Forwarder] = []
+    try:
+        for i in range(count):
+            started.append(Forwarder(stack, recorder, tmp_path / f"forwarder-{i}.log", *args))
+        yield started
+    finally:
+        for f in started:
+            f.stop()
+
+
+@pytest.fixture
+def forwarder(
+    e2e_stack: E2EStack, recorder: Recorder, namespace: str, tmp_path: Path
+) -> Iterator[Forwarder]:
+    with forwarders(e2e_stack, recorder, namespace, tmp_path) as [one]:
+        yield one
+
+
+def _create_job(api: client.ApiClient, ns: str, name: str) -> dict[str, Any]:
+    doc = make_job(name, ns).task("worker", replicas=1).manifest()
+    created: dict[str, Any] = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *JOBS[:2], ns, JOBS[2], doc
+    )
+    return created
+
+
+def _owner(job: dict[str, Any]) -> dict[str, Any]:
+    meta = job["metadata"]
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+    }
+
+
+def _task_pod(job: dict[str, Any], scheduler: str, **annotations: str) -> dict[str, Any]:
+    name = job["metadata"]["name"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-worker-0",
+            "labels": {"volcano.sh/job-name": name},
+            "annotations": {
+                "volcano.sh/job-name": name,
+                "volcano.sh/task-spec": "worker",
+                "volcano.sh/task-index": "0",
+                "volcano.sh/job-version": "2",
+                **annotations,
+            },
+            "ownerReferences": [_owner(job)],
+        },
+        "spec": {
+            "schedulerName": scheduler,
+            "restartPolicy": "Never",
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+
+
+def _observed(recorder: Recorder, ns: str, name: str) -> list[dict[str, Any]]:
+    return eventually(
+        lambda: recorder.named(ns, name, signals.SIGNAL_JOB_OBSERVED), 20, f"{name} observed"
+    )
+
+
+def _pods(recorder: Recorder, ns: str, name: str) -> list[dict[str, Any]]:
+    batches = recorder.named(ns, name, signals.SIGNAL_PODS_CHANGED)
+    return [p for b in batches for p in b["pods"]]
+
+
+def test_job_created_starts_workflow_with_job_observed(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "train")
+    [first] = _observed(recorder, namespace, "train")
+    assert first["job"]["metadata"]["uid"] == job["metadata"]["uid"]
+    settings = recorder.started_with(namespace, "train").settings
+    assert settings.scheduler_override == "e2e-scheduler"
+
+    # A status-counter write is filtered out; the phase change after it is not.
+    custom = client.CustomObjectsApi(api)
+    status = {"state": {"phase": "Pending"}, "pending": 1}
+    custom.patch_namespaced_custom_object_status(
+        *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 0}}
+    )
+    custom.patch_namespaced_custom_object_status(
+        *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 1}}
+    )
+    custom.patch_namespaced_custom_object_status(
+        *JOBS[:2], namespace, JOBS[2], "train", {"status": {"state": {"phase": "Running"}}}
+    )
+    phases = eventually(
+        lambda: (
+            seen
+            if len(seen := recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 3
+            else None
+        ),
+        10,
+        "phase changes observed",
+    )
+    assert [(o["job"].get("status") or {}).get("state", {}).get("phase") for o in phases] == [
+        None,
+        "Pending",
+        "Running",
+    ]
+
+
+def test_volcano_pod_sends_translated_snapshot(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "run")
+    _observed(recorder, namespace, "run")
+    pod = _task_pod(
+        job,
+        "default-scheduler",
+        **{"sim.caldera.dev/run-seconds": "0.3", "sim.caldera.dev/exit-code": "3"},
+    )
+    client.CoreV1Api(api).create_namespaced_pod(namespace, pod)
+
+    def failed() -> dict[str, Any] | None:
+        return next((p for p in _pods(recorder, namespace, "run") if p["phase"] == "Failed"), None)
+
+    snap = eventually(failed, 30, "failed pod snapshot")
+    assert snap["name"] == "run-worker-0"
+    assert snap["job_uid"] == job["metadata"]["uid"]
+    assert (snap["task"], snap["index"], snap["job_version"]) == ("worker", 0, 2)
+    assert snap["exit_code"] == 3
+    assert snap["node_name"].startswith("kwok-node-")
+    assert not snap["deleted"] and not snap["ready"]
+
+
+def test_quick_pod_updates_coalesce_into_few_signals(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "burst")
+    _observed(recorder, namespace, "burst")
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(namespace, _task_pod(job, "nobody"))  # stays unscheduled
+    started = time.monotonic()
+    updates = 10
+    for i in range(1, updates + 1):
+        status = {
+            "containerStatuses": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "imageID": "",
+                    "ready": False,
+                    "restartCount": i,
+                    "state": {"waiting": {"reason": "Backoff"}},
+                }
+            ]
+        }
+        core.patch_namespaced_pod_status("burst-worker-0", namespace, {"status": status})
+    took = time.monotonic() - started
+
+    def final() -> list[dict[str, Any]] | None:
+        pods = _pods(recorder, namespace, "burst")
+        return pods if pods and pods[-1]["restart_count"] == updates else None
+
+    eventually(final, 10, "last restart count delivered")
+    batches = recorder.named(namespace, "burst", signals.SIGNAL_PODS_CHANGED)
+    # One create and ten updates, sent at most once per window while they kept coming.
+    assert len(batches) <= 2 + int(took * 1000 / COALESCE_MS), (took, batches)
+    assert all(len(b["pods"]) == 1 for b in batches)
+
+
+def test_pod_group_phase_observed(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "gang")
+    _observed(recorder, namespace, "gang")
+    custom = client.CustomObjectsApi(api)
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang-pg", "ownerReferences": [_owner(job)]},
+        "spec": {"minMember": 1},
+    }
+    custom.create_namespaced_custom_object(*PODGROUPS[:2], namespace, PODGROUPS[2], group)
+    custom.patch_namespaced_custom_object_status(
+        *PODGROUPS[:2], namespace, PODGROUPS[2], "gang-pg", {"status": {"phase": "Inqueue"}}
+    )
+    seen = eventually(
+        lambda: (
+            g
+            if len(g := recorder.named(namespace, "gang", signals.SIGNAL_POD_GROUP_OBSERVED)) >= 2
+            else None
+        ),
+        10,
+        "pod group phases",
+    )
+    assert [(g["name"], g["phase"]) for g in seen] == [("gang-pg", None), ("gang-pg", "Inqueue")]
+
+
+def test_command_consumed_and_delivered_once(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "cmd")
+    _observed(recorder, namespace, "cmd")
+    custom = client.CustomObjectsApi(api)
+    command = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"name": "cmd-abortjob-1", "ownerReferences": [_owner(job)]},
+        "action": "AbortJob",
+        "target": _owner(job),
+        "reason": "e2e",
+        "message": "suspend",
+    }
+    custom.create_namespaced_custom_object(*COMMANDS[:2], namespace, COMMANDS[2], command)
+    [issued] = eventually(
+        lambda: recorder.named(namespace, "cmd", signals.SIGNAL_COMMAND_ISSUED), 10, "command"
+    )
+    assert issued == {
+        "action": "AbortJob",
+        "command": "cmd-abortjob-1",
+        "reason": "e2e",
+        "message": "suspend",
+    }
+    with pytest.raises(client.ApiException) as gone:
+        custom.get_namespaced_custom_object(*COMMANDS[:2], namespace, COMMANDS[2], "cmd-abortjob-1")
+    assert gone.value.status == 404
+    time.sleep(COALESCE_MS / 1000 * 2)
+    assert len(recorder.named(namespace, "cmd", signals.SIGNAL_COMMAND_ISSUED)) == 1
+
+
+def test_job_deleted_sends_job_deleted(
+    api: client.ApiClient, namespace: str, recorder: Recorder, forwarder: Forwarder
+) -> None:
+    job = _create_job(api, namespace, "bye")
+    _observed(recorder, namespace, "bye")
+    client.CustomObjectsApi(api).delete_namespaced_custom_object(
+        *JOBS[:2], namespace, JOBS[2], "bye"
+    )
+    [gone] = eventually(
+        lambda: recorder.named(namespace, "bye", signals.SIGNAL_JOB_DELETED), 10, "job deleted"
+    )
+    assert gone == {"uid": job["metadata"]["uid"]}
+
+
+def _holder(api: client.ApiClient, ns: str) -> str | None:
+    leases = client.CoordinationV1Api(api).list_namespaced_lease(ns).items
+    return next((le.spec.holder_identity for le in leases), None) if leases else None
+
+
+def test_only_lease_holder_forwards_and_standby_takes_over(
+    api: client.ApiClient,
+    e2e_stack: E2EStack,
+    namespace: str,
+    recorder: Recorder,
+    tmp_path: Path,
+) -> None:
+    with forwarders(e2e_stack, recorder, namespace, tmp_path, count=2) as replicas:
+        by_id = {f.identity: f for f in replicas}
+        leader_id = eventually(lambda: _holder(api, namespace), 20, "a lease holder")
+        leader = by_id[leader_id]
+        [standby] = [f for f in replicas if f is not leader]
+        eventually(lambda: "standing by" in standby.text(), 20, "standby announced")
+
+        _create_job(api, namespace, "first")
+        _observed(recorder, namespace, "first")
+        assert "leader elected" in leader.text() and "leader elected" not in standby.text()
+        assert "listed kind=" not in standby.text()  # the standby never watched
+
+        assert leader.stop() == 0
+        assert "lease released" in leader.text()
+        eventually(lambda: _holder(api, namespace) == standby.identity, 10, "takeover")
+        _create_job(api, namespace, "second")
+        _observed(recorder, namespace, "second")
+
+
+def test_standby_takes_over_when_leader_dies_without_release(
+    api: client.ApiClient,
+    e2e_stack: E2EStack,
+    namespace: str,
+    recorder: Recorder,
+    tmp_path: Path,
+) -> None:
+    short = ("--lease-duration", "2", "--renew-interval", "0.5")
+    with forwarders(e2e_stack, recorder, namespace, tmp_path, 2, *short) as replicas:
+        by_id = {f.identity: f for f in replicas}
+        leader = by_id[eventually(lambda: _holder(api, namespace), 20, "a lease holder")]
+        [standby] = [f for f in replicas if f is not leader]
+        eventually(lambda: "standing by" in standby.text(), 20, "standby announced")
+
+        leader.stop(signal.SIGKILL)  # no release: the standby must wait for expiry
+        killed = time.monotonic()
+        eventually(lambda: _holder(api, namespace) == standby.identity, 10, "takeover")
+        assert time.monotonic() - killed >= 1.0  # not before the lease could have expired
+        _create_job(api, namespace, "after")
+        _observed(recorder, namespace, "after")
