@@ -19,12 +19,14 @@ def _dev_up(args: argparse.Namespace) -> int:
         count=args.nodes, cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods
     )
     try:
-        current, started = stack.up(template, args.temporal_port, args.ui_port)
+        current, started = stack.up(template, args.temporal_port, args.ui_port, args.sample)
     except processes.StartupError as e:
         print(f"caldera dev up: {e}", file=sys.stderr)
         return 1
     print("started" if started else "already running")
     print(current.summary())
+    if args.sample:
+        print(f"sample job:   kubectl get vcjob sample   history: {stack.sample_url(current)}")
     return 0
 
 
@@ -74,6 +76,9 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--node-pods", type=int, default=110)
     up.add_argument("--temporal-port", type=int, default=temporal.DEFAULT_PORT)
     up.add_argument("--ui-port", type=int, default=temporal.DEFAULT_UI_PORT)
+    up.add_argument(
+        "--no-sample", dest="sample", action="store_false", help="do not submit the sample job"
+    )
     up.set_defaults(fn=_dev_up)
     dev.add_parser("down", help="stop exactly what `up` started").set_defaults(fn=_dev_down)
     dev.add_parser("status", help="is the stack up?").set_defaults(fn=_dev_status)

@@ -1,5 +1,8 @@
 """`caldera dev up | down | status`: the whole embedded stack, recorded in one state file.
 
+`up` starts the Temporal dev server, the local control plane, Caldera's worker and forwarder,
+and submits Volcano's sample job.
+
 `up` is idempotent: a healthy recorded stack is reused as is; a half-dead one is stopped
 (by its recorded PIDs) and started again. `down` stops exactly the recorded PIDs.
 """
@@ -9,13 +12,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Final
+from urllib.parse import quote
 
+import yaml
+from kubernetes import client
 from pydantic import BaseModel
 
-from cli.devstack import controlplane, install, processes, temporal
+from cli.devstack import controllers, controlplane, install, processes, temporal
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
+from cli.devstack.processes import Process
 from cli.devstack.temporal import TemporalServer
+from models import batch, keys
 
 CACHE: Final = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
 # Where `up` keeps its state, etcd data and Temporal's SQLite file (binaries stay in CACHE).
@@ -23,13 +31,17 @@ DEV_DIR: Final = Path(os.environ.get("CALDERA_DEV_DIR", CACHE / "dev"))
 STATE_FILE: Final = DEV_DIR / "state.json"
 
 
+SAMPLE_JOB: Final = controlplane.REPO / "deploy" / "examples" / "sample-job.yaml"
+
+
 class DevStack(BaseModel):
     control_plane: ControlPlane
     temporal: TemporalServer
+    controllers: list[Process] = []  # Caldera's worker and forwarder
 
     @property
-    def processes(self) -> list[processes.Process]:
-        return [*self.control_plane.processes, self.temporal.process]
+    def processes(self) -> list[Process]:
+        return [*self.control_plane.processes, self.temporal.process, *self.controllers]
 
     def healthy(self) -> bool:
         return all(processes.alive(p.pid) for p in self.processes)
@@ -58,6 +70,7 @@ def up(
     template: NodeTemplate | None = None,
     temporal_port: int = temporal.DEFAULT_PORT,
     ui_port: int = temporal.DEFAULT_UI_PORT,
+    sample: bool = True,
 ) -> tuple[DevStack, bool]:
     """Start the stack (or reuse a healthy one); returns it and whether it was started now."""
     current = load()
@@ -76,11 +89,35 @@ def up(
     stack = DevStack(control_plane=plane, temporal=server)
     STATE_FILE.write_text(stack.model_dump_json(indent=2))
     try:
-        install.install(controlplane.api_client(plane.kubeconfig))
+        api = controlplane.api_client(plane.kubeconfig)
+        install.install(api)
+        started = controllers.start(plane.kubeconfig, server.address, DEV_DIR / "logs")
+        stack = stack.model_copy(update={"controllers": started})
+        STATE_FILE.write_text(stack.model_dump_json(indent=2))
+        if sample:
+            submit_sample(api)
     except BaseException:
         down()
         raise
     return stack, True
+
+
+def submit_sample(api: client.ApiClient) -> None:
+    """Volcano's sample job, so the first `up` has a story to show in the UI."""
+    doc = yaml.safe_load(SAMPLE_JOB.read_text())
+    try:
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            batch.GROUP, batch.VERSION, doc["metadata"]["namespace"], "jobs", doc
+        )
+    except client.ApiException as e:
+        if e.status != 409:  # already submitted by an earlier `up`
+            raise
+
+
+def sample_url(stack: DevStack) -> str:
+    doc = yaml.safe_load(SAMPLE_JOB.read_text())
+    wid = keys.job_workflow_id(doc["metadata"]["namespace"], doc["metadata"]["name"])
+    return f"{stack.temporal.ui}/namespaces/default/workflows/{quote(wid, safe='')}"
 
 
 def down() -> DevStack | None:
