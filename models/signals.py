@@ -90,7 +90,6 @@ class ControllerSettings(Payload):
     # Skip the PodGroup gate and hand pods to this scheduler instead of the job's one.
     # None: Volcano's behaviour, pods wait until the PodGroup is Inqueue.
     scheduler_override: str | None = None
-    max_action_failures: int = 15
 
 
 class TaskView(Payload):

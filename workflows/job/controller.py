@@ -21,7 +21,7 @@ from models.defaults import default_job
 from workflows.job import delays, events, reconcile
 from workflows.job import effects as fx
 from workflows.job.policies import SYNC, Request, Resolution, apply_policies
-from workflows.job.state import JobState
+from workflows.job.state import DelayedAction, JobState
 from workflows.job.states import FINISHED, JOB_ACTIONS, Operation, rule_for
 
 TTL_KEY = "ttl"
@@ -177,15 +177,34 @@ def _arm(
             reason="ExecuteAction",
             message=f"Execute action {resolution.action} after {_fmt(delay)}: {story}",
         ),
-        fx.StartTimer(
-            key=entry.key,
-            timer=entry.timer,
-            fires_at=entry.fires_at,
-            summary=f"{resolution.action} in {_fmt(delay)}: {request.event}"
-            + (f" on task {request.task}" if request.task else ""),
-        ),
+        _timer_for(entry, f"in {_fmt(delay)}"),
     ]
     return state, out
+
+
+def _timer_for(entry: DelayedAction, when: str) -> fx.StartTimer:
+    """'RestartJob in 5m0s: PodEvicted on task worker', the label the UI timeline shows."""
+    task = f" on task {entry.task}" if entry.task else ""
+    return fx.StartTimer(
+        key=entry.key,
+        timer=entry.timer,
+        fires_at=entry.fires_at,
+        summary=f"{entry.action} {when}: {entry.event}{task}",
+    )
+
+
+def _ttl_timer(state: JobState, fires_at: datetime, when: str) -> fx.StartTimer:
+    ttl = state.job.spec.ttl_seconds_after_finished if state.job else None
+    summary = f"delete job {when}: ttlSecondsAfterFinished {ttl}s after {state.phase}"
+    return fx.StartTimer(key=TTL_KEY, timer=0, fires_at=fires_at, summary=summary)
+
+
+def restored_timers(state: JobState) -> list[fx.StartTimer]:
+    """The timers a run that continued as new re-arms, for the time they have left."""
+    out = [_timer_for(d, "(continued)") for _, d in sorted(state.delayed.items())]
+    if state.ttl_fires_at is not None and not state.ttl_expired:
+        out.append(_ttl_timer(state, state.ttl_fires_at, "(continued)"))
+    return out
 
 
 def _observe(
@@ -310,14 +329,7 @@ def _ttl(state: JobState, now: datetime) -> tuple[JobState, list[fx.AnyEffect]]:
         return state, []
     fires_at = max(finished_at + timedelta(seconds=ttl), now)
     state = state.model_copy(update={"ttl_fires_at": fires_at})
-    return state, [
-        fx.StartTimer(
-            key=TTL_KEY,
-            timer=0,
-            fires_at=fires_at,
-            summary=f"delete job {ttl}s after it {state.phase}",
-        )
-    ]
+    return state, [_ttl_timer(state, fires_at, f"in {_fmt(fires_at - now)}")]
 
 
 def decide(state: JobState, event: Input, now: datetime) -> Decision:

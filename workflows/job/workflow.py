@@ -71,7 +71,7 @@ class JobWorkflow:
 
     @workflow.run
     async def run(self, start: JobWorkflowInput) -> None:
-        for effect in self._restored_timers():
+        for effect in controller.restored_timers(self._state):
             self._start_timer(effect)
         while True:
             await workflow.wait_condition(lambda: bool(self._inbox) or self._continue_due())
@@ -379,29 +379,6 @@ class JobWorkflow:
             await workflow.sleep(delay, summary=effect.summary)
         self._timers.pop(effect.key, None)
         self._inbox.append((0, controller.TimerFired(key=effect.key, timer=effect.timer)))
-
-    def _restored_timers(self) -> list[fx.StartTimer]:
-        """Timers of a run that continued as new, re-armed for the time they have left."""
-        out = [
-            fx.StartTimer(
-                key=d.key,
-                timer=d.timer,
-                fires_at=d.fires_at,
-                summary=f"{d.action} (continued): {d.event}"
-                + (f" on task {d.task}" if d.task else ""),
-            )
-            for _, d in sorted(self._state.delayed.items())
-        ]
-        if self._state.ttl_fires_at is not None and not self._state.ttl_expired:
-            out.append(
-                fx.StartTimer(
-                    key=controller.TTL_KEY,
-                    timer=0,
-                    fires_at=self._state.ttl_fires_at,
-                    summary="delete job: ttlSecondsAfterFinished (continued)",
-                )
-            )
-        return out
 
 
 def _phase(status: object) -> str:
