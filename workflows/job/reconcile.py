@@ -18,7 +18,7 @@ from workflows.job import effects as fx
 from workflows.job import status as st
 from workflows.job.policies import Request
 from workflows.job.state import JobState, PodRecord
-from workflows.job.states import FINISHED, Rule, StatusFn
+from workflows.job.states import FINISHED, Retain, Rule, StatusFn
 
 _RETAINED_SOFT = ("Succeeded", "Failed")
 
@@ -253,7 +253,7 @@ def kill(
     spec = job.spec
     status = state.status
     retry = status.retry_count or 0
-    soft = rule.retain.value == "Soft" or retry >= (spec.max_retry or 0) - 1
+    soft = rule.retain == Retain.SOFT or retry >= (spec.max_retry or 0) - 1
     selected = _selected(state, request, target)
     pods = dict(state.pods)
     delete: list[str] = []
