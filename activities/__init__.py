@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from activities import events, jobs, plugins, podgroups, pods, status
+from activities import events, jobs, plugins, podgroups, pods, queues, status
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
@@ -19,5 +19,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     events.record_event,
     jobs.delete_job,
     jobs.ensure_volumes,
+    queues.write_queue_status,
+    queues.patch_queue,
     *plugins.ACTIVITIES,
 )

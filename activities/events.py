@@ -1,4 +1,4 @@
-"""Kubernetes Events on the Job, so `kubectl describe vcjob` tells the story too.
+"""Kubernetes Events on Jobs and Queues, so `kubectl describe` tells the story too.
 
 Best effort: an Event that cannot be written never holds the job back (few retries, and the
 workflow ignores the failure).
@@ -13,7 +13,6 @@ from temporalio import activity
 
 from activities import errors, kube
 from activities.messages import Done, RecordEventInput
-from models import batch
 
 COMPONENT = "caldera"
 
@@ -30,10 +29,10 @@ def record_event(request: RecordEventInput) -> Done:
             "namespace": request.namespace,
         },
         "involvedObject": {
-            "apiVersion": batch.API_VERSION,
-            "kind": "Job",
+            "apiVersion": request.api_version,
+            "kind": request.kind,
             "name": request.name,
-            "namespace": request.namespace,
+            "namespace": request.namespace if request.kind == "Job" else None,
             "uid": request.uid,
         },
         "type": request.type,
@@ -46,6 +45,6 @@ def record_event(request: RecordEventInput) -> Done:
         "lastTimestamp": now,
         "count": 1,
     }
-    with errors.kube_call(f"record event on job {request.namespace}/{request.name}"):
+    with errors.kube_call(f"record event on {request.kind} {request.name}"):
         kube.core().create_namespaced_event(request.namespace, kube.body(body))
     return Done()

@@ -52,12 +52,25 @@ class WriteStatusInput(Message):
 
 
 class RecordEventInput(Message):
-    namespace: str
+    namespace: str  # for a cluster-scoped object: the namespace the Event is written in
     name: str
     uid: str
     type: str
     reason: str
     message: str
+    api_version: str = "batch.volcano.sh/v1alpha1"
+    kind: str = "Job"
+
+
+class QueueStatusInput(Message):
+    name: str
+    status: dict[str, Any]
+
+
+class PatchQueueInput(Message):
+    name: str
+    closed_by_parent: bool | None = None  # None: leave the annotation alone
+    parent: str | None = None  # None: leave spec.parent alone
 
 
 class DeleteJobInput(Message):

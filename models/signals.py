@@ -137,3 +137,82 @@ SIGNAL_JOB_DELETED = "job_deleted"
 SIGNAL_PODS_CHANGED = "pods_changed"
 SIGNAL_POD_GROUP_OBSERVED = "pod_group_observed"
 SIGNAL_COMMAND_ISSUED = "command_issued"
+
+
+# -- queues -------------------------------------------------------------------------------------
+
+
+class QueueObserved(Payload):
+    """The Queue as the apiserver holds it now (added, spec or annotations changed, relisted)."""
+
+    queue: dict[str, Any]
+
+
+class QueueDeleted(Payload):
+    uid: str
+
+
+class PodGroupRef(Payload):
+    """A PodGroup counted in a queue (by its `spec.queue`)."""
+
+    key: str  # "<namespace>/<name>"
+    phase: str | None = None  # None: no phase yet (counted as Pending)
+    deleted: bool = False
+
+
+class PodGroupsChanged(Payload):
+    groups: list[PodGroupRef]
+
+
+class ChildQueueObserved(Payload):
+    """Sent to a parent queue's workflow when one of its children is observed or deleted."""
+
+    name: str
+    state: str | None = None  # None: the child has no status.state yet (read as Open)
+    closed_by_parent: bool = False
+    deleted: bool = False
+
+
+class ParentStateChanged(Payload):
+    """Sent by a QueueWorkflow to its children's workflows when its state changes."""
+
+    parent: str
+    state: str
+
+
+class QueueCommand(Payload):
+    """Input of the open/close updates."""
+
+    reason: str = ""
+
+
+class QueueCommandResult(Payload):
+    action: str
+    state_before: str
+    state_after: str
+
+
+class QueueStart(Payload):
+    """What the forwarder starts a QueueWorkflow with (signal-with-start)."""
+
+
+class QueueView(Payload):
+    """The `status` query of a QueueWorkflow."""
+
+    name: str
+    state: str
+    parent: str | None  # None: root
+    closed_by_parent: bool
+    pod_groups: dict[str, int]  # phase → count
+    children: dict[str, str]  # child name → state
+    open_waiting_for_parent: bool = False
+    backlog: int = 0
+    kind: Literal["QueueView"] = "QueueView"
+
+
+QUEUE_WORKFLOW = "QueueWorkflow"
+SIGNAL_QUEUE_OBSERVED = "queue_observed"
+SIGNAL_QUEUE_DELETED = "queue_deleted"
+SIGNAL_POD_GROUPS_CHANGED = "pod_groups_changed"
+SIGNAL_CHILD_QUEUE_OBSERVED = "child_queue_observed"
+SIGNAL_PARENT_STATE_CHANGED = "parent_state_changed"

@@ -12,6 +12,7 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     if name == "ALL":
         from workflows.job.workflow import JobWorkflow
+        from workflows.queue.workflow import QueueWorkflow
 
-        return (JobWorkflow,)
+        return (JobWorkflow, QueueWorkflow)
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -63,9 +63,10 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
         processes.stop(server.process)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def controllers(e2e_stack: E2EStack) -> Iterator[None]:
-    """Caldera's worker and forwarder on the session's stack (pods go to kube-scheduler)."""
+    """Caldera's worker and forwarder on the session's stack (pods go to kube-scheduler), for
+    the modules that ask: the others create Volcano objects no controller should touch."""
     if e2e_stack.workdir is None:
         yield  # a reused dev stack runs its own
         return

@@ -130,6 +130,7 @@ def test_ensure_plugins_creates_owned_objects_with_volcano_data(
     assert template is not None
     pod = {"metadata": {"name": "train-worker-1"}, "spec": template.spec}
     manifest = plugins.on_pod_create(model, pod, "worker", 1)
+    manifest["metadata"]["name"] = "plugin-check"  # not the controller's own pod name
     client.CoreV1Api(api).create_namespaced_pod(namespace, manifest, dry_run="All")
 
 

@@ -28,6 +28,7 @@ from activities.plugins import PluginsInput, PluginsResult
 from models import signals
 from models.signals import PodSnapshot
 from workflows.job.workflow import JobWorkflow, JobWorkflowInput
+from workflows.queue.workflow import QueueWorkflow
 
 UID = "uid-1"
 
@@ -85,6 +86,8 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         done("record_event"),
         done("delete_job"),
         done("ensure_volumes"),
+        done("write_queue_status"),
+        done("patch_queue"),
     ]
 
 
@@ -103,7 +106,7 @@ class Harness:
             async with Worker(
                 env.client,
                 task_queue=queue,
-                workflows=[JobWorkflow],
+                workflows=[JobWorkflow, QueueWorkflow],
                 activities=fakes(calls),
                 activity_executor=pool,
             ):
