@@ -70,7 +70,7 @@ def _state(state: str) -> Callable[[signals.QueueView], bool]:
 async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
     harness: Harness,
 ) -> None:
-    parent, child, p, c = await _family(harness)
+    _, child, p, c = await _family(harness)
     group = signals.PodGroupRef(key="ns/pg-1", phase="Running")
     await p.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[group]))
     result = await p.execute_update(QueueWorkflow.close, signals.QueueCommand(reason="drain"))
