@@ -52,6 +52,13 @@ async def _until(
     raise AssertionError(f"{what}; last {last}")
 
 
+async def _child_reported(
+    parent: WorkflowHandle[Any, Any], child: str, state: str, closed_by_parent: bool = False
+) -> None:
+    report = signals.ChildQueueObserved(name=child, state=state, closed_by_parent=closed_by_parent)
+    await parent.signal(signals.SIGNAL_CHILD_QUEUE_OBSERVED, report)
+
+
 async def _family(
     h: Harness,
 ) -> tuple[str, str, WorkflowHandle[Any, Any], WorkflowHandle[Any, Any]]:
@@ -67,6 +74,15 @@ def _state(state: str) -> Callable[[signals.QueueView], bool]:
     return lambda v: v.state == state
 
 
+async def test_parent_stays_closing_until_its_children_are_closed(harness: Harness) -> None:
+    _, child, p, c = await _family(harness)
+    result = await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    assert result.state_after == "Closing"  # the open child still holds it
+    await _until(c, _state("Closed"), "child closed by its parent")
+    await _child_reported(p, child, "Closed", closed_by_parent=True)
+    await _until(p, _state("Closed"), "parent Closed once the child is")
+
+
 async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
     harness: Harness,
 ) -> None:
@@ -79,6 +95,8 @@ async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
     assert closed.closed_by_parent
     patches = harness.calls.named("patch_queue")
     assert {"name": child, "closed_by_parent": True, "parent": None} in patches
+    # What the forwarder reports once the child's status and annotation are written:
+    await _child_reported(p, child, "Closed", closed_by_parent=True)
     gone = group.model_copy(update={"deleted": True})
     await p.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[gone]))
     await _until(p, _state("Closed"), "parent Closed once its last PodGroup is gone")
@@ -88,9 +106,11 @@ async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
 
 
 async def test_child_closed_by_hand_stays_closed_when_parent_reopens(harness: Harness) -> None:
-    _, _, p, c = await _family(harness)
+    _, child, p, c = await _family(harness)
     await c.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await _child_reported(p, child, "Closed")
     await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await _until(p, _state("Closed"), "parent closed")
     await p.execute_update(QueueWorkflow.open, signals.QueueCommand())
     await _until(p, _state("Open"), "parent open")
     status = await _until(c, _state("Closed"), "child stays closed")
@@ -100,6 +120,7 @@ async def test_child_closed_by_hand_stays_closed_when_parent_reopens(harness: Ha
 async def test_child_cannot_open_under_closed_parent_and_waits_for_it(harness: Harness) -> None:
     parent, child, p, c = await _family(harness)
     await c.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await _child_reported(p, child, "Closed")
     await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
     await _until(c, lambda v: v.state == "Closed", "child closed")
     with pytest.raises(WorkflowUpdateFailedError) as err:

@@ -59,6 +59,13 @@ class QueueRecord(BaseModel):
     def current(self) -> QueueState:
         return self.state or QueueState.OPEN
 
+    def holding(self) -> int:
+        """What keeps a closing queue Closing: its own PodGroups and, beyond Volcano (which
+        looks at a queue's own PodGroups only), every child not Closed yet, so a parent closes
+        only once its whole subtree has drained."""
+        children = sum(1 for c in self.children.values() if c.state != QueueState.CLOSED)
+        return len(self.pod_groups) + children
+
     def counts(self) -> dict[str, int]:
         phases = Counter(p if p in _COUNTED else "Pending" for p in self.pod_groups.values())
         return {phase.lower(): phases[phase] for phase in _COUNTED}
@@ -123,7 +130,7 @@ def _run(q: QueueRecord, action: Action, why: str) -> tuple[QueueRecord, list[fx
             )
         )
         return q, out
-    after = next_state(before, rule.target, len(q.pod_groups))
+    after = next_state(before, rule.target, q.holding())
     changed = after != q.state  # a queue never written before counts as changed
     q = q.model_copy(update={**update, "state": after})
     if changed or q.counts() != q.counts_written:
@@ -207,7 +214,12 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                 )
                 if not known and q.queue is not None:
                     out.append(fx.TellChildren(children=[event.name], state=q.current))
-            q = q.model_copy(update={"children": children})
+            q, more = _run(
+                q.model_copy(update={"children": children}),
+                Action.SYNC_QUEUE,
+                f"child queue {event.name} changed",
+            )
+            out += more
         case signals.ParentStateChanged():
             q = q.model_copy(update={"parent_state": QueueState(event.state)})
             q, out = _run(q, Action.SYNC_QUEUE, f"parent queue {event.parent} is {event.state}")

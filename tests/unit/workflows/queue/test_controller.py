@@ -92,3 +92,11 @@ def test_unknown_command_is_reported_not_executed() -> None:
     decision = controller.decide(q, signals.CommandIssued(action="AbortJob", command="x"))
     assert decision.state == q
     assert [e.kind for e in decision.effects] == ["RecordEvent"]
+
+
+def test_parent_waits_for_open_children_before_it_is_closed() -> None:
+    q = controller.decide(_observed("p"), signals.ChildQueueObserved(name="c")).state
+    q = controller.decide(q, controller.Command(action=Action.CLOSE_QUEUE)).state
+    assert q.state == QueueState.CLOSING
+    closed = signals.ChildQueueObserved(name="c", state="Closed", closed_by_parent=True)
+    assert controller.decide(q, closed).state.state == QueueState.CLOSED
