@@ -18,10 +18,14 @@ bin="$cache/devcluster-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bi
 mkdir -p "$bin"
 
 have() {
-  local flag=--version
+  local flag=--version out
   [ "$1" = kubectl ] && flag="version --client"
+  [ -x "$bin/$1" ] || return 1
+  # Captured first: `| grep -q` would stop reading early and, under pipefail, the binary's
+  # SIGPIPE would read as "missing" and trigger a rebuild.
   # shellcheck disable=SC2086
-  [ -x "$bin/$1" ] && "$bin/$1" $flag 2>/dev/null | grep -q -- "$2"
+  out=$("$bin/$1" $flag 2>/dev/null) || return 1
+  [[ "$out" == *"$2"* ]]
 }
 
 log() { printf 'devcluster-build: %s\n' "$*" >&2; }
