@@ -1,12 +1,14 @@
-"""Per-workflow batching of pod snapshots with a bounded delay. Pure: time is passed in.
+"""Per-workflow batching of pod snapshots and PodGroup refs with a bounded delay. Pure: time
+is passed in.
 
-A Job's pods change in bursts (creation, scheduling, a node failing); one signal per change
-would flood the workflow (temporal-python spec §1.6: keep bursts per workflow task under ~100
-signals, never approach 10,000 per run). So pod snapshots wait at most `delay` seconds after
-the first one of a batch, only the latest snapshot per pod is kept, and the batch leaves as
-one `pods_changed` signal per 100 pods.
+A Job's pods change in bursts (creation, scheduling, a node failing), and so do the PodGroups of
+a queue; one signal per change would flood the workflow (temporal-python spec §1.6: keep bursts
+per workflow task under ~100 signals, never approach 10,000 per run). So updates wait at most
+`delay` seconds after the first one of a batch, only the latest per pod (per PodGroup key for a
+queue) is kept, and the batch leaves as one `pods_changed` / `pod_groups_changed` signal per 100
+items.
 
-Ordering rule: any other signal for a workflow first flushes that workflow's pending pods, so
+Ordering rule: any other signal for a workflow first flushes that workflow's pending batch, so
 the workflow receives everything in the order it happened (a pod change before the Job
 deletion that followed it, never after).
 """
@@ -20,42 +22,49 @@ from forwarder import events
 from models import signals
 
 DEFAULT_DELAY = 0.2  # seconds
-MAX_PODS_PER_SIGNAL = 100
+MAX_PER_SIGNAL = 100  # pod snapshots or PodGroup refs in one signal
 
 
 @dataclass
 class _Batch:
-    job: events.JobRef
+    target: events.Target
     deadline: float
     # Keyed by pod uid, in order of last change: a recreated pod of the same name is another
     # pod, and the workflow must hear the old one's deletion too.
     pods: OrderedDict[str, signals.PodSnapshot] = field(default_factory=OrderedDict)
+    # Keyed by "<ns>/<name>": a queue counts PodGroups by key, so only the latest state matters.
+    groups: OrderedDict[str, signals.PodGroupRef] = field(default_factory=OrderedDict)
 
 
 class Coalescer:
-    """Holds pending pod snapshots per workflow id; hands back signals ready to send."""
+    """Holds pending updates per workflow id; hands back signals ready to send."""
 
-    def __init__(self, delay: float = DEFAULT_DELAY, max_pods: int = MAX_PODS_PER_SIGNAL) -> None:
+    def __init__(self, delay: float = DEFAULT_DELAY, max_items: int = MAX_PER_SIGNAL) -> None:
         self._delay = delay
-        self._max_pods = max_pods
+        self._max_items = max_items
         self._batches: dict[str, _Batch] = {}
 
     def __len__(self) -> int:
-        """Pending pod snapshots, all workflows together."""
-        return sum(len(b.pods) for b in self._batches.values())
+        """Pending pod snapshots and PodGroup refs, all workflows together."""
+        return sum(len(b.pods) + len(b.groups) for b in self._batches.values())
 
-    def add_pod(self, update: events.PodUpdate, now: float) -> None:
-        batch = self._batches.get(update.job.workflow_id)
+    def add(self, update: events.Batched, now: float) -> None:
+        target = update.job if isinstance(update, events.PodUpdate) else update.queue
+        batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
-            batch = _Batch(update.job, now + self._delay)
-            self._batches[update.job.workflow_id] = batch
-        batch.pods.pop(update.pod.uid, None)
-        batch.pods[update.pod.uid] = update.pod
+            batch = _Batch(target, now + self._delay)
+            self._batches[target.workflow_id] = batch
+        if isinstance(update, events.PodUpdate):
+            batch.pods.pop(update.pod.uid, None)
+            batch.pods[update.pod.uid] = update.pod
+        else:
+            batch.groups.pop(update.group.key, None)
+            batch.groups[update.group.key] = update.group
 
     def add_signal(self, signal: events.Signal) -> list[events.Signal]:
-        """The workflow's pending pods (if any), then `signal`: the order they happened in."""
-        return [*self._flush(signal.job.workflow_id), signal]
+        """The workflow's pending batch (if any), then `signal`: the order they happened in."""
+        return [*self._flush(signal.target.workflow_id), signal]
 
     def next_deadline(self) -> float | None:
         """When the earliest batch is due; None: nothing pending."""
@@ -73,12 +82,23 @@ class Coalescer:
         batch = self._batches.pop(workflow_id, None)
         if batch is None:
             return []
-        pods = list(batch.pods.values())
+        n = self._max_items
+        pods, groups = list(batch.pods.values()), list(batch.groups.values())
         return [
-            events.Signal(
-                batch.job,
-                signals.SIGNAL_PODS_CHANGED,
-                signals.PodsChanged(pods=pods[i : i + self._max_pods]),
-            )
-            for i in range(0, len(pods), self._max_pods)
+            *(
+                events.Signal(
+                    batch.target,
+                    signals.SIGNAL_PODS_CHANGED,
+                    signals.PodsChanged(pods=pods[i : i + n]),
+                )
+                for i in range(0, len(pods), n)
+            ),
+            *(
+                events.Signal(
+                    batch.target,
+                    signals.SIGNAL_POD_GROUPS_CHANGED,
+                    signals.PodGroupsChanged(groups=groups[i : i + n]),
+                )
+                for i in range(0, len(groups), n)
+            ),
         ]

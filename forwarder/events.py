@@ -1,9 +1,10 @@
 """What flows between the forwarder's stages: watch events in, addressed signals out.
 
 Watch threads produce `Observed` and `Relisted`; the router turns them into `PodUpdate`,
-`Signal` and `ConsumeCommand`; the coalescer batches pod updates into `Signal`s; the
-signaller sends `Signal`s. Plain frozen data, no I/O, so every stage between the watch and
-the Temporal client is testable without a server.
+`GroupRefUpdate`, `Signal` and `ConsumeCommand`; the coalescer batches the two kinds of
+update into `Signal`s; the signaller sends `Signal`s. A message is addressed to a `JobRef`
+(a JobWorkflow) or a `QueueRef` (a QueueWorkflow). Plain frozen data, no I/O, so every stage
+between the watch and the Temporal client is testable without a server.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Kind(StrEnum):
     POD = "pods"
     POD_GROUP = "podgroups"
     COMMAND = "commands"
+    QUEUE = "queues"
 
 
 @dataclass(frozen=True)
@@ -65,10 +67,28 @@ class JobRef:
 
 
 @dataclass(frozen=True)
-class Signal:
-    """One signal to one JobWorkflow; `start`: signal-with-start rather than a plain signal."""
+class QueueRef:
+    """The Volcano Queue (cluster-scoped) a message is addressed to."""
 
-    job: JobRef
+    name: str
+
+    @property
+    def key(self) -> keys.QueueName:
+        return keys.QueueName(self.name)
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.queue_workflow_id(self.name)
+
+
+Target = JobRef | QueueRef  # which workflow a message is for; its type picks the workflow type
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One signal to one workflow; `start`: signal-with-start rather than a plain signal."""
+
+    target: Target
     name: str  # one of models.signals.SIGNAL_*
     payload: signals.Payload
     start: bool = False
@@ -83,6 +103,14 @@ class PodUpdate:
 
 
 @dataclass(frozen=True)
+class GroupRefUpdate:
+    """The latest state of one PodGroup in a queue, waiting for a PodGroupsChanged batch."""
+
+    queue: QueueRef
+    group: signals.PodGroupRef
+
+
+@dataclass(frozen=True)
 class ConsumeCommand:
     """Delete the Command (namespace/name, exactly this uid), then, and only then, send `signal`."""
 
@@ -92,4 +120,5 @@ class ConsumeCommand:
     signal: Signal
 
 
-Outbound = Signal | PodUpdate | ConsumeCommand
+Batched = PodUpdate | GroupRefUpdate  # what the coalescer holds back
+Outbound = Signal | PodUpdate | GroupRefUpdate | ConsumeCommand

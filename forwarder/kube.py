@@ -1,5 +1,5 @@
-"""The forwarder's Kubernetes calls: client construction, the four list/watch endpoints, and
-consuming a Command.
+"""The forwarder's Kubernetes calls: client construction, the list/watch endpoints of the five
+kinds, and consuming a Command.
 
 Every list/watch call asks for the raw response (`_preload_content=False`) so objects reach the
 translator as the apiserver's own JSON, whatever the Python client's models know about them.
@@ -55,6 +55,7 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
         events.Kind.JOB: (batch.GROUP, batch.VERSION),
         events.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
         events.Kind.COMMAND: (bus.GROUP, bus.VERSION),
+        events.Kind.QUEUE: (scheduling.GROUP, scheduling.VERSION),  # cluster-scoped anyway
     }[kind]
     custom = client.CustomObjectsApi(api)
     return functools.partial(custom.list_cluster_custom_object, group, version, kind.value)

@@ -4,10 +4,10 @@ The asyncio loop owns every piece of state (router index, pending batches, lanes
 threads only hand items over through the loop. A term starts from empty memory and a full
 list of everything, so a new leader resyncs every workflow, as an informer's initial list does.
 
-Jobs are listed first and their signals sent before the other watches start, so that on
-startup a Job's workflow exists before its pods, PodGroup and Commands are signalled (a signal
-to a workflow that does not exist is dropped). Volcano waits for its informers to sync for the
-same reason.
+Jobs and Queues are listed first and their signals sent before the other watches start, so
+that on startup a Job's or Queue's workflow exists before its pods, PodGroups and Commands are
+signalled (a signal to a workflow that does not exist is dropped). Volcano waits for its
+informers to sync for the same reason.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from forwarder import coalesce, events, kube, logs, router, signaller, watch
 logger = logging.getLogger(__name__)
 
 DELETE_ATTEMPTS: Final = 4
+FIRST: Final = frozenset({events.Kind.JOB, events.Kind.QUEUE})  # the workflows' own objects
 DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → deleted by us?
 
 
@@ -42,7 +43,8 @@ class Pipeline:
         self._coalescer = coalesce.Coalescer(delay)
         self._inbox: asyncio.Queue[events.Inbound | None] = asyncio.Queue()  # None: halt
         self._watchers: list[watch.Watcher] = []
-        self._synced = False  # Jobs listed and signalled; the other watches are running
+        self._listed: set[events.Kind] = set()  # which of FIRST have been listed once
+        self._synced = False  # FIRST listed and signalled; the other watches are running
 
     async def run(self, halt: asyncio.Event) -> None:
         """Forward until `halt` is set; then stop the watches (call `finish` next)."""
@@ -57,7 +59,8 @@ class Pipeline:
             self._inbox.put_nowait(None)
 
         halting = asyncio.create_task(halt_inbox())
-        self._start(events.Kind.JOB, emit)
+        for kind in sorted(FIRST):
+            self._start(kind, emit)
         try:
             while True:
                 deadline = self._coalescer.next_deadline()
@@ -70,8 +73,8 @@ class Pipeline:
                 if item is None:
                     break
                 await self._handle(item)
-                if isinstance(item, events.Relisted) and item.kind is events.Kind.JOB:
-                    await self._synced_jobs(emit)
+                if isinstance(item, events.Relisted) and item.kind in FIRST:
+                    await self._synced_first(item.kind, emit)
                 self._submit(self._coalescer.due(time.monotonic()))
         finally:
             halting.cancel()
@@ -95,13 +98,16 @@ class Pipeline:
         self._watchers.append(watcher)
         watcher.start()
 
-    async def _synced_jobs(self, emit: Callable[[events.Inbound], None]) -> None:
-        if self._synced:
+    async def _synced_first(
+        self, kind: events.Kind, emit: Callable[[events.Inbound], None]
+    ) -> None:
+        self._listed.add(kind)
+        if self._synced or self._listed != FIRST:
             return
         self._synced = True
-        await self._sender.join()  # every listed Job's workflow exists now
-        for kind in (events.Kind.POD, events.Kind.POD_GROUP, events.Kind.COMMAND):
-            self._start(kind, emit)
+        await self._sender.join()  # every listed Job's and Queue's workflow exists now
+        for later in sorted(set(events.Kind) - FIRST):
+            self._start(later, emit)
 
     async def _handle(self, item: events.Inbound) -> None:
         try:
@@ -111,8 +117,8 @@ class Pipeline:
             logger.exception("event not forwarded kind=%s", item.kind)
             return
         for out in outgoing:
-            if isinstance(out, events.PodUpdate):
-                self._coalescer.add_pod(out, time.monotonic())
+            if isinstance(out, events.PodUpdate | events.GroupRefUpdate):
+                self._coalescer.add(out, time.monotonic())
             elif isinstance(out, events.Signal):
                 self._submit(self._coalescer.add_signal(out))
             elif await self._consume(out):
@@ -124,7 +130,7 @@ class Pipeline:
 
     async def _consume(self, command: events.ConsumeCommand) -> bool:
         """Delete the Command; True only if this replica deleted it (at-most-once delivery)."""
-        log = logs.for_job(logger, command.signal.job.key)
+        log = logs.for_target(logger, command.signal.target)
         delay = 0.2
         for attempt in range(1, DELETE_ATTEMPTS + 1):
             try:

@@ -2,7 +2,10 @@
 
 Owns the forwarder's only memory: a small index of the last state seen per object uid (enough
 to filter Volcano-style and to compute what vanished while the watch was down) and a bounded
-set of deleted Job uids. It performs no I/O: the pipeline executes the returned `Outbound`s.
+set of deleted Job uids. The Queue side of that memory (Queues, and PodGroups counted per
+queue) lives in `queue_router`, which this router feeds: a PodGroup event goes to both its Job
+and its queue, a Command to whichever it targets. It performs no I/O: the pipeline executes
+the returned `Outbound`s.
 
 Why an index at all: after a 410 Gone the watch restarts from a fresh list, and objects deleted
 in the gap produce no DELETED event. Comparing the list with the index yields them, so each
@@ -12,36 +15,16 @@ workflow still hears `job_deleted`, a `deleted=True` pod snapshot or a deleted P
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from forwarder import events, logs, translate
+from forwarder import bounded, events, logs, queue_router, translate
+from forwarder import queue_translate as qt
 from models import signals
 
 logger = logging.getLogger(__name__)
 
 DELETED_JOBS_REMEMBERED = 10_000
-
-
-class BoundedSet:
-    """The most recently added `capacity` strings; older ones are forgotten first."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, None] = OrderedDict()
-
-    def add(self, item: str) -> None:
-        self._items[item] = None
-        self._items.move_to_end(item)
-        while len(self._items) > self._capacity:
-            self._items.popitem(last=False)
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 @dataclass(frozen=True)
@@ -76,7 +59,8 @@ class Router:
         self._jobs: dict[str, _JobSeen] = {}
         self._pods: dict[str, _PodSeen] = {}
         self._groups: dict[str, _GroupSeen] = {}
-        self._deleted_jobs = BoundedSet(deleted_capacity)
+        self._deleted_jobs = bounded.BoundedSet(deleted_capacity)
+        self._queues = queue_router.QueueRouter(deleted_capacity)
         self._handlers: dict[
             events.Kind, Callable[[events.WatchType, events.Obj, bool], list[events.Outbound]]
         ] = {
@@ -84,11 +68,16 @@ class Router:
             events.Kind.POD: self._pod,
             events.Kind.POD_GROUP: self._pod_group,
             events.Kind.COMMAND: self._command,
+            events.Kind.QUEUE: self._queues.queue,
         }
 
     def job_deleted(self, uid: str) -> bool:
         """Was this Job uid seen deleted (within the remembered window)?"""
         return uid in self._deleted_jobs
+
+    def queue_deleted(self, uid: str) -> bool:
+        """Was this Queue uid seen deleted (within the remembered window)?"""
+        return self._queues.queue_deleted(uid)
 
     def route(self, item: events.Inbound) -> list[events.Outbound]:
         if isinstance(item, events.Relisted):
@@ -97,6 +86,8 @@ class Router:
 
     def _relisted(self, item: events.Relisted) -> list[events.Outbound]:
         """Deletions for what vanished unseen, then the current state of everything listed."""
+        if item.kind is events.Kind.QUEUE:
+            return self._queues.queues_relisted(item.objects)
         listed = {translate.uid(o) for o in item.objects}
         out = self._vanished(item.kind, listed)
         handle = self._handlers[item.kind]
@@ -121,6 +112,7 @@ class Router:
                 seen = self._groups.pop(uid)
                 gone = seen.group.model_copy(update={"deleted": True})
                 out.append(events.Signal(seen.job, signals.SIGNAL_POD_GROUP_OBSERVED, gone))
+            out += self._queues.pod_groups_vanished(listed)
         return out  # Commands: nothing to remember, a vanished one was consumed by someone
 
     def _job(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
@@ -159,6 +151,12 @@ class Router:
     def _pod_group(
         self, type_: events.WatchType, obj: events.Obj, force: bool
     ) -> list[events.Outbound]:
+        """Every PodGroup counts in its queue; one created by a Job is also the Job's news."""
+        return self._job_pod_group(type_, obj, force) + self._queues.pod_group(type_, obj, force)
+
+    def _job_pod_group(
+        self, type_: events.WatchType, obj: events.Obj, force: bool
+    ) -> list[events.Outbound]:
         job = translate.pod_group_job(obj)
         if job is None:
             return []
@@ -178,17 +176,19 @@ class Router:
     def _command(
         self, type_: events.WatchType, obj: events.Obj, force: bool
     ) -> list[events.Outbound]:
+        """A Command for a Job or a Queue: consumed first, then delivered (at most once)."""
         if type_ != "ADDED":
             return []  # Volcano consumes on add only; the delete we issue comes back as DELETED
-        job = translate.command_job(obj)
-        if job is None:
+        target: events.Target | None = translate.command_job(obj) or qt.command_queue(obj)
+        if target is None:
             return []
         issued = translate.command_issued(obj)
-        meta = obj.get("metadata") or {}
+        meta = translate.metadata(obj)
         name = str(meta.get("name", ""))
         if issued is None:
-            logs.for_job(logger, job.key).warning("command without action ignored command=%s", name)
+            log = logs.for_target(logger, target)
+            log.warning("command without action ignored command=%s", name)
             return []
-        signal = events.Signal(job, signals.SIGNAL_COMMAND_ISSUED, issued)
+        signal = events.Signal(target, signals.SIGNAL_COMMAND_ISSUED, issued)
         ns = str(meta.get("namespace", ""))
         return [events.ConsumeCommand(ns, name, translate.uid(obj), signal)]

@@ -1,10 +1,11 @@
 """The Temporal side: send `Signal`s, in order per workflow, concurrently across workflows.
 
-Each workflow id gets a lane (a FIFO drained by one task), so a JobWorkflow receives its
-signals in exactly the order the pipeline produced them, while a slow or retried send for one
-Job does not hold up the others. A `job_observed` goes out as signal-with-start (the first
-sight of a Job starts its workflow); everything else is a plain signal, dropped when the
-workflow does not exist or has closed: a closed Job has nobody left to tell.
+Each workflow id gets a lane (a FIFO drained by one task), so a JobWorkflow or QueueWorkflow
+receives its signals in exactly the order the pipeline produced them, while a slow or retried
+send for one workflow does not hold up the others. A `job_observed` or `queue_observed` (and a
+`child_queue_observed` to a live parent) goes out as signal-with-start (the first sight of an
+object starts its workflow); everything else is a plain signal, dropped when the workflow does
+not exist or has closed: a closed Job or deleted Queue has nobody left to tell.
 """
 
 from __future__ import annotations
@@ -40,13 +41,18 @@ TRANSIENT: Final = frozenset(
 )
 
 
-def summary(job: events.JobRef) -> str:
-    text = f"Volcano Job {job.key}"
+# Batches are the bulk of the traffic; the rest tells the story of a Job or Queue.
+_QUIET: Final = frozenset({signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUPS_CHANGED})
+
+
+def summary(target: events.Target) -> str:
+    kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
+    text = f"Volcano {kind} {target.key}"
     return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
 
 
 class Signaller:
-    """Per-workflow ordered delivery of signals to JobWorkflows."""
+    """Per-workflow ordered delivery of signals to JobWorkflows and QueueWorkflows."""
 
     def __init__(
         self,
@@ -64,7 +70,7 @@ class Signaller:
         self.sent = 0  # signals the server accepted, for logs and tests
 
     def submit(self, signal: events.Signal) -> None:
-        wid = signal.job.workflow_id
+        wid = signal.target.workflow_id
         self._lanes.setdefault(wid, collections.deque()).append(signal)
         if wid not in self._drainers:
             self._drainers[wid] = asyncio.create_task(self._drain(wid), name=f"signal {wid}")
@@ -96,16 +102,13 @@ class Signaller:
             del self._drainers[wid]
 
     async def _send(self, signal: events.Signal) -> None:
-        log = logs.for_job(logger, signal.job.key)
+        log = logs.for_target(logger, signal.target)
         delay = BACKOFF[0]
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 await self._deliver(signal)
                 self.sent += 1
-                # Pod batches are the bulk of the traffic; the rest tells the story of a Job.
-                level = (
-                    logging.DEBUG if signal.name == signals.SIGNAL_PODS_CHANGED else logging.INFO
-                )
+                level = logging.DEBUG if signal.name in _QUIET else logging.INFO
                 log.log(level, "signal sent signal=%s start=%s", signal.name, signal.start)
                 return
             except RPCError as e:
@@ -127,23 +130,27 @@ class Signaller:
                 return
 
     async def _deliver(self, signal: events.Signal) -> None:
-        job = signal.job
+        target = signal.target
         if not signal.start:
-            await self._client.get_workflow_handle(job.workflow_id).signal(
+            await self._client.get_workflow_handle(target.workflow_id).signal(
                 signal.name, signal.payload
             )
             return
+        start: signals.Payload = self._start
+        workflow = signals.JOB_WORKFLOW
+        if isinstance(target, events.QueueRef):
+            start, workflow = signals.QueueStart(), signals.QUEUE_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
-        # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job never gets here
-        # because the router refuses uids it saw deleted.
+        # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
+        # here because the routers refuse uids they saw deleted.
         await self._client.start_workflow(
-            signals.JOB_WORKFLOW,
-            self._start,
-            id=job.workflow_id,
+            workflow,
+            start,
+            id=target.workflow_id,
             task_queue=self._task_queue,
             start_signal=signal.name,
             start_signal_args=[signal.payload],
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            static_summary=summary(job),
+            static_summary=summary(target),
         )

@@ -4,7 +4,8 @@ Reproduces the filters of Volcano's informer handlers (volcano-job spec §3.2): 
 PodGroups and Commands belong to a Job, and which Job updates are worth a signal. Deciding
 *whether* to send given what was seen before is the router's job; this module only reads one
 object at a time. Objects are the raw camelCase dicts the apiserver sends, never client models,
-so a field the Python client does not know is still visible here.
+so a field the Python client does not know is still visible here. The raw-object accessors
+(`metadata`, `annotations_of`, `uid`) are shared with `queue_translate`, the Queue side.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ from models import batch, labels, signals
 Obj = events.Obj
 
 
-def _metadata(obj: Obj) -> Mapping[str, Any]:
+def metadata(obj: Obj) -> Mapping[str, Any]:
     meta: Mapping[str, Any] = obj.get("metadata") or {}
     return meta
 
 
-def _annotations(obj: Obj) -> Mapping[str, str]:
-    found: Mapping[str, str] = _metadata(obj).get("annotations") or {}
+def annotations_of(obj: Obj) -> Mapping[str, str]:
+    found: Mapping[str, str] = metadata(obj).get("annotations") or {}
     return found
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
-    found: Mapping[str, str] = _metadata(obj).get("labels") or {}
+    found: Mapping[str, str] = metadata(obj).get("labels") or {}
     return found
 
 
@@ -42,12 +43,12 @@ def _int(text: str | None) -> int | None:
 
 
 def uid(obj: Obj) -> str:
-    return str(_metadata(obj).get("uid", ""))
+    return str(metadata(obj).get("uid", ""))
 
 
 def _controller_job(obj: Obj) -> Mapping[str, Any] | None:
     """The controller ownerReference to a Volcano Job; None: not owned by a Job."""
-    for ref in _metadata(obj).get("ownerReferences") or ():
+    for ref in metadata(obj).get("ownerReferences") or ():
         group = str(ref.get("apiVersion", "")).split("/")[0]
         if ref.get("controller") and ref.get("kind") == "Job" and group == batch.GROUP:
             found: Mapping[str, Any] = ref
@@ -59,7 +60,7 @@ def _controller_job(obj: Obj) -> Mapping[str, Any] | None:
 
 
 def job_ref(obj: Obj) -> events.JobRef:
-    meta = _metadata(obj)
+    meta = metadata(obj)
     return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
@@ -75,7 +76,7 @@ def job_fingerprint(obj: Obj) -> JobFingerprint:
     """
     status = obj.get("status") or {}
     phase = str((status.get("state") or {}).get("phase") or "")
-    deleting = _metadata(obj).get("deletionTimestamp") is not None
+    deleting = metadata(obj).get("deletionTimestamp") is not None
     return (obj.get("spec"), phase, deleting)
 
 
@@ -96,11 +97,11 @@ def job_deleted(obj: Obj) -> signals.JobDeleted:
 
 def pod_job(obj: Obj) -> events.JobRef | None:
     """The Job a pod reports to; None: not a Volcano task pod (no job-name or task-spec)."""
-    notes = _annotations(obj)
+    notes = annotations_of(obj)
     job_name = notes.get(labels.JOB_NAME)
     if not job_name or labels.TASK_SPEC not in notes:
         return None
-    return events.JobRef(str(_metadata(obj).get("namespace", "")), job_name)
+    return events.JobRef(str(metadata(obj).get("namespace", "")), job_name)
 
 
 def _first_container_exit_code(obj: Obj) -> int | None:
@@ -133,8 +134,8 @@ def _ready(obj: Obj) -> bool:
 
 
 def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.PodSnapshot:
-    meta = _metadata(obj)
-    notes = _annotations(obj)
+    meta = metadata(obj)
+    notes = annotations_of(obj)
     status = obj.get("status") or {}
     statuses = [
         *(status.get("initContainerStatuses") or []),
@@ -169,7 +170,7 @@ def pod_group_job(obj: Obj) -> events.JobRef | None:
     owner = _controller_job(obj)
     if owner is None:
         return None
-    return events.JobRef(str(_metadata(obj).get("namespace", "")), str(owner.get("name", "")))
+    return events.JobRef(str(metadata(obj).get("namespace", "")), str(owner.get("name", "")))
 
 
 def pod_group_phase(obj: Obj) -> str | None:
@@ -180,7 +181,7 @@ def pod_group_phase(obj: Obj) -> str | None:
 
 def pod_group_observed(obj: Obj, deleted: bool = False) -> signals.PodGroupObserved:
     return signals.PodGroupObserved(
-        name=str(_metadata(obj).get("name", "")),
+        name=str(metadata(obj).get("name", "")),
         phase=pod_group_phase(obj),
         conditions=list((obj.get("status") or {}).get("conditions") or []),
         deleted=deleted,
@@ -197,7 +198,7 @@ def command_job(obj: Obj) -> events.JobRef | None:
         return None
     if not target.get("name"):
         return None
-    return events.JobRef(str(_metadata(obj).get("namespace", "")), str(target["name"]))
+    return events.JobRef(str(metadata(obj).get("namespace", "")), str(target["name"]))
 
 
 def command_issued(obj: Obj) -> signals.CommandIssued | None:
@@ -207,7 +208,7 @@ def command_issued(obj: Obj) -> signals.CommandIssued | None:
         return None
     return signals.CommandIssued(
         action=str(action),
-        command=str(_metadata(obj).get("name", "")),
+        command=str(metadata(obj).get("name", "")),
         reason=str(obj.get("reason") or ""),
         message=str(obj.get("message") or ""),
     )

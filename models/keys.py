@@ -22,3 +22,8 @@ def queue_workflow_id(name: str) -> str:
 
 def scheduler_workflow_id(scheduler_name: str) -> str:
     return f"scheduler/{scheduler_name}"
+
+
+def pod_group_key(namespace: str, name: str) -> str:
+    """How a queue counts its PodGroups: "<namespace>/<name>"."""
+    return f"{namespace}/{name}"

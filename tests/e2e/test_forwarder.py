@@ -1,169 +1,33 @@
-"""The watch-forwarder against the real apiserver and Temporal dev server.
+"""The watch-forwarder against the real apiserver and Temporal dev server: the Job side.
 
 The real JobWorkflow is not needed: a recording stand-in registered as "JobWorkflow" keeps
 every signal it receives and answers a query with them. It runs in a Temporal namespace made
 for this module, so its worker is the only one polling the controllers task queue there. Each
 forwarder is a `caldera forwarder` subprocess, stopped with SIGTERM like a Deployment's pod.
+The stand-ins, their worker and the forwarder process live in `tests.e2e.forwarding`, shared
+with the Queue side in `test_forwarder_queues`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import signal
-import socket
-import subprocess
-import sys
-import threading
 import time
-import uuid
-from collections.abc import Coroutine, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from google.protobuf.duration_pb2 import Duration
 from kubernetes import client
-from pydantic import BaseModel
-from temporalio import workflow
-from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.service import RPCError, RPCStatusCode
-from temporalio.worker import Worker
 
-from forwarder import leader
-from models import keys, signals
+from models import signals
 from tests.builders import make_job
+from tests.e2e import forwarding
 from tests.e2e.conftest import E2EStack, eventually
-from workflows import task_queues
+from tests.e2e.forwarding import COALESCE_MS, Forwarder, Recorder, forwarders
 
-T = TypeVar("T")
-REPO = Path(__file__).resolve().parents[2]
 JOBS = ("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 COMMANDS = ("bus.volcano.sh", "v1alpha1", "commands")
-COALESCE_MS = 300
-
-
-class Received(BaseModel):
-    name: str
-    payload: dict[str, Any]
-
-
-@workflow.defn(name=signals.JOB_WORKFLOW, sandboxed=False)
-class RecordingJobWorkflow:
-    """Stands in for the real JobWorkflow: records signals, ends on job_deleted."""
-
-    @workflow.init
-    def __init__(self, start: signals.JobStart) -> None:
-        self._start = start
-        self._received: list[Received] = []
-        self._deleted = False
-
-    @workflow.run
-    async def run(self, start: signals.JobStart) -> None:
-        await workflow.wait_condition(lambda: self._deleted)
-
-    def _record(self, name: str, payload: signals.Payload) -> None:
-        self._received.append(Received(name=name, payload=payload.model_dump(mode="json")))
-
-    @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
-    def job_observed(self, p: signals.JobObserved) -> None:
-        self._record(signals.SIGNAL_JOB_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
-    def job_deleted(self, p: signals.JobDeleted) -> None:
-        self._record(signals.SIGNAL_JOB_DELETED, p)
-        self._deleted = True
-
-    @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
-    def pods_changed(self, p: signals.PodsChanged) -> None:
-        self._record(signals.SIGNAL_PODS_CHANGED, p)
-
-    @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
-    def pod_group_observed(self, p: signals.PodGroupObserved) -> None:
-        self._record(signals.SIGNAL_POD_GROUP_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, p: signals.CommandIssued) -> None:
-        self._record(signals.SIGNAL_COMMAND_ISSUED, p)
-
-    @workflow.query
-    def received(self) -> list[Received]:
-        return self._received
-
-    @workflow.query
-    def started_with(self) -> signals.JobStart:
-        return self._start
-
-
-class Recorder:
-    """A Temporal worker hosting RecordingJobWorkflow on its own thread and event loop, so the
-    synchronous tests can block (Kubernetes calls, `eventually`) without starving it."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.namespace = f"forwarder-e2e-{uuid.uuid4().hex[:8]}"
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._stop: asyncio.Event | None = None
-        self._worker: Any = None
-
-    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 30) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
-
-    def start(self) -> None:
-        self._thread.start()
-        self.client = self._call(self._connect())
-        self._worker = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
-
-    async def _connect(self) -> Client:
-        root = await Client.connect(self.address)
-        await root.workflow_service.register_namespace(
-            RegisterNamespaceRequest(
-                namespace=self.namespace,
-                workflow_execution_retention_period=Duration(seconds=86400),
-            )
-        )
-        self._stop = asyncio.Event()
-        return await Client.connect(
-            self.address, namespace=self.namespace, data_converter=pydantic_data_converter
-        )
-
-    async def _serve(self) -> None:
-        assert self._stop is not None
-        worker = Worker(
-            self.client, task_queue=task_queues.CONTROLLERS, workflows=[RecordingJobWorkflow]
-        )
-        async with worker:
-            await self._stop.wait()
-
-    def stop(self) -> None:
-        if self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-            self._worker.result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def received(self, ns: str, name: str) -> list[Received]:
-        """Signals the job's workflow got so far; [] while it does not exist."""
-        handle = self.client.get_workflow_handle(keys.job_workflow_id(ns, name))
-        try:
-            return self._call(handle.query(RecordingJobWorkflow.received))
-        except RPCError as e:
-            if e.status == RPCStatusCode.NOT_FOUND:
-                return []
-            raise
-
-    def started_with(self, ns: str, name: str) -> signals.JobStart:
-        handle = self.client.get_workflow_handle(keys.job_workflow_id(ns, name))
-        return self._call(handle.query(RecordingJobWorkflow.started_with))
-
-    def named(self, ns: str, name: str, signal: str) -> list[dict[str, Any]]:
-        return [r.payload for r in self.received(ns, name) if r.name == signal]
 
 
 @pytest.fixture(scope="module")
@@ -178,96 +42,9 @@ def recorder(e2e_stack: E2EStack) -> Iterator[Recorder]:
 
 @pytest.fixture(scope="module", autouse=True)
 def other_forwarder_paused(api: client.ApiClient) -> Iterator[None]:
-    """Keep a running Caldera (the session's `controllers`, a reused dev stack's) out of the way.
-
-    Its forwarder would start the real JobWorkflow for these tests' Jobs, and that workflow's
-    pods, status writes and Command consumption would race the assertions. Taking its Lease
-    makes it stand by, as a replaced leader does; releasing the Lease at the end hands it back.
-    """
-    leases = client.CoordinationV1Api(api)
-    cfg = leader.LeaseConfig(identity=f"e2e-forwarder-tests-{uuid.uuid4().hex[:6]}")
-    try:
-        lease = leases.read_namespaced_lease(cfg.name, cfg.namespace)
-    except client.ApiException as e:
-        if e.status != 404:
-            raise
-        lease = None
-    spec = lease.spec if lease is not None else None
-    renewed = spec.renew_time if spec is not None else None
-    if spec is None or not spec.holder_identity or renewed is None:
-        yield  # nobody leads
-        return
-    if (datetime.now(UTC) - renewed).total_seconds() > (spec.lease_duration_seconds or 15):
-        yield  # the holder is gone
-        return
-    spec.holder_identity, spec.renew_time = cfg.identity, datetime.now(UTC)
-    leases.replace_namespaced_lease(cfg.name, cfg.namespace, lease)
-    pauser = leader.Elector(leases, cfg)
-    done = threading.Event()
-    renewing = threading.Thread(target=lambda: _renew_until(pauser, done), daemon=True)
-    renewing.start()
-    # The old leader notices at its next renewal and stops forwarding.
-    time.sleep(cfg.renew_interval + 1)
-    try:
+    """Take over the default forwarder Lease for this module (see `default_lease_taken`)."""
+    with forwarding.default_lease_taken(api):
         yield
-    finally:
-        done.set()
-        renewing.join(10)
-        pauser.release()
-
-
-def _renew_until(elector: leader.Elector, done: threading.Event) -> None:
-    while not done.wait(elector.config.retry_interval):
-        with contextlib.suppress(Exception):
-            elector.try_acquire()
-
-
-class Forwarder:
-    """One `caldera forwarder` subprocess with its log file."""
-
-    def __init__(self, stack: E2EStack, recorder: Recorder, log: Path, *args: str) -> None:
-        env = {
-            **os.environ,
-            "KUBECONFIG": stack.kubeconfig,
-            "TEMPORAL_ADDRESS": stack.temporal_address,
-        }
-        cmd = [sys.executable, "-m", "cli.main", "forwarder", "--namespace", recorder.namespace]
-        self.log = log
-        with log.open("w") as out:
-            self.proc = subprocess.Popen(
-                [*cmd, *args], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
-            )
-        self.identity = f"{socket.gethostname()}-{self.proc.pid}"
-
-    def text(self) -> str:
-        return self.log.read_text()
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-            raise
-
-
-@contextlib.contextmanager
-def forwarders(
-    stack: E2EStack, recorder: Recorder, ns: str, tmp_path: Path, count: int = 1, *extra: str
-) -> Iterator[list[Forwarder]]:
-    lease = f"caldera-forwarder-{uuid.uuid4().hex[:6]}"
-    args = ["--lease-namespace", ns, "--lease-name", lease, "--coalesce-ms", str(COALESCE_MS)]
-    args += ["--scheduler-override", "e2e-scheduler", "--retry-interval", "0.3", *extra]
-    started: list[Forwarder] = []
-    try:
-        for i in range(count):
-            started.append(Forwarder(stack, recorder, tmp_path / f"forwarder-{i}.log", *args))
-        yield started
-    finally:
-        for f in started:
-            f.stop()
 
 
 @pytest.fixture

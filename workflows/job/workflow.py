@@ -40,7 +40,8 @@ with workflow.unsafe.imports_passed_through():
 
 
 class JobWorkflowInput(BaseModel):
-    """Start input (the forwarder sends only `settings`) and continue-as-new carrier."""
+    """Start input and continue-as-new carrier. The forwarder starts runs with
+    `models.signals.JobStart`, which must stay a subset of these fields (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -31,6 +31,9 @@ EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some na
 
 
 class QueueWorkflowInput(BaseModel):
+    """Start input and continue-as-new carrier. The forwarder starts runs with
+    `models.signals.QueueStart`, which must stay a subset of these fields (all defaulted)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: QueueRecord | None = None  # None: a new queue

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 JOB_API = "batch.volcano.sh/v1alpha1"
+QUEUE_API = "scheduling.volcano.sh/v1beta1"
 
 
 def owner(name: str = "train", uid: str = "job-uid", kind: str = "Job") -> dict[str, Any]:
@@ -91,10 +92,14 @@ def pod_group(
     phase: str | None = "Pending",
     owners: list[dict[str, Any]] | None = None,
     conditions: list[dict[str, Any]] | None = None,
+    queue: str | None = None,
 ) -> dict[str, Any]:
     status: dict[str, Any] = {"phase": phase} if phase else {}
     if conditions is not None:
         status["conditions"] = conditions
+    spec: dict[str, Any] = {"minMember": 1}
+    if queue is not None:
+        spec["queue"] = queue
     return {
         "metadata": {
             "name": name,
@@ -102,9 +107,36 @@ def pod_group(
             "uid": uid,
             "ownerReferences": [owner()] if owners is None else owners,
         },
-        "spec": {"minMember": 1},
+        "spec": spec,
         "status": status,
     }
+
+
+def queue(
+    name: str = "q1",
+    uid: str | None = None,
+    parent: str | None = "root",
+    state: str | None = "Open",
+    annotations: dict[str, str] | None = None,
+    weight: int = 1,
+    **status: Any,
+) -> dict[str, Any]:
+    """A Queue; uid defaults to "uid-<name>", `status` adds counters such as running=1."""
+    meta: dict[str, Any] = {"name": name, "uid": uid or f"uid-{name}", "resourceVersion": "1"}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    spec: dict[str, Any] = {"weight": weight, "reclaimable": True}
+    if parent is not None:
+        spec["parent"] = parent
+    obj: dict[str, Any] = {"apiVersion": QUEUE_API, "kind": "Queue", "metadata": meta}
+    obj["spec"] = spec
+    if state is not None or status:
+        obj["status"] = {**({"state": state} if state else {}), **status}
+    return obj
+
+
+def queue_owner(name: str = "q1", uid: str = "uid-q1") -> dict[str, Any]:
+    return {"apiVersion": QUEUE_API, "kind": "Queue", "name": name, "uid": uid, "controller": True}
 
 
 def command(
@@ -113,11 +145,16 @@ def command(
     ns: str = "ns",
     action: str | None = "AbortJob",
     target: dict[str, Any] | None = None,
+    owners: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """`target` None: the default Job; {}: no target at all."""
+    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": uid}
+    if owners is not None:
+        meta["ownerReferences"] = owners
     obj: dict[str, Any] = {
         "apiVersion": "bus.volcano.sh/v1alpha1",
         "kind": "Command",
-        "metadata": {"name": name, "namespace": ns, "uid": uid},
+        "metadata": meta,
         "target": owner() if target is None else target,
         "reason": "user",
         "message": "stop it",

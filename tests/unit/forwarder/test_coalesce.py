@@ -27,9 +27,9 @@ def deleted(job: events.JobRef) -> events.Signal:
 
 def test_latest_snapshot_per_pod_in_order_of_last_change() -> None:
     c = coalesce.Coalescer(delay=0.2)
-    c.add_pod(update(A, snap("p0")), now=0.0)
-    c.add_pod(update(A, snap("p1")), now=0.01)
-    c.add_pod(update(A, snap("p0", "Running")), now=0.02)
+    c.add(update(A, snap("p0")), now=0.0)
+    c.add(update(A, snap("p1")), now=0.01)
+    c.add(update(A, snap("p0", "Running")), now=0.02)
     assert len(c) == 2
     assert c.due(now=0.19) == []
     assert c.due(now=0.2) == [batch(A, snap("p1"), snap("p0", "Running"))]
@@ -38,24 +38,24 @@ def test_latest_snapshot_per_pod_in_order_of_last_change() -> None:
 
 def test_delay_is_bounded_not_reset_by_new_changes() -> None:
     c = coalesce.Coalescer(delay=0.2)
-    c.add_pod(update(A, snap("p0")), now=0.0)
-    c.add_pod(update(A, snap("p0", "Running")), now=0.15)
+    c.add(update(A, snap("p0")), now=0.0)
+    c.add(update(A, snap("p0", "Running")), now=0.15)
     assert c.next_deadline() == 0.2
     assert c.due(now=0.2) == [batch(A, snap("p0", "Running"))]
 
 
 def test_each_workflow_batched_separately_earliest_first() -> None:
     c = coalesce.Coalescer(delay=0.2)
-    c.add_pod(update(B, snap("b0")), now=0.0)
-    c.add_pod(update(A, snap("a0")), now=0.1)
+    c.add(update(B, snap("b0")), now=0.0)
+    c.add(update(A, snap("a0")), now=0.1)
     assert c.due(now=0.25) == [batch(B, snap("b0"))]
     assert c.drain() == [batch(A, snap("a0"))]
 
 
 def test_other_signal_flushes_that_workflows_pods_first() -> None:
     c = coalesce.Coalescer(delay=0.2)
-    c.add_pod(update(A, snap("a0")), now=0.0)
-    c.add_pod(update(B, snap("b0")), now=0.0)
+    c.add(update(A, snap("a0")), now=0.0)
+    c.add(update(B, snap("b0")), now=0.0)
     assert c.add_signal(deleted(A)) == [batch(A, snap("a0")), deleted(A)]
     assert c.add_signal(deleted(A)) == [deleted(A)]
     assert c.drain() == [batch(B, snap("b0"))]
@@ -65,8 +65,8 @@ def test_recreated_pod_keeps_old_deletion_and_new_pod() -> None:
     c = coalesce.Coalescer()
     old = snap("p0", uid="old").model_copy(update={"deleted": True})
     new = snap("p0", uid="new")
-    c.add_pod(update(A, old), now=0.0)
-    c.add_pod(update(A, new), now=0.0)
+    c.add(update(A, old), now=0.0)
+    c.add(update(A, new), now=0.0)
     assert c.drain() == [batch(A, old, new)]
 
 
@@ -74,5 +74,44 @@ def test_large_batch_chunked_at_100_pods() -> None:
     c = coalesce.Coalescer()
     pods = [snap(f"p{i}") for i in range(250)]
     for p in pods:
-        c.add_pod(update(A, p), now=0.0)
+        c.add(update(A, p), now=0.0)
     assert c.drain() == [batch(A, *pods[:100]), batch(A, *pods[100:200]), batch(A, *pods[200:])]
+
+
+Q1 = events.QueueRef("q1")
+
+
+def group_ref(key: str, phase: str | None = "Pending", gone: bool = False) -> signals.PodGroupRef:
+    return signals.PodGroupRef(key=key, phase=phase, deleted=gone)
+
+
+def groups(queue: events.QueueRef, *refs: signals.PodGroupRef) -> events.Signal:
+    payload = signals.PodGroupsChanged(groups=list(refs))
+    return events.Signal(queue, signals.SIGNAL_POD_GROUPS_CHANGED, payload)
+
+
+def test_group_refs_latest_per_key_in_order_of_last_change() -> None:
+    c = coalesce.Coalescer(delay=0.2)
+    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
+    c.add(events.GroupRefUpdate(Q1, group_ref("ns/b")), now=0.05)
+    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a", gone=True)), now=0.1)
+    c.add(update(A, snap("p0")), now=0.1)
+    assert len(c) == 3
+    assert c.due(now=0.2) == [groups(Q1, group_ref("ns/b"), group_ref("ns/a", gone=True))]
+    assert c.drain() == [batch(A, snap("p0"))]
+
+
+def test_queue_signal_flushes_pending_refs_first() -> None:
+    c = coalesce.Coalescer()
+    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
+    gone = events.Signal(Q1, signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid="u"))
+    assert c.add_signal(gone) == [groups(Q1, group_ref("ns/a")), gone]
+    assert c.drain() == []
+
+
+def test_large_ref_batch_chunked_at_100() -> None:
+    c = coalesce.Coalescer()
+    refs = [group_ref(f"ns/g{i}") for i in range(150)]
+    for r in refs:
+        c.add(events.GroupRefUpdate(Q1, r), now=0.0)
+    assert c.drain() == [groups(Q1, *refs[:100]), groups(Q1, *refs[100:])]

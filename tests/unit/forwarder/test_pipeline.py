@@ -13,7 +13,7 @@ import pytest
 
 from forwarder import events, pipeline
 from models import signals
-from tests.unit.forwarder import command, job, pod
+from tests.unit.forwarder import command, job, pod, pod_group, queue, queue_owner
 
 K = events.Kind
 
@@ -97,7 +97,7 @@ async def run_term(
 
 async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
     sender, listed, _ = await run_term(True, [], {K.JOB: [job()], K.POD: [pod()]})
-    assert listed[0] is K.JOB
+    assert set(listed[:2]) == {K.JOB, K.QUEUE}
     assert sender.names() == [signals.SIGNAL_JOB_OBSERVED, signals.SIGNAL_PODS_CHANGED]
     assert not sender.abandoned
 
@@ -118,3 +118,21 @@ async def test_command_delivered_only_if_this_replica_deleted_it(
     sender, _, deleted = await run_term(True, deletes, {K.COMMAND: [command()]})
     assert deleted == [("ns", "train-abortjob-x", "cmd-uid")]
     assert sender.names().count(signals.SIGNAL_COMMAND_ISSUED) == delivered
+
+
+async def test_queues_started_before_their_pod_groups_and_commands() -> None:
+    root, q1 = queue("root", parent=None), queue()
+    objects = {
+        K.QUEUE: [root, q1],
+        K.POD_GROUP: [pod_group(owners=[], queue="q1")],
+        K.COMMAND: [command(name="q1-close", action="CloseQueue", target=queue_owner())],
+    }
+    sender, listed, deleted = await run_term(True, [True], objects)
+    assert set(listed[:2]) == {K.JOB, K.QUEUE}
+    assert deleted == [("ns", "q1-close", "cmd-uid")]
+    to_q1 = [s.name for s in sender.signals if s.target == events.QueueRef("q1")]
+    # PodGroups and Commands are separate watches: either may come first, after the start.
+    assert to_q1[0] == signals.SIGNAL_QUEUE_OBSERVED
+    assert sorted(to_q1[1:]) == [signals.SIGNAL_COMMAND_ISSUED, signals.SIGNAL_POD_GROUPS_CHANGED]
+    to_root = [s.name for s in sender.signals if s.target == events.QueueRef("root")]
+    assert to_root == [signals.SIGNAL_QUEUE_OBSERVED, signals.SIGNAL_CHILD_QUEUE_OBSERVED]

@@ -6,7 +6,16 @@ import pytest
 
 from tests.unit import test_layering
 
-PURE = ("events.py", "translate.py", "router.py", "coalesce.py", "logs.py")
+PURE = (
+    "events.py",
+    "translate.py",
+    "queue_translate.py",
+    "router.py",
+    "queue_router.py",
+    "bounded.py",
+    "coalesce.py",
+    "logs.py",
+)
 
 
 @pytest.mark.parametrize("name", PURE)

@@ -81,6 +81,42 @@ async def test_job_observed_is_signal_with_start() -> None:
     ]
 
 
+async def test_queue_signals_start_queue_workflow() -> None:
+    client = FakeClient()
+    observed = signals.QueueObserved(queue={"metadata": {"name": "q1"}})
+    child = signals.ChildQueueObserved(name="q1")
+    await deliver(
+        client,
+        events.Signal(events.QueueRef("q1"), signals.SIGNAL_QUEUE_OBSERVED, observed, start=True),
+        events.Signal(events.QueueRef("root"), signals.SIGNAL_CHILD_QUEUE_OBSERVED, child, True),
+    )
+    assert client.starts == [
+        {
+            "workflow": "QueueWorkflow",
+            "arg": signals.QueueStart(),
+            "id": f"queue/{name}",
+            "task_queue": "caldera-controllers",
+            "start_signal": signal,
+            "start_signal_args": [payload],
+            "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
+            "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            "static_summary": f"Volcano Queue {name}",
+        }
+        for name, signal, payload in (
+            ("q1", "queue_observed", observed),
+            ("root", "child_queue_observed", child),
+        )
+    ]
+
+
+async def test_plain_queue_signal_goes_to_queue_workflow() -> None:
+    client = FakeClient()
+    gone = signals.QueueDeleted(uid="u")
+    await deliver(client, events.Signal(events.QueueRef("q1"), signals.SIGNAL_QUEUE_DELETED, gone))
+    assert client.sent == [("signal", "queue/q1", "queue_deleted", gone)]
+    assert client.starts == []
+
+
 async def test_signals_keep_order_per_workflow() -> None:
     client = FakeClient()
     outgoing = [deleted(A, "1"), deleted(B, "1"), deleted(A, "2"), deleted(B, "2"), deleted(A, "3")]
@@ -111,3 +147,4 @@ async def test_failed_signal_then_next_in_lane(
 
 def test_summary_fits_temporal_limit() -> None:
     assert len(signaller.summary(events.JobRef("n" * 63, "j" * 253)).encode()) <= 200
+    assert len(signaller.summary(events.QueueRef("q" * 253)).encode()) <= 200

@@ -1,0 +1,199 @@
+"""Decide what QueueWorkflows hear for each Queue and PodGroup event, given what was seen. Pure.
+
+The queue-side half of the router (`router.Router` owns one and hands it Queue events and every
+PodGroup event). It reproduces the event handlers of Volcano's queue controller (queue spec
+Part B1), turned into messages to the workflows `queue/<name>`:
+
+- a Queue added, relisted, or changed in spec, annotations or state → `queue_observed`
+  (signal-with-start), and its parent hears `child_queue_observed` when the child's state,
+  closed-by-parent annotation or parent changes (a move also tells the old parent the child
+  is gone);
+- a Queue deleted → `queue_deleted`, and its parent hears the child is gone;
+- a PodGroup added, changing phase (or queue), or deleted → a `PodGroupRef` for the queue
+  named by its `spec.queue`, batched by the coalescer into `pod_groups_changed`.
+
+Memory: the last fingerprints per Queue uid, the live Queue names, the queue and ref of every
+PodGroup, and a bounded set of deleted Queue uids. Refs are sent only to queues that are live
+(listed or added, not deleted); when a queue appears, every PodGroup already known in it is
+sent after its `queue_observed`, as Volcano's sync on queue add counts its indexed PodGroups.
+This makes the order of the Queue and PodGroup watches irrelevant: a PodGroup seen before its
+queue is not signalled into a workflow that does not exist yet, and is not lost either.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forwarder import bounded, events, logs, translate
+from forwarder import queue_translate as qt
+from models import signals
+
+logger = logging.getLogger(__name__)
+
+DELETED_QUEUES_REMEMBERED = 10_000
+
+
+@dataclass(frozen=True)
+class _QueueSeen:
+    name: str
+    fingerprint: qt.QueueFingerprint
+    child: qt.ChildFingerprint
+
+    @property
+    def parent(self) -> str:
+        """The parent told about this queue last; "" for root, which has none."""
+        return self.child[0]
+
+
+@dataclass(frozen=True)
+class _GroupSeen:
+    queue: str
+    ref: signals.PodGroupRef
+
+
+def _child(parent: str, payload: signals.ChildQueueObserved, start: bool) -> events.Signal:
+    target = events.QueueRef(parent)
+    return events.Signal(target, signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload, start=start)
+
+
+class QueueRouter:
+    """Queue and PodGroup events → messages to QueueWorkflows."""
+
+    def __init__(self, deleted_capacity: int = DELETED_QUEUES_REMEMBERED) -> None:
+        self._queues: dict[str, _QueueSeen] = {}  # by Queue uid
+        self._live: dict[str, str] = {}  # Queue name → uid of the queue holding it now
+        self._groups: dict[str, _GroupSeen] = {}  # by PodGroup uid
+        self._members: dict[str, dict[str, None]] = {}  # Queue name → PodGroup uids, ordered
+        self._deleted = bounded.BoundedSet(deleted_capacity)
+
+    def queue_deleted(self, uid: str) -> bool:
+        """Was this Queue uid seen deleted (within the remembered window)?"""
+        return uid in self._deleted
+
+    # --- Queues ---------------------------------------------------------------------------
+
+    def queue(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
+        uid, name = translate.uid(obj), qt.queue_ref(obj).name
+        if type_ == "DELETED":
+            seen = self._queues.pop(uid, None)
+            up = qt.parent(obj)
+            parents = {up.name} if up is not None else set()
+            if seen is not None and seen.parent:
+                parents.add(seen.parent)
+            return self._gone(uid, name, parents)
+        if self._refused(uid, name):
+            return []
+        appeared = self._live.get(name) != uid
+        self._live[name] = uid
+        return self._observed(uid, obj, force, appeared)
+
+    def queues_relisted(self, objects: Sequence[events.Obj]) -> list[events.Outbound]:
+        """Deletions for queues that vanished unseen, then every listed queue as if added.
+
+        All listed names are made live before any is handled, so a child listed before its
+        parent still starts the parent's workflow with its `child_queue_observed`.
+        """
+        listed = {translate.uid(o) for o in objects}
+        out: list[events.Outbound] = []
+        for uid in sorted(self._queues.keys() - listed):
+            seen = self._queues.pop(uid)
+            out += self._gone(uid, seen.name, {seen.parent} - {""})
+        fresh = [o for o in objects if not self._refused(translate.uid(o), qt.queue_ref(o).name)]
+        appeared: dict[str, bool] = {}
+        for obj in fresh:
+            uid, name = translate.uid(obj), qt.queue_ref(obj).name
+            appeared[uid] = self._live.get(name) != uid
+            self._live[name] = uid
+        for obj in fresh:
+            uid = translate.uid(obj)
+            out += self._observed(uid, obj, True, appeared[uid])
+        return out
+
+    def _refused(self, uid: str, name: str) -> bool:
+        """A late event of a deleted Queue must never signal-with-start a new run."""
+        if uid not in self._deleted:
+            return False
+        logs.for_queue(logger, events.QueueRef(name).key).debug("late event dropped uid=%s", uid)
+        return True
+
+    def _observed(
+        self, uid: str, obj: events.Obj, force: bool, appeared: bool
+    ) -> list[events.Outbound]:
+        ref, up = qt.queue_ref(obj), qt.parent(obj)
+        fingerprint, child = qt.queue_fingerprint(obj), qt.child_fingerprint(obj)
+        seen = self._queues.get(uid)
+        self._queues[uid] = _QueueSeen(ref.name, fingerprint, child)
+        out: list[events.Outbound] = []
+        if force or seen is None or seen.fingerprint != fingerprint:
+            observed = qt.queue_observed(obj)
+            out.append(events.Signal(ref, signals.SIGNAL_QUEUE_OBSERVED, observed, start=True))
+        if up is not None and seen is not None and seen.parent not in ("", up.name):
+            out.append(_child(seen.parent, qt.child_deleted(ref.name), start=False))
+        if up is not None and (force or seen is None or seen.child != child):
+            # Only a live parent is started: a missing one has no queue to run for.
+            out.append(_child(up.name, qt.child_observed(obj), start=up.name in self._live))
+        if appeared:
+            out += [events.GroupRefUpdate(ref, self._groups[g].ref) for g in self._in(ref.name)]
+        return out
+
+    def _gone(self, uid: str, name: str, parents: set[str]) -> list[events.Outbound]:
+        self._deleted.add(uid)
+        if self._live.get(name) == uid:
+            del self._live[name]
+        ref = events.QueueRef(name)
+        out: list[events.Outbound] = [
+            events.Signal(ref, signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid=uid))
+        ]
+        out += [_child(p, qt.child_deleted(name), start=False) for p in sorted(parents)]
+        return out
+
+    # --- PodGroups ------------------------------------------------------------------------
+
+    def pod_group(
+        self, type_: events.WatchType, obj: events.Obj, force: bool
+    ) -> list[events.Outbound]:
+        """Volcano's handlers react to add, phase change and delete. A change of `spec.queue`
+        (which Volcano ignores) moves the ref: the old queue hears it deleted."""
+        uid, queue = translate.uid(obj), qt.pod_group_queue(obj)
+        seen = self._forget(uid)
+        if type_ == "DELETED":
+            return self._ref(queue.name, qt.pod_group_ref(obj, deleted=True))
+        ref = qt.pod_group_ref(obj)
+        self._groups[uid] = _GroupSeen(queue.name, ref)
+        self._members.setdefault(queue.name, {})[uid] = None
+        out: list[events.Outbound] = []
+        if seen is not None and seen.queue != queue.name:
+            out += self._ref(seen.queue, seen.ref.model_copy(update={"deleted": True}))
+        elif not force and seen is not None and seen.ref.phase == ref.phase:
+            return []
+        return out + self._ref(queue.name, ref)
+
+    def pod_groups_vanished(self, listed: set[str]) -> list[events.Outbound]:
+        """Deleted refs for PodGroups that went away while the watch was down."""
+        out: list[events.Outbound] = []
+        for uid in sorted(self._groups.keys() - listed):
+            seen = self._groups[uid]
+            self._forget(uid)
+            out += self._ref(seen.queue, seen.ref.model_copy(update={"deleted": True}))
+        return out
+
+    def _forget(self, uid: str) -> _GroupSeen | None:
+        seen = self._groups.pop(uid, None)
+        if seen is not None:
+            members = self._members[seen.queue]
+            del members[uid]
+            if not members:
+                del self._members[seen.queue]
+        return seen
+
+    def _in(self, queue: str) -> list[str]:
+        return list(self._members.get(queue, {}))
+
+    def _ref(self, queue: str, ref: signals.PodGroupRef) -> list[events.Outbound]:
+        """Nothing for a queue that is not live: its workflow would not be there to hear it,
+        and the ref is sent with the others if the queue appears later."""
+        if queue not in self._live:
+            return []
+        return [events.GroupRefUpdate(events.QueueRef(queue), ref)]

@@ -1,0 +1,124 @@
+"""Kubernetes objects → QueueWorkflow payloads and the Queue they belong to. Pure functions.
+
+The queue-side twin of `translate` (which keeps the Job side and the raw-object accessors both
+use). Reproduces the inputs of Volcano's queue controller (queue spec Part B1): Queue events,
+every PodGroup counted under its `spec.queue`, and Commands aimed at a Queue. One object at a
+time; whether a change is worth sending given what was seen before is `queue_router`'s call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from forwarder import events, translate
+from models import keys, scheduling, signals
+
+Obj = events.Obj
+
+# What a Queue update must change to be worth a `queue_observed`: (spec, annotations, state).
+QueueFingerprint = tuple[Any, Mapping[str, str], str | None]
+# What a parent must hear about a child: (parent name, state, closed-by-parent).
+ChildFingerprint = tuple[str, str | None, bool]
+
+
+def queue_ref(obj: Obj) -> events.QueueRef:
+    return events.QueueRef(str(translate.metadata(obj).get("name", "")))
+
+
+def state(obj: Obj) -> str | None:
+    """`status.state`; None: the queue controller has not written one yet (read as Open)."""
+    found = (obj.get("status") or {}).get("state")
+    return str(found) if found else None
+
+
+def parent(obj: Obj) -> events.QueueRef | None:
+    """The queue this one hangs under; None: it is `root`, the top of the tree.
+
+    An empty `spec.parent` means root: Volcano's controller patches it to "root" on the next
+    sync, and that patch must not look like a move to another parent.
+    """
+    ref = queue_ref(obj)
+    if ref.name == scheduling.ROOT_QUEUE:
+        return None
+    named = (obj.get("spec") or {}).get("parent")
+    return events.QueueRef(str(named) if named else scheduling.ROOT_QUEUE)
+
+
+def queue_fingerprint(obj: Obj) -> QueueFingerprint:
+    """Volcano enqueues a queue sync on spec changes; the annotations carry closed-by-parent
+    and the state is what open/close change. The status counts and `allocated`, written by the
+    QueueWorkflow itself and the scheduler, are left out so those writes do not echo back."""
+    return (obj.get("spec"), dict(translate.annotations_of(obj)), state(obj))
+
+
+def child_fingerprint(obj: Obj) -> ChildFingerprint:
+    """What the parent's workflow keeps about this child: where it hangs and whether it is
+    open, and whether the parent closed it (only those it closed are reopened with it)."""
+    up = parent(obj)
+    return (up.name if up is not None else "", state(obj), _closed_by_parent(obj))
+
+
+def _closed_by_parent(obj: Obj) -> bool:
+    return translate.annotations_of(obj).get(scheduling.CLOSED_BY_PARENT) == "true"
+
+
+def queue_observed(obj: Obj) -> signals.QueueObserved:
+    return signals.QueueObserved(queue=dict(obj))
+
+
+def queue_deleted(obj: Obj) -> signals.QueueDeleted:
+    return signals.QueueDeleted(uid=translate.uid(obj))
+
+
+def child_observed(obj: Obj) -> signals.ChildQueueObserved:
+    return signals.ChildQueueObserved(
+        name=queue_ref(obj).name, state=state(obj), closed_by_parent=_closed_by_parent(obj)
+    )
+
+
+def child_deleted(name: str) -> signals.ChildQueueObserved:
+    """Also sent to an old parent when the child moves: it is gone from that parent's tree."""
+    return signals.ChildQueueObserved(name=name, deleted=True)
+
+
+# --- PodGroups ------------------------------------------------------------------------------
+
+
+def pod_group_queue(obj: Obj) -> events.QueueRef:
+    """The queue a PodGroup is counted in; the CRD defaults an empty `spec.queue` to default."""
+    named = (obj.get("spec") or {}).get("queue")
+    return events.QueueRef(str(named) if named else scheduling.DEFAULT_QUEUE)
+
+
+def pod_group_ref(obj: Obj, deleted: bool = False) -> signals.PodGroupRef:
+    meta = translate.metadata(obj)
+    return signals.PodGroupRef(
+        key=keys.pod_group_key(meta.get("namespace", ""), meta.get("name", "")),
+        phase=translate.pod_group_phase(obj),
+        deleted=deleted,
+    )
+
+
+# --- Commands -------------------------------------------------------------------------------
+
+
+def _is_queue(ref: Mapping[str, Any]) -> bool:
+    return ref.get("kind") == "Queue" and ref.get("apiVersion") == scheduling.API_VERSION
+
+
+def command_queue(obj: Obj) -> events.QueueRef | None:
+    """The Queue a Command targets; None: it targets something else (a Job) or nothing.
+
+    vcctl sets both `target` and a controller ownerReference to the queue, and Volcano's
+    queue controller reads `target`. A Command written by hand with only the ownerReference
+    is accepted too; a `target` naming anything else wins over the owner references.
+    """
+    target: Mapping[str, Any] | None = obj.get("target") or None  # None: not set
+    if target is not None:
+        named = _is_queue(target) and target.get("name")
+        return events.QueueRef(str(target["name"])) if named else None
+    for ref in translate.metadata(obj).get("ownerReferences") or ():
+        if _is_queue(ref) and ref.get("name"):
+            return events.QueueRef(str(ref["name"]))
+    return None

@@ -1,0 +1,158 @@
+"""Queues end to end: QueueWorkflows driven by the forwarder, closing and re-opening a
+hierarchy with a job running in it, through a Command CR and through Temporal updates, and
+Jobs refused at admission while their queue is not Open."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from models import keys, signals
+from models.scheduling import CLOSED_BY_PARENT
+from tests.builders import make_job
+from tests.e2e.conftest import E2EStack, eventually
+
+pytestmark = pytest.mark.usefixtures("controllers")
+
+Q = ("scheduling.volcano.sh", "v1beta1", "queues")
+
+
+def _queue(api: client.ApiClient, name: str) -> dict[str, Any]:
+    got: dict[str, Any] = client.CustomObjectsApi(api).get_cluster_custom_object(*Q, name)
+    return got
+
+
+def _state_becomes(
+    api: client.ApiClient, name: str, *states: str, timeout: float = 60
+) -> dict[str, Any]:
+    def probe() -> dict[str, Any] | None:
+        queue = _queue(api, name)
+        return queue if (queue.get("status") or {}).get("state") in states else None
+
+    return eventually(probe, timeout, f"queue {name} {states}")
+
+
+@pytest.fixture
+def family(api: client.ApiClient) -> Iterator[tuple[str, str]]:
+    suffix = uuid.uuid4().hex[:6]
+    parent, child = f"qp-{suffix}", f"qc-{suffix}"
+    custom = client.CustomObjectsApi(api)
+    for name, up in ((parent, "root"), (child, parent)):
+        body = {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": name},
+            "spec": {"weight": 1, "parent": up},
+        }
+        custom.create_cluster_custom_object(*Q, body)
+    _state_becomes(api, parent, "Open")
+    _state_becomes(api, child, "Open")
+    yield parent, child
+    for name in (child, parent):
+        try:
+            custom.delete_cluster_custom_object(*Q, name)
+        except client.ApiException as e:
+            if e.status != 404:
+                raise
+
+
+def _job(name: str, queue: str, seconds: str | None) -> dict[str, Any]:
+    annotations = {"sim.caldera.dev/run-seconds": seconds} if seconds else {}
+    template = {
+        "metadata": {"annotations": annotations},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    return make_job(name).task("w", replicas=1, template=template).spec(queue=queue).manifest()
+
+
+def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> None:
+    manifest["metadata"]["namespace"] = ns
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", ns, "jobs", manifest
+    )
+
+
+def _job_phase(api: client.ApiClient, ns: str, name: str) -> str:
+    job = client.CustomObjectsApi(api).get_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", ns, "jobs", name
+    )
+    return str((job.get("status") or {}).get("state", {}).get("phase", ""))
+
+
+def test_closing_parent_with_running_child_job_then_reopening_by_command(
+    api: client.ApiClient, namespace: str, family: tuple[str, str]
+) -> None:
+    parent, child = family
+    _submit(api, namespace, _job("long", child, "8"))
+    eventually(lambda: _job_phase(api, namespace, "long") == "Running", 60, "job Running")
+    command = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"name": f"{parent}-close"},
+        "action": "CloseQueue",
+        "target": {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "name": parent,
+            "uid": _queue(api, parent)["metadata"]["uid"],
+        },
+    }
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "bus.volcano.sh", "v1alpha1", "default", "commands", command
+    )
+    _state_becomes(api, parent, "Closing")
+    marked = _state_becomes(api, child, "Closing", "Closed")
+    assert marked["metadata"]["annotations"][CLOSED_BY_PARENT] == "true"
+    # A closing queue takes no new job; the running one runs to its end.
+    with pytest.raises(client.ApiException) as err:
+        _submit(api, namespace, _job("late", child, "1"))
+    message = json.loads(err.value.body)["message"]
+    assert child in message and "Clos" in message, message
+    eventually(
+        lambda: _job_phase(api, namespace, "long") == "Completed", 60, "running job completes"
+    )
+    _state_becomes(api, child, "Closed")
+    _state_becomes(api, parent, "Closed")
+    reopen = {**command, "metadata": {"name": f"{parent}-open"}, "action": "OpenQueue"}
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "bus.volcano.sh", "v1alpha1", "default", "commands", reopen
+    )
+    _state_becomes(api, parent, "Open")
+    reopened = _state_becomes(api, child, "Open")
+    assert reopened["metadata"]["annotations"][CLOSED_BY_PARENT] == "false"
+
+
+async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_parent(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack, family: tuple[str, str]
+) -> None:
+    parent, child = family
+    temporal = await Client.connect(
+        e2e_stack.temporal_address, data_converter=pydantic_data_converter
+    )
+    p = temporal.get_workflow_handle(keys.queue_workflow_id(parent))
+    c = temporal.get_workflow_handle(keys.queue_workflow_id(child))
+    result = await c.execute_update(
+        "close", signals.QueueCommand(reason="test"), result_type=signals.QueueCommandResult
+    )
+    assert (result.state_before, result.state_after) == ("Open", "Closed")
+    _state_becomes(api, child, "Closed")
+    await p.execute_update("close", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    _state_becomes(api, parent, "Closed")
+    with pytest.raises(Exception) as err:
+        await c.execute_update(
+            "open", signals.QueueCommand(), result_type=signals.QueueCommandResult
+        )
+    assert f"open the parent queue {parent} first" in str(getattr(err.value, "cause", err.value))
+    await p.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    _state_becomes(api, parent, "Open")
+    assert _queue(api, child)["status"]["state"] == "Closed"  # closed by hand: stays closed
+    await c.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    _state_becomes(api, child, "Open")
+    _submit(api, namespace, _job("ok", child, None))

@@ -1,0 +1,18 @@
+"""The forwarder's start payloads decode as the workflows' own inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+
+def test_forwarder_start_payloads_decode_as_workflow_inputs() -> None:
+    """The forwarder starts workflows with small payloads the workflows read as their inputs."""
+    from models import signals
+    from workflows.job.workflow import JobWorkflowInput
+    from workflows.queue.workflow import QueueWorkflowInput
+
+    start = signals.JobStart(settings=signals.ControllerSettings(scheduler_override="x"))
+    assert JobWorkflowInput.model_validate(start.model_dump()).settings == start.settings
+    assert QueueWorkflowInput.model_validate(signals.QueueStart().model_dump()).state is None
