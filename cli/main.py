@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from admission import lookup as admission_lookup
+from admission import server as admission_server
 from cli import crds
-from cli.devstack import processes, stack, temporal
+from cli.devstack import processes, stack, temporal, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 from forwarder import main as forwarder_main
@@ -62,6 +66,23 @@ def _forwarder(args: argparse.Namespace) -> int:
     return forwarder_main.serve(forwarder_main.options_from(args), args.log_level)
 
 
+def _webhook(args: argparse.Namespace) -> int:
+    options = admission_server.options_from(args)
+    on_stop = None
+    if args.withdraw_on_exit:
+        url = f"https://{options.bind}:{options.port}{webhook.PATH}"
+        on_stop = functools.partial(_withdraw, options.kubeconfig, url)
+    return admission_server.serve(options, args.log_level, on_stop)
+
+
+def _withdraw(kubeconfig: str | None, url: str) -> None:
+    """A stopped webhook must not stay registered: `failurePolicy: Fail` would refuse writes."""
+    withdrawn = webhook.withdraw(admission_lookup.new_api(kubeconfig), url)
+    logging.getLogger("caldera.webhook").info(
+        "registration %s name=%s url=%s", "withdrawn" if withdrawn else "kept", webhook.NAME, url
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="caldera", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -90,6 +111,17 @@ def parser() -> argparse.ArgumentParser:
     fwd = sub.add_parser("forwarder", help="watch Kubernetes, signal the Job workflows")
     forwarder_main.add_arguments(fwd)
     fwd.set_defaults(fn=_forwarder)
+
+    hook = sub.add_parser(
+        "webhook", help="validating admission webhook: queues exist, are Open, form a tree"
+    )
+    admission_server.add_arguments(hook)
+    hook.add_argument(
+        "--withdraw-on-exit",
+        action="store_true",
+        help=f"dev stack: delete the {webhook.NAME} registration that calls this process on stop",
+    )
+    hook.set_defaults(fn=_webhook)
     return p
 
 

@@ -1,8 +1,15 @@
-"""Caldera's own processes on a stack: the worker and the watch-forwarder.
+"""Caldera's own processes on a stack: the worker, the watch-forwarder and the admission webhook.
 
 Until Caldera's gang scheduler exists, pods are handed to kube-scheduler
 (`CALDERA_SCHEDULER_OVERRIDE=default-scheduler`) and the PodGroup gate is skipped; set
 `scheduler_override=None` to get Volcano's gate (pods wait for an Inqueue PodGroup).
+
+The webhook (`caldera webhook`) serves on a free loopback port with certificates kept beside
+the logs (`<log_dir>/../webhook`); once it listens, its ValidatingWebhookConfiguration is
+registered (replacing the one of an earlier start) and `start` returns only when the apiserver
+enforces it, so the first Job submitted afterwards is already checked. Stopping the webhook
+withdraws the registration (`--withdraw-on-exit`): under `failurePolicy: Fail` a registration
+without its process would refuse every Job, PodGroup and Queue write.
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from cli.devstack import processes
+from admission import server as admission_server
+from cli.devstack import controlplane, processes, webhook
 from cli.devstack.processes import Process
 
 DEFAULT_SCHEDULER_OVERRIDE: Final = "default-scheduler"
@@ -23,20 +31,35 @@ def start(
     temporal_address: str,
     log_dir: Path,
     scheduler_override: str | None = DEFAULT_SCHEDULER_OVERRIDE,
+    webhook_port: int | None = None,  # None: a free port
 ) -> list[Process]:
+    """Start the worker, the forwarder and the webhook; returns them in that order."""
     env = {
         "KUBECONFIG": kubeconfig,
         "TEMPORAL_ADDRESS": temporal_address,
         "CALDERA_SCHEDULER_OVERRIDE": scheduler_override or "",
     }
+    cert_dir = webhook.ensure_certs(log_dir.parent / "webhook")
+    port = webhook_port or processes.free_port()
     worker = processes.start("worker", [sys.executable, "-m", "worker"], log_dir, env)
-    forwarder = processes.start(
-        "forwarder", [sys.executable, "-m", "cli.main", "forwarder"], log_dir, env
-    )
-    started = [worker, forwarder]
+    started = [worker]
     try:
-        for p, line in ((worker, "worker started"), (forwarder, "leader elected")):
+        forwarder = processes.start(
+            "forwarder", [sys.executable, "-m", "cli.main", "forwarder"], log_dir, env
+        )
+        started.append(forwarder)
+        hook = processes.start("webhook", _webhook_argv(kubeconfig, port, cert_dir), log_dir, env)
+        started.append(hook)
+        ready = (
+            (worker, "worker started"),
+            (forwarder, "leader elected"),
+            (hook, admission_server.READY_LINE),
+        )
+        for p, line in ready:
             processes.wait_until(p, _logged(p, line), 60, "ready")
+        api = controlplane.api_client(kubeconfig)
+        webhook.register(api, webhook.local_configuration(port, cert_dir))
+        webhook.wait_enforced(api)
     except BaseException:
         for p in reversed(started):
             processes.stop(p)
@@ -44,12 +67,20 @@ def start(
     return started
 
 
+def _webhook_argv(kubeconfig: str, port: int, cert_dir: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "cli.main",
+        "webhook",
+        "--bind=127.0.0.1",
+        f"--port={port}",
+        f"--cert={cert_dir / webhook.CERT_FILE}",
+        f"--key={cert_dir / webhook.KEY_FILE}",
+        f"--kubeconfig={kubeconfig}",
+        "--withdraw-on-exit",
+    ]
+
+
 def _logged(p: Process, line: str) -> Callable[[], bool]:
-    return lambda: line in _log(p)
-
-
-def _log(p: Process) -> str:
-    try:
-        return Path(p.log).read_text(errors="replace")
-    except OSError:
-        return ""
+    return lambda: line in processes.log_text(p)

@@ -34,6 +34,7 @@ class Process(BaseModel):
     name: str
     pid: int
     log: str
+    log_offset: int = 0  # where this run's output starts in an appended log
 
 
 def free_port() -> int:
@@ -59,6 +60,7 @@ def start(
     """Start argv detached from our process group, so Ctrl-C on a test run leaves cleanup to us."""
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{name}.log"
+    offset = log.stat().st_size if log.exists() else 0
     with log.open("ab") as out:
         proc = subprocess.Popen(
             list(argv),
@@ -68,7 +70,7 @@ def start(
             env={**os.environ, **(env or {})},
             start_new_session=True,
         )
-    return Process(name=name, pid=proc.pid, log=str(log))
+    return Process(name=name, pid=proc.pid, log=str(log), log_offset=offset)
 
 
 def alive(pid: int) -> bool:
@@ -112,12 +114,19 @@ def stop(process: Process, grace: float = 10.0) -> None:
         os.waitpid(process.pid, 0)
 
 
-def log_tail(process: Process, lines: int = 30) -> str:
+def log_text(process: Process) -> str:
+    """What this run of the process has logged so far (not earlier runs')."""
     try:
-        text = Path(process.log).read_text(errors="replace")
+        with open(process.log, "rb") as f:
+            f.seek(process.log_offset)
+            return f.read().decode(errors="replace")
     except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
+        return ""
+
+
+def log_tail(process: Process, lines: int = 30) -> str:
+    text = log_text(process)
+    return "\n".join(text.splitlines()[-lines:]) if text else "(no log)"
 
 
 def wait_until(process: Process, ready: Callable[[], bool], timeout: float, what: str) -> None:

@@ -1,6 +1,7 @@
 """`caldera dev up | down | status`: the whole embedded stack, recorded in one state file.
 
-`up` starts the Temporal dev server, the local control plane, Caldera's worker and forwarder,
+`up` starts the Temporal dev server, the local control plane, Caldera's worker, forwarder and
+admission webhook,
 and submits Volcano's sample job.
 
 `up` is idempotent: a healthy recorded stack is reused as is; a half-dead one is stopped
@@ -37,7 +38,7 @@ SAMPLE_JOB: Final = controlplane.REPO / "deploy" / "examples" / "sample-job.yaml
 class DevStack(BaseModel):
     control_plane: ControlPlane
     temporal: TemporalServer
-    controllers: list[Process] = []  # Caldera's worker and forwarder
+    controllers: list[Process] = []  # Caldera's worker, forwarder and admission webhook
 
     @property
     def processes(self) -> list[Process]:

@@ -34,7 +34,7 @@ def test_dev_up_is_idempotent_and_down_stops_what_it_started(tmp_path: Path) -> 
         pids = [p["pid"] for p in state["control_plane"]["processes"]]
         pids.append(state["temporal"]["process"]["pid"])
         pids += [p["pid"] for p in state["controllers"]]
-        assert len(pids) == 8 and all(processes.alive(p) for p in pids)
+        assert len(pids) == 9 and all(processes.alive(p) for p in pids)
         assert "history: http://127.0.0.1:" in first.stdout
 
         again = _caldera(env, "dev", "up", "--nodes", "1", *ports)

@@ -70,3 +70,28 @@ def test_options_from_flags() -> None:
     assert server.options_from(args) == server.Options(
         bind="127.0.0.1", port=0, cert="c.pem", key="k.pem", kubeconfig="kc", max_queue_depth=5
     )
+
+
+class Broken:
+    def get_queue(self, name: str) -> QueueInfo | None:
+        raise KeyError(name)
+
+    def list_queues(self) -> list[QueueInfo]:
+        return []
+
+
+def test_answer_refuses_with_500_when_the_review_itself_fails() -> None:
+    got = server.answer(_review(job("default")), Broken(), 5)
+    assert got["response"] == {
+        "uid": "7f1c",
+        "allowed": False,
+        "status": {
+            "code": 500,
+            "message": "caldera admission: internal error: KeyError('default')",
+        },
+    }
+
+
+def test_answer_to_a_review_without_request_allows() -> None:
+    got = server.answer({"kind": "AdmissionReview"}, Queues(), 5)
+    assert got["response"] == {"uid": "", "allowed": True}

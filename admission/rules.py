@@ -1,0 +1,226 @@
+"""Admission decisions for Jobs, PodGroups and Queues that depend on the queues in the cluster.
+
+Pure: `review` reads an AdmissionReview `request` and asks a `Lookup` for queues; it never
+imports a Kubernetes client or HTTP code, so every rule is tested with an in-memory lookup
+(kopf's pure detection, httpx's transport-free models). The HTTP shell is `admission.server`.
+
+Rules (Volcano's validating webhooks, spec A2/A3 and job §1.6):
+
+- Job CREATE: `spec.queue` (empty = `default`) exists, is Open (no `status.state` = Open, as
+  the queue controller has not reconciled it yet), is not `root` and is a leaf. UPDATE is
+  always allowed: a running job is never stopped by its queue being closed later.
+- PodGroup CREATE: its queue exists and is Open.
+- Queue CREATE, and UPDATE that changes `spec.parent`: a parent other than root exists, the
+  parent chain reaches root without passing through the queue itself, and neither the queue
+  nor its descendants end up deeper than `max_depth` below root.
+
+Several problems with one object are reported together, joined by "; ", as Volcano does.
+Every message names the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from models import batch, scheduling
+
+JOBS: Final = (batch.GROUP, "jobs")
+PODGROUPS: Final = (scheduling.GROUP, "podgroups")
+QUEUES: Final = (scheduling.GROUP, "queues")
+DEFAULT_QUEUE: Final = scheduling.DEFAULT_QUEUE
+ROOT_QUEUE: Final = scheduling.ROOT_QUEUE
+OPEN: Final = scheduling.QueueState.OPEN.value
+DEFAULT_MAX_DEPTH: Final = 5  # Volcano's --max-queue-depth
+
+
+@dataclass(frozen=True)
+class QueueInfo:
+    """What the rules need to know of a stored queue."""
+
+    name: str
+    parent: str | None = None  # None: no spec.parent, hangs under root
+    state: str | None = None  # None: no status.state yet, which reads as Open
+
+
+class Lookup(Protocol):
+    """Reads of the cluster's queues; the server backs it with the apiserver."""
+
+    def get_queue(self, name: str) -> QueueInfo | None:  # None: no such queue
+        ...
+
+    def list_queues(self) -> Sequence[QueueInfo]: ...
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    message: str = ""  # empty when allowed
+
+
+ALLOW: Final = Verdict(allowed=True)
+
+
+def queue_info(obj: Mapping[str, object]) -> QueueInfo:
+    """A stored Queue object reduced to name, parent and state (absent fields stay None)."""
+    parent = _text(obj, "spec", "parent")
+    state = _text(obj, "status", "state")
+    return QueueInfo(
+        name=_text(obj, "metadata", "name"), parent=parent or None, state=state or None
+    )
+
+
+def review(
+    request: Mapping[str, object], lookup: Lookup, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Verdict:
+    """Decide one AdmissionReview request; resources and operations without a rule are allowed."""
+    if _text(request, "subResource"):
+        return ALLOW  # status writes are the controllers' business, never the user's submission
+    kind = (_text(request, "resource", "group"), _text(request, "resource", "resource"))
+    operation = _text(request, "operation")
+    obj = _mapping(request, "object")
+    if kind == JOBS and operation == "CREATE":
+        return _deny_if(f"job {_object_name(request, obj)}", _job_problems(obj, lookup))
+    if kind == PODGROUPS and operation == "CREATE":
+        problems = _podgroup_problems(obj, lookup)
+        return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
+    if kind == QUEUES and operation in ("CREATE", "UPDATE"):
+        old = _mapping(request, "oldObject") if operation == "UPDATE" else None
+        if old is not None and _text(old, "spec", "parent") == _text(obj, "spec", "parent"):
+            return ALLOW  # Volcano checks the hierarchy only when the parent changes
+        name = _text(obj, "metadata", "name") or _text(request, "name")
+        problems = _parent_problems(name, _text(obj, "spec", "parent"), lookup, max_depth)
+        return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
+    return ALLOW
+
+
+def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
+    """Volcano's job webhook: the queue exists and is Open, is not root, and is a leaf."""
+    name = _text(job, "spec", "queue") or DEFAULT_QUEUE
+    queue = lookup.get_queue(name)
+    if queue is None:
+        return [_missing(name)]
+    problems = _closed(queue, "job")
+    if name == ROOT_QUEUE:
+        return [*problems, f'spec.queue: can not submit job to the root queue "{ROOT_QUEUE}"']
+    children = sorted(q.name for q in lookup.list_queues() if q.parent == name)
+    if children:
+        listed = ", ".join(f'"{c}"' for c in children)
+        problems.append(
+            f'spec.queue: can only submit job to leaf queue, queue "{name}" has '
+            f"{len(children)} child queues: {listed}"
+        )
+    return problems
+
+
+def _podgroup_problems(podgroup: Mapping[str, object], lookup: Lookup) -> list[str]:
+    """Volcano's PodGroup webhook: the queue exists and is Open."""
+    name = _text(podgroup, "spec", "queue") or DEFAULT_QUEUE
+    queue = lookup.get_queue(name)
+    return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
+
+
+def _missing(name: str) -> str:
+    return f'spec.queue: queue "{name}" does not exist'
+
+
+def _closed(queue: QueueInfo, what: str) -> list[str]:
+    """Only an Open queue takes new work; a queue with no state yet counts as Open."""
+    state = queue.state or OPEN
+    if state == OPEN:
+        return []
+    return [
+        f"spec.queue: can only submit {what} to queue with state {OPEN}, "
+        f'queue "{queue.name}" status is "{state}"'
+    ]
+
+
+def _parent_problems(name: str, parent: str, lookup: Lookup, max_depth: int) -> list[str]:
+    """Walk the parent chain up to root: it exists, has no cycle, and stays within max_depth."""
+    if parent == "" or (parent == ROOT_QUEUE and name != ROOT_QUEUE):
+        return []  # directly under root (or root itself without a parent): nothing to look up
+    if parent == name:
+        return ["spec.parent: queue cannot use itself as parent"]
+    depth = 1  # the queue itself, one level below its parent
+    seen: set[str] = set()
+    current = parent
+    while True:
+        if current == name:
+            return [
+                f'spec.parent: queue "{name}" is an ancestor of "{parent}": '
+                "parent cycles are not allowed"
+            ]
+        if current == ROOT_QUEUE:
+            break
+        if current in seen:
+            return [
+                f'spec.parent: the ancestors of queue "{parent}" form a cycle through '
+                f'"{current}": parent cycles are not allowed'
+            ]
+        queue = lookup.get_queue(current)
+        if queue is None:
+            if current == parent:
+                return [f'spec.parent: parent queue "{parent}" does not exist']
+            return [f'spec.parent: queue "{current}", an ancestor of "{parent}", does not exist']
+        seen.add(current)
+        depth += 1
+        if depth > max_depth:  # too deep already: nothing further up can change the answer
+            return [
+                f'spec.parent: queue "{name}" would be {depth} or more levels below root, '
+                f"more than the maximum queue depth {max_depth}"
+            ]
+        current = queue.parent or ROOT_QUEUE
+    deepest = depth + _height(name, lookup.list_queues())
+    if deepest > max_depth:
+        return [
+            f'spec.parent: queue "{name}" would be {depth} levels below root and its '
+            f"descendants {deepest}, more than the maximum queue depth {max_depth}"
+        ]
+    return []
+
+
+def _height(name: str, queues: Sequence[QueueInfo]) -> int:
+    """Levels of descendants below `name` (0 for a leaf); a queue moves with its subtree."""
+    children: dict[str, list[str]] = {}
+    for q in queues:
+        children.setdefault(q.parent or ROOT_QUEUE, []).append(q.name)
+    height, level, seen = 0, [name], {name}
+    while True:
+        level = [c for p in level for c in children.get(p, []) if c not in seen]
+        if not level:
+            return height
+        seen.update(level)
+        height += 1
+
+
+def _deny_if(subject: str, problems: Sequence[str]) -> Verdict:
+    if not problems:
+        return ALLOW
+    return Verdict(allowed=False, message=f"{subject}: {'; '.join(problems)}")
+
+
+def _object_name(request: Mapping[str, object], obj: Mapping[str, object]) -> str:
+    """`namespace/name`; a generateName object has no name yet, so its prefix stands in."""
+    namespace = _text(obj, "metadata", "namespace") or _text(request, "namespace")
+    name = _text(obj, "metadata", "name") or _text(request, "name")
+    return f"{namespace}/{name or _text(obj, 'metadata', 'generateName')}"
+
+
+def _field(obj: object, *path: str) -> object:
+    for key in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _text(obj: object, *path: str) -> str:
+    """A string field, "" when absent or not a string (a malformed object has no rule to break)."""
+    value = _field(obj, *path)
+    return value if isinstance(value, str) else ""
+
+
+def _mapping(obj: object, *path: str) -> Mapping[str, object]:
+    value = _field(obj, *path)
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,207 @@
+"""Caldera's admission webhook, registered by the `controllers` fixture, on the real apiserver:
+Jobs and PodGroups only go to existing Open queues (Jobs to leaves), and Queues only hang under
+existing parents without cycles.
+
+The stack is shared by the whole session: every queue made here has a unique name and is
+deleted at the end of its test (children first), so no Closed queue or cycle is left behind.
+Queues are closed by patching their status, as the brief of this test asks; when a queue
+controller runs, that waits for its first status write, which would otherwise reopen the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from cli.devstack import webhook
+from tests.builders import make_job
+from tests.e2e.conftest import E2EStack, eventually
+
+pytestmark = pytest.mark.usefixtures("controllers")
+
+JOBS = ("batch.volcano.sh", "v1alpha1")
+SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
+MakeQueue = Callable[..., str]
+
+
+@pytest.fixture(autouse=True)
+def registered(api: client.ApiClient, e2e_stack: E2EStack) -> None:
+    """A reused `caldera dev up` stack from before the webhook existed has no registration."""
+    try:
+        client.AdmissionregistrationV1Api(api).read_validating_webhook_configuration(webhook.NAME)
+    except client.ApiException as e:
+        if e.status == 404 and e2e_stack.workdir is None:
+            pytest.skip("the reused dev stack runs no admission webhook: restart `caldera dev up`")
+        raise
+
+
+def _state(api: client.ApiClient, name: str) -> str | None:
+    queue = client.CustomObjectsApi(api).get_cluster_custom_object(*SCHEDULING, "queues", name)
+    state: str | None = (queue.get("status") or {}).get("state")
+    return state
+
+
+@pytest.fixture(scope="module")
+def status_writer(api: client.ApiClient) -> bool:
+    """Whether a queue controller writes queue status on this stack (`default` gets a state)."""
+    try:
+        eventually(lambda: _state(api, "default"), 10, "a state on the default queue")
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.fixture
+def queues(api: client.ApiClient, status_writer: bool) -> Iterator[MakeQueue]:
+    """Create uniquely named queues; all are deleted at the end, newest (children) first."""
+    custom = client.CustomObjectsApi(api)
+    made: list[str] = []
+    suffix = uuid.uuid4().hex[:6]
+
+    def make(name: str, parent: str | None = "root") -> str:
+        full = f"{name}-{suffix}"
+        spec: dict[str, Any] = {"weight": 1} | ({} if parent is None else {"parent": parent})
+        body = {"apiVersion": "/".join(SCHEDULING), "kind": "Queue", "metadata": {"name": full}}
+        custom.create_cluster_custom_object(*SCHEDULING, "queues", {**body, "spec": spec})
+        made.append(full)
+        if status_writer:
+            eventually(lambda: _state(api, full) == "Open", 30, f"queue {full} Open")
+        return full
+
+    yield make
+    for name in reversed(made):
+        try:
+            custom.delete_cluster_custom_object(*SCHEDULING, "queues", name)
+        except client.ApiException as e:
+            if e.status != 404:
+                raise
+
+
+def _close(api: client.ApiClient, name: str) -> None:
+    client.CustomObjectsApi(api).patch_cluster_custom_object_status(
+        *SCHEDULING, "queues", name, {"status": {"state": "Closed"}}
+    )
+
+
+def _job(name: str, queue: str) -> dict[str, Any]:
+    template = {
+        "metadata": {"annotations": {"sim.caldera.dev/run-seconds": "1"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+            ],
+        },
+    }
+    return make_job(name).task("worker", replicas=1, template=template).spec(queue=queue).manifest()
+
+
+def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    manifest["metadata"]["namespace"] = ns
+    created: dict[str, Any] = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *JOBS, ns, "jobs", manifest
+    )
+    return created
+
+
+def _refusal(call: Callable[[], object]) -> str:
+    with pytest.raises(client.ApiException) as err:
+        call()
+    assert err.value.status == 403, err.value.body
+    message: str = json.loads(err.value.body)["message"]
+    return message
+
+
+def test_job_to_closed_queue_is_refused(
+    api: client.ApiClient, namespace: str, queues: MakeQueue
+) -> None:
+    queue = queues("closed")
+    _close(api, queue)
+    message = _refusal(lambda: _submit(api, namespace, _job("late", queue)))
+    expected = (
+        f"job {namespace}/late: spec.queue: can only submit job to queue with state Open, "
+        f'queue "{queue}" status is "Closed"'
+    )
+    assert expected in message, message
+
+
+def test_job_to_missing_queue_is_refused(api: client.ApiClient, namespace: str) -> None:
+    queue = f"missing-{uuid.uuid4().hex[:6]}"
+    message = _refusal(lambda: _submit(api, namespace, _job("lost", queue)))
+    assert f'job {namespace}/lost: spec.queue: queue "{queue}" does not exist' in message, message
+
+
+def test_job_to_non_leaf_queue_is_refused(
+    api: client.ApiClient, namespace: str, queues: MakeQueue
+) -> None:
+    parent = queues("org")
+    child = queues("team", parent=parent)
+    message = _refusal(lambda: _submit(api, namespace, _job("wide", parent)))
+    expected = f'can only submit job to leaf queue, queue "{parent}" has 1 child queues: "{child}"'
+    assert f"job {namespace}/wide: spec.queue: {expected}" in message, message
+
+
+def test_job_to_open_leaf_queue_is_accepted_and_gets_its_podgroup(
+    api: client.ApiClient, namespace: str, queues: MakeQueue
+) -> None:
+    parent = queues("org")
+    leaf = queues("team", parent=parent)
+    created = _submit(api, namespace, _job("fits", leaf))
+    assert created["spec"]["queue"] == leaf
+    custom = client.CustomObjectsApi(api)
+
+    def podgroup_queues() -> list[str]:
+        listed = custom.list_namespaced_custom_object(*SCHEDULING, namespace, "podgroups")
+        return [pg["spec"].get("queue") for pg in listed["items"]]
+
+    # The worker's PodGroup goes through the webhook too, and is admitted: its queue is Open.
+    assert eventually(podgroup_queues, 60, "the job's PodGroup") == [leaf]
+    custom.delete_namespaced_custom_object(*JOBS, namespace, "jobs", "fits")
+
+
+def test_podgroup_to_closed_queue_is_refused(
+    api: client.ApiClient, namespace: str, queues: MakeQueue
+) -> None:
+    queue = queues("closed")
+    _close(api, queue)
+    body = {
+        "apiVersion": "/".join(SCHEDULING),
+        "kind": "PodGroup",
+        "metadata": {"name": "gang", "namespace": namespace},
+        "spec": {"minMember": 1, "queue": queue},
+    }
+    custom = client.CustomObjectsApi(api)
+    message = _refusal(
+        lambda: custom.create_namespaced_custom_object(*SCHEDULING, namespace, "podgroups", body)
+    )
+    expected = (
+        f"podgroup {namespace}/gang: spec.queue: can only submit PodGroup to queue with state "
+        f'Open, queue "{queue}" status is "Closed"'
+    )
+    assert expected in message, message
+
+
+def test_queue_parent_cycle_is_refused(api: client.ApiClient, queues: MakeQueue) -> None:
+    a = queues("a")
+    b = queues("b", parent=a)
+    custom = client.CustomObjectsApi(api)
+    message = _refusal(
+        lambda: custom.patch_cluster_custom_object(
+            *SCHEDULING, "queues", a, {"spec": {"parent": b}}
+        )
+    )
+    expected = f'queue {a}: spec.parent: queue "{a}" is an ancestor of "{b}": parent cycles'
+    assert f"{expected} are not allowed" in message, message
+    stored = custom.get_cluster_custom_object(*SCHEDULING, "queues", a)
+    assert stored["spec"]["parent"] == "root"
+
+
+def test_queue_with_missing_parent_is_refused(queues: MakeQueue) -> None:
+    parent = f"missing-{uuid.uuid4().hex[:6]}"
+    message = _refusal(lambda: queues("orphan", parent=parent))
+    assert f'spec.parent: parent queue "{parent}" does not exist' in message, message
