@@ -5,8 +5,11 @@ Jobs refused at admission while their queue is not Open."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,6 +40,18 @@ def _state_becomes(
         return queue if (queue.get("status") or {}).get("state") in states else None
 
     return eventually(probe, timeout, f"queue {name} {states}")
+
+
+def _temporal_cli(stack: E2EStack, *args: str) -> str:
+    binary = str(Path(sys.executable).with_name("temporal"))
+    done = subprocess.run(
+        [binary, *args, "--address", stack.temporal_address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
 
 
 @pytest.fixture
@@ -143,7 +158,20 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
     )
     assert (result.state_before, result.state_after) == ("Open", "Closed")
     _state_becomes(api, child, "Closed")
-    await p.execute_update("close", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    # The same update from the `temporal` CLI, as an operator types it.
+    closed = _temporal_cli(
+        e2e_stack,
+        "workflow",
+        "update",
+        "execute",
+        "-w",
+        keys.queue_workflow_id(parent),
+        "--name",
+        "close",
+        "--input",
+        '{"reason":"from the CLI"}',
+    )
+    assert "stateAfter:Closed" in closed, closed
     _state_becomes(api, parent, "Closed")
     with pytest.raises(Exception) as err:
         await c.execute_update(
