@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from models import signals
     from models.bus import Action
     from workflows import activity_call, search_attributes
+    from workflows.inbox import Inbox, continue_due
     from workflows.job import controller
     from workflows.job import effects as fx
     from workflows.job.state import JobState
@@ -56,35 +57,27 @@ class JobWorkflow:
     @workflow.init
     def __init__(self, start: JobWorkflowInput) -> None:
         self._state = start.state or JobState(settings=start.settings)
-        # (ticket, input): forwarder signals and commands get increasing tickets, internal
-        # inputs (timers, failed activities) ticket 0, so an update knows when its turn is done.
-        self._inbox: list[tuple[int, controller.Input]] = []
+        self._inbox: Inbox[controller.Input] = Inbox()
         self._timers: dict[str, asyncio.Task[None]] = {}
-        self._accepted = 0
-        self._processed = 0  # highest ticket processed
         self._finished = False
         self._start_over: signals.JobObserved | None = None
         self._max_history = start.max_history
-        self._busy = False  # an input's effects are being carried out
-        self._answers: dict[int, str] = {}  # update ticket → phase right after it was carried out
         if start.observed is not None:
-            self._accept(start.observed)
+            self._inbox.accept(start.observed)
 
     @workflow.run
     async def run(self, start: JobWorkflowInput) -> None:
         for effect in controller.restored_timers(self._state):
             self._start_timer(effect)
         while True:
-            await workflow.wait_condition(lambda: bool(self._inbox) or self._continue_due())
+            await workflow.wait_condition(
+                lambda: bool(self._inbox) or continue_due(self._max_history)
+            )
             while self._inbox and not self._done():
-                ticket, item = self._inbox.pop(0)
-                self._busy = True
+                ticket, item = self._inbox.take()
                 await self._process(item)
-                self._busy = False
-                self._processed = max(self._processed, ticket)
-                if ticket in self._answers:
-                    self._answers[ticket] = str(self._state.phase or "Pending")
-            if self._done() or self._continue_due():
+                self._inbox.done(ticket, str(self._state.phase or "Pending"))
+            if self._done() or continue_due(self._max_history):
                 # Updates wait for their input to be processed: let them answer first.
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox and not self._done():
@@ -105,38 +98,27 @@ class JobWorkflow:
     def _done(self) -> bool:
         return self._finished or self._start_over is not None
 
-    def _continue_due(self) -> bool:
-        info = workflow.info()
-        if self._max_history and info.get_current_history_length() >= self._max_history:
-            return True
-        return info.is_continue_as_new_suggested()
-
     # -- inputs -------------------------------------------------------------------------------
-
-    def _accept(self, item: controller.Input) -> int:
-        self._accepted += 1
-        self._inbox.append((self._accepted, item))
-        return self._accepted
 
     @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
     def job_observed(self, observed: signals.JobObserved) -> None:
-        self._accept(observed)
+        self._inbox.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
     def job_deleted(self, deleted: signals.JobDeleted) -> None:
-        self._accept(deleted)
+        self._inbox.accept(deleted)
 
     @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
     def pods_changed(self, changed: signals.PodsChanged) -> None:
-        self._accept(changed)
+        self._inbox.accept(changed)
 
     @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, observed: signals.PodGroupObserved) -> None:
-        self._accept(observed)
+        self._inbox.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
     def command_issued(self, command: signals.CommandIssued) -> None:
-        self._accept(command)
+        self._inbox.accept(command)
 
     # -- commands as updates (validated, answered once carried out) -----------------------------
 
@@ -147,15 +129,12 @@ class JobWorkflow:
 
     async def _command(self, action: Action, cmd: signals.JobCommand) -> signals.JobCommandResult:
         before = str(self._state.phase or "Pending")
-        ticket = self._accept(
+        ticket = self._inbox.accept(
             signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
         )
-        self._answers[ticket] = ""
         # The run loop executes commands in arrival order with every other input.
-        await workflow.wait_condition(lambda: self._processed >= ticket)
-        return signals.JobCommandResult(
-            action=action, phase_before=before, phase_after=self._answers.pop(ticket)
-        )
+        after = await self._inbox.answer(ticket)
+        return signals.JobCommandResult(action=action, phase_before=before, phase_after=after)
 
     @workflow.update
     async def abort(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
@@ -199,8 +178,7 @@ class JobWorkflow:
 
     @workflow.query
     def status(self) -> signals.JobView:
-        backlog = len(self._inbox) + (1 if self._busy else 0)
-        return controller.view(self._state).model_copy(update={"backlog": backlog})
+        return controller.view(self._state).model_copy(update={"backlog": self._inbox.backlog})
 
     @workflow.query
     def delayed_actions(self) -> list[signals.DelayedActionView]:
@@ -344,7 +322,9 @@ class JobWorkflow:
         except ActivityError as e:
             cause = str(e.cause) if e.cause is not None else str(e)
             # Handled next, before anything else: Volcano's requeue budget is spent.
-            self._inbox.insert(0, (0, controller.ActionFailed(effect=effect.kind, error=cause)))
+            self._inbox.internal(
+                controller.ActionFailed(effect=effect.kind, error=cause), first=True
+            )
 
     async def _record(self, effect: fx.RecordEvent, namespace: str, name: str, uid: str) -> None:
         try:
@@ -379,7 +359,7 @@ class JobWorkflow:
         if delay > timedelta(0):
             await workflow.sleep(delay, summary=effect.summary)
         self._timers.pop(effect.key, None)
-        self._inbox.append((0, controller.TimerFired(key=effect.key, timer=effect.timer)))
+        self._inbox.internal(controller.TimerFired(key=effect.key, timer=effect.timer))
 
 
 def _phase(status: object) -> str:

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from models import keys, signals
     from models.bus import Action
     from workflows import activity_call, search_attributes
+    from workflows.inbox import Inbox, continue_due
     from workflows.queue import controller
     from workflows.queue import effects as fx
     from workflows.queue.controller import QueueRecord
@@ -45,27 +46,21 @@ class QueueWorkflow:
     @workflow.init
     def __init__(self, start: QueueWorkflowInput) -> None:
         self._state = start.state or QueueRecord()
-        self._inbox: list[tuple[int, controller.Input | controller.Command]] = []
-        self._accepted = 0
-        self._processed = 0
-        self._busy = False
+        self._inbox: Inbox[controller.Input | controller.Command] = Inbox()
         self._finished = False
-        self._answers: dict[int, str] = {}
         self._max_history = start.max_history
 
     @workflow.run
     async def run(self, start: QueueWorkflowInput) -> None:
         while True:
-            await workflow.wait_condition(lambda: bool(self._inbox) or self._continue_due())
+            await workflow.wait_condition(
+                lambda: bool(self._inbox) or continue_due(self._max_history)
+            )
             while self._inbox and not self._finished:
-                ticket, item = self._inbox.pop(0)
-                self._busy = True
+                ticket, item = self._inbox.take()
                 await self._process(item)
-                self._busy = False
-                self._processed = max(self._processed, ticket)
-                if ticket in self._answers:
-                    self._answers[ticket] = self._state.current
-            if self._finished or self._continue_due():
+                self._inbox.done(ticket, self._state.current)
+            if self._finished or continue_due(self._max_history):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox and not self._finished:
                     continue
@@ -75,40 +70,29 @@ class QueueWorkflow:
                     QueueWorkflowInput(state=self._state, max_history=self._max_history)
                 )
 
-    def _continue_due(self) -> bool:
-        info = workflow.info()
-        if self._max_history and info.get_current_history_length() >= self._max_history:
-            return True
-        return info.is_continue_as_new_suggested()
-
-    def _accept(self, item: controller.Input | controller.Command) -> int:
-        self._accepted += 1
-        self._inbox.append((self._accepted, item))
-        return self._accepted
-
     @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
     def queue_observed(self, observed: signals.QueueObserved) -> None:
-        self._accept(observed)
+        self._inbox.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)
     def queue_deleted(self, deleted: signals.QueueDeleted) -> None:
-        self._accept(deleted)
+        self._inbox.accept(deleted)
 
     @workflow.signal(name=signals.SIGNAL_POD_GROUPS_CHANGED)
     def pod_groups_changed(self, changed: signals.PodGroupsChanged) -> None:
-        self._accept(changed)
+        self._inbox.accept(changed)
 
     @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     def child_queue_observed(self, child: signals.ChildQueueObserved) -> None:
-        self._accept(child)
+        self._inbox.accept(child)
 
     @workflow.signal(name=signals.SIGNAL_PARENT_STATE_CHANGED)
     def parent_state_changed(self, parent: signals.ParentStateChanged) -> None:
-        self._accept(parent)
+        self._inbox.accept(parent)
 
     @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
     def command_issued(self, command: signals.CommandIssued) -> None:
-        self._accept(command)
+        self._inbox.accept(command)
 
     def _refuse(self, action: Action) -> None:
         why = controller.refusal(self._state, action)
@@ -119,13 +103,10 @@ class QueueWorkflow:
         self, action: Action, cmd: signals.QueueCommand
     ) -> signals.QueueCommandResult:
         before = self._state.current
-        ticket = self._accept(controller.Command(action=action, why=cmd.reason or "update"))
-        self._answers[ticket] = ""
+        ticket = self._inbox.accept(controller.Command(action=action, why=cmd.reason or "update"))
         # Carried out in arrival order with every other input.
-        await workflow.wait_condition(lambda: self._processed >= ticket)
-        return signals.QueueCommandResult(
-            action=action, state_before=before, state_after=self._answers.pop(ticket)
-        )
+        after = await self._inbox.answer(ticket)
+        return signals.QueueCommandResult(action=action, state_before=before, state_after=after)
 
     @workflow.update
     async def open(self, cmd: signals.QueueCommand) -> signals.QueueCommandResult:
@@ -145,7 +126,7 @@ class QueueWorkflow:
 
     @workflow.query
     def status(self) -> signals.QueueView:
-        return controller.view(self._state, len(self._inbox) + (1 if self._busy else 0))
+        return controller.view(self._state, self._inbox.backlog)
 
     async def _process(self, item: controller.Input | controller.Command) -> None:
         decision = controller.decide(self._state, item)
