@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from models.bus import Action
     from workflows import activity_call, search_attributes
     from workflows.inbox import Inbox, continue_due
-    from workflows.job import controller
+    from workflows.job import controller, views
     from workflows.job import effects as fx
     from workflows.job.state import JobState
 
@@ -123,7 +123,7 @@ class JobWorkflow:
     # -- commands as updates (validated, answered once carried out) -----------------------------
 
     def _refuse(self, action: Action) -> None:
-        why = controller.refusal(self._state, action)
+        why = views.refusal(self._state, action)
         if why is not None:
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
 
@@ -178,11 +178,11 @@ class JobWorkflow:
 
     @workflow.query
     def status(self) -> signals.JobView:
-        return controller.view(self._state).model_copy(update={"backlog": self._inbox.backlog})
+        return views.view(self._state).model_copy(update={"backlog": self._inbox.backlog})
 
     @workflow.query
     def delayed_actions(self) -> list[signals.DelayedActionView]:
-        return controller.view(self._state).delayed
+        return views.view(self._state).delayed
 
     # -- effects ------------------------------------------------------------------------------
 

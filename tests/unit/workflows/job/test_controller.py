@@ -5,11 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
-
 from models import signals
 from models.batch import JobPhase
-from models.bus import Action
 from models.signals import PodSnapshot
 from tests.builders import make_job
 from workflows.job import controller
@@ -155,36 +152,3 @@ def test_unknown_command_action_is_reported_not_executed() -> None:
     after, out = _run(state, signals.CommandIssued(action="Explode", command="c1"))
     assert after == state
     assert [e.reason for e in out if isinstance(e, fx.RecordEvent)] == ["InvalidCommand"]
-
-
-@pytest.mark.parametrize(
-    ("phase", "action", "message"),
-    [
-        pytest.param(
-            JobPhase.COMPLETED,
-            Action.RESUME_JOB,
-            "job ns/j is Completed: only an Aborting or Aborted job can be resumed",
-            id="resume-completed",
-        ),
-        pytest.param(
-            JobPhase.FAILED,
-            Action.ABORT_JOB,
-            "job ns/j is Failed: AbortJob does not apply to a finished job",
-            id="abort-failed",
-        ),
-        pytest.param(
-            JobPhase.RESTARTING,
-            Action.TERMINATE_JOB,
-            "job ns/j is Restarting: TerminateJob would be ignored until it is Pending again",
-            id="terminate-restarting",
-        ),
-        pytest.param(JobPhase.RUNNING, Action.ABORT_JOB, None, id="abort-running"),
-        pytest.param(JobPhase.ABORTED, Action.RESUME_JOB, None, id="resume-aborted"),
-    ],
-)
-def test_refusal(phase: JobPhase, action: Action, message: str | None) -> None:
-    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
-    status = state.status.model_copy(
-        update={"state": state.status.state.model_copy(update={"phase": phase})}
-    )  # type: ignore[union-attr]
-    assert controller.refusal(state.model_copy(update={"status": status}), action) == message
