@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from activities import events, jobs, plugins, podgroups, pods, queues, status
+from activities import binding, events, jobs, plugins, podgroups, pods, queues, status
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
@@ -21,5 +21,9 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     jobs.ensure_volumes,
     queues.write_queue_status,
     queues.patch_queue,
+    binding.bind_pods,
+    binding.mark_unschedulable,
+    binding.bind_volumes,
+    binding.revert_volumes,
     *plugins.ACTIVITIES,
 )

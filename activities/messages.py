@@ -83,3 +83,45 @@ class Done(Message):
     """A result with nothing to report beyond success."""
 
     ok: bool = True
+
+
+class Placement(Message):
+    pod: str
+    uid: str = ""  # "" : do not pin the pod's UID in the Binding
+    node: str
+
+
+class BindPodsInput(Message):
+    namespace: str
+    placements: list[Placement]
+
+
+class BindPodsResult(Message):
+    bound: list[str]
+    failed: dict[str, str]  # pod → why it was not bound (the scheduler retries it later)
+
+
+class Unschedulable(Message):
+    pod: str
+    reason: str  # Volcano's: Unschedulable, Schedulable, SchedulerError
+    message: str
+    nominated_node: str = ""  # "" : leave status.nominatedNodeName alone
+
+
+class MarkUnschedulableInput(Message):
+    namespace: str
+    pods: list[Unschedulable]
+
+
+class StaticBinding(Message):
+    pvc: str
+    pv: str
+
+
+class VolumesInput(Message):
+    namespace: str
+    pod: str
+    node: str
+    static: list[StaticBinding] = []
+    provision: list[str] = []  # PVCs to provision on `node` (WaitForFirstConsumer)
+    timeout_seconds: float = 120.0

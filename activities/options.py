@@ -41,3 +41,9 @@ POD_BATCH = ActivityOptions(
 )
 # Kubernetes Events are best effort: a few tries, never blocking the job.
 KUBE_EVENT = ActivityOptions(start_to_close=timedelta(seconds=10), retry=_retry(3))
+# Volume binding waits for the PV controller or a provisioner: long, heartbeating, few attempts.
+VOLUME_BINDING = ActivityOptions(
+    start_to_close=timedelta(minutes=11),
+    heartbeat=timedelta(seconds=30),
+    retry=_retry(3),
+)

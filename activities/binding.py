@@ -1,0 +1,203 @@
+"""Binding side effects (Volcano's bind flow, spec C9/C10.4): volumes first, then the node.
+
+Volume binding writes what the PV controller and provisioners wait for (a PV `claimRef` for a
+static match, the `selected-node` annotation on a claim to provision) and waits, heartbeating,
+until the claims are bound; `revert_volumes` undoes what is not bound yet. Node binding posts
+`pods/binding`; a pod already bound where we wanted it is success, anything else is reported
+per pod so the scheduler retries it in a later session rather than failing the whole batch.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes import client
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities import errors, kube
+from activities.messages import (
+    BindPodsInput,
+    BindPodsResult,
+    Done,
+    MarkUnschedulableInput,
+    VolumesInput,
+)
+
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+
+
+def _node_exists(name: str) -> bool:
+    try:
+        kube.core().read_node(name)
+    except client.ApiException as e:
+        if e.status == errors.NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+def _bind_one(namespace: str, pod: str, uid: str, node: str) -> str | None:
+    """None when the pod is bound to `node`, else why not."""
+    core = kube.core()
+    try:
+        current = core.read_namespaced_pod(pod, namespace)
+    except client.ApiException as e:
+        if e.status == errors.NOT_FOUND:
+            return "pod does not exist any more"
+        raise
+    bound_to = current.spec.node_name if current.spec else None
+    if bound_to:
+        return None if bound_to == node else f"already bound to node {bound_to}"
+    if not _node_exists(node):
+        return f"failed to bind to node {node}: node not found"
+    meta: dict[str, Any] = {"name": pod, "namespace": namespace}
+    if uid:
+        meta["uid"] = uid
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": meta,
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    try:
+        # The generated client cannot read the Binding it gets back; the status code is enough.
+        core.create_namespaced_pod_binding(
+            pod, namespace, kube.body(binding), _preload_content=False
+        )
+    except client.ApiException as e:
+        if e.status in (errors.NOT_FOUND, errors.CONFLICT):
+            return f"failed to bind to node {node}: {e.reason}"
+        with errors.kube_call(f"bind pod {namespace}/{pod} to {node}"):
+            raise  # the one mapping of other API errors (retry, or non-retryable 422/403)
+    return None
+
+
+@activity.defn(name="bind_pods")
+def bind_pods(request: BindPodsInput) -> BindPodsResult:
+    bound: list[str] = []
+    failed: dict[str, str] = {}
+    for i, placement in enumerate(request.placements):
+        why = _bind_one(request.namespace, placement.pod, placement.uid, placement.node)
+        if why is None:
+            bound.append(placement.pod)
+        else:
+            failed[placement.pod] = why
+        activity.heartbeat(i + 1)
+    return BindPodsResult(bound=bound, failed=failed)
+
+
+@activity.defn(name="mark_unschedulable")
+def mark_unschedulable(request: MarkUnschedulableInput) -> Done:
+    """PodScheduled=False with Volcano's reason and message (and nominatedNodeName if set)."""
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    for entry in request.pods:
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": entry.reason,
+            "message": entry.message,
+            "lastTransitionTime": now,
+        }
+        status: dict[str, Any] = {"conditions": [condition]}
+        if entry.nominated_node:
+            status["nominatedNodeName"] = entry.nominated_node
+        with errors.kube_call(
+            f"mark pod {request.namespace}/{entry.pod} unschedulable", ok=errors.GONE_OK
+        ):
+            kube.core().patch_namespaced_pod_status(
+                entry.pod, request.namespace, {"status": status}
+            )
+    return Done()
+
+
+def _claim(namespace: str, name: str) -> Any:
+    with errors.kube_call(f"read pvc {namespace}/{name}"):
+        return kube.core().read_namespaced_persistent_volume_claim(name, namespace)
+
+
+def _bound(claim: Any) -> bool:
+    annotations = claim.metadata.annotations or {}
+    return bool(claim.spec.volume_name) and annotations.get(BIND_COMPLETED) == "yes"
+
+
+def _write_bindings(request: VolumesInput) -> None:
+    core = kube.core()
+    for pair in request.static:
+        claim = _claim(request.namespace, pair.pvc)
+        ref = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "namespace": request.namespace,
+            "name": pair.pvc,
+            "uid": claim.metadata.uid,
+        }
+        with errors.kube_call(f"claim pv {pair.pv} for {request.namespace}/{pair.pvc}"):
+            core.patch_persistent_volume(pair.pv, {"spec": {"claimRef": ref}})
+    for name in request.provision:
+        patch = {"metadata": {"annotations": {SELECTED_NODE: request.node}}}
+        with errors.kube_call(f"select node for pvc {request.namespace}/{name}"):
+            core.patch_namespaced_persistent_volume_claim(name, request.namespace, patch)
+
+
+def _check(request: VolumesInput) -> bool:
+    """True when every claim is bound; raises when binding can no longer succeed (C9)."""
+    done = True
+    for pair in request.static:
+        claim = _claim(request.namespace, pair.pvc)
+        with errors.kube_call(f"read pv {pair.pv}"):
+            volume = kube.core().read_persistent_volume(pair.pv)
+        ref = volume.spec.claim_ref if volume.spec else None
+        if ref is None or not ref.uid:
+            raise ApplicationError(f"pv {pair.pv}: ClaimRef got reset", type="VolumeBindingFailed")
+        done = done and _bound(claim)
+    for name in request.provision:
+        claim = _claim(request.namespace, name)
+        if (claim.metadata.annotations or {}).get(SELECTED_NODE) != request.node and not _bound(
+            claim
+        ):
+            raise ApplicationError(
+                f"pvc {request.namespace}/{name}: provisioning failed", type="VolumeBindingFailed"
+            )
+        done = done and _bound(claim)
+    return done
+
+
+@activity.defn(name="bind_volumes")
+def bind_volumes(request: VolumesInput) -> Done:
+    """Write the volume bindings for `pod` on `node`, then wait until all claims are bound."""
+    _write_bindings(request)
+    deadline = time.monotonic() + request.timeout_seconds
+    while not _check(request):
+        if time.monotonic() > deadline:
+            waited = f"{request.timeout_seconds:g}s"
+            raise ApplicationError(
+                f"pod {request.namespace}/{request.pod}: volumes not bound after {waited}",
+                type="VolumeBindingTimeout",
+                non_retryable=True,
+            )
+        activity.heartbeat()
+        time.sleep(1)
+    return Done()
+
+
+@activity.defn(name="revert_volumes")
+def revert_volumes(request: VolumesInput) -> Done:
+    """Undo the bindings `bind_volumes` wrote that have not completed yet."""
+    core = kube.core()
+    for pair in request.static:
+        with errors.kube_call(f"read pv {pair.pv}", ok=errors.GONE_OK):
+            volume = core.read_persistent_volume(pair.pv)
+            claimed = volume.spec is not None and volume.spec.claim_ref is not None
+            if volume.status and volume.status.phase == "Available" and claimed:
+                core.patch_persistent_volume(pair.pv, {"spec": {"claimRef": None}})
+    for name in request.provision:
+        with errors.kube_call(f"read pvc {request.namespace}/{name}", ok=errors.GONE_OK):
+            claim = core.read_namespaced_persistent_volume_claim(name, request.namespace)
+            if not _bound(claim):
+                patch = {"metadata": {"annotations": {SELECTED_NODE: None}}}
+                core.patch_namespaced_persistent_volume_claim(name, request.namespace, patch)
+    return Done()
