@@ -20,7 +20,7 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
-from workflows import task_queues
+from models import task_queues
 
 log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from models import signals
+
 
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -125,3 +127,20 @@ class VolumesInput(Message):
     static: list[StaticBinding] = []
     provision: list[str] = []  # PVCs to provision on `node` (WaitForFirstConsumer)
     timeout_seconds: float = 120.0
+
+
+class SessionInput(Message):
+    scheduler_name: str
+    session: int
+    assumed: dict[str, str]  # "<ns>/<pod>" → node, placed earlier and not bound yet
+
+
+class JobPlacements(Message):
+    job_workflow_id: str
+    placements: list[signals.PlacedPod]
+
+
+class SessionResult(Message):
+    jobs: list[JobPlacements]  # gangs placed this session, one entry per job
+    bound: list[str]  # "<ns>/<pod>" seen bound: their assumptions are confirmed
+    pending: int  # pods still waiting for a node after this session

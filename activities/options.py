@@ -10,6 +10,8 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
+from models import task_queues
+
 PERMANENT = ["Invalid", "Forbidden", "BadRequest"]
 
 
@@ -19,6 +21,7 @@ class ActivityOptions:
     retry: RetryPolicy
     heartbeat: timedelta | None = None  # None: the activity does not wait, so no heartbeat
     schedule_to_close: timedelta | None = None  # None: bounded by retry.maximum_attempts
+    task_queue: str | None = None  # None: the calling workflow's task queue
 
 
 def _retry(attempts: int, initial: float = 1.0, maximum: float = 30.0) -> RetryPolicy:
@@ -46,4 +49,11 @@ VOLUME_BINDING = ActivityOptions(
     start_to_close=timedelta(minutes=11),
     heartbeat=timedelta(seconds=30),
     retry=_retry(3),
+)
+# One scheduling session: snapshot + allocate on the scheduler's own task queue. A session
+# that fails is simply the next session's work, so it is tried twice at most.
+SESSION = ActivityOptions(
+    start_to_close=timedelta(seconds=60),
+    retry=_retry(2),
+    task_queue=task_queues.SCHEDULER,
 )

@@ -20,8 +20,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder import events, logs
-from models import signals
-from workflows import task_queues
+from models import signals, task_queues
 
 logger = logging.getLogger(__name__)
 

@@ -216,3 +216,45 @@ SIGNAL_QUEUE_DELETED = "queue_deleted"
 SIGNAL_POD_GROUPS_CHANGED = "pod_groups_changed"
 SIGNAL_CHILD_QUEUE_OBSERVED = "child_queue_observed"
 SIGNAL_PARENT_STATE_CHANGED = "parent_state_changed"
+
+
+# -- scheduler ----------------------------------------------------------------------------------
+
+
+class VolumePlan(Payload):
+    """What binding a pod's claims on its node takes (the scheduler's volume decision)."""
+
+    static: list[tuple[str, str]] = Field(default_factory=list)  # (pvc, pv) pairs to claim
+    provision: list[str] = Field(default_factory=list)  # PVCs to provision on the node
+
+
+class PlacedPod(Payload):
+    pod: str
+    uid: str = ""
+    node: str
+    volumes: VolumePlan = Field(default_factory=VolumePlan)
+
+
+class PodsPlaced(Payload):
+    """Sent by the SchedulerWorkflow to a JobWorkflow: bind these pods (a whole gang)."""
+
+    session: int
+    placements: list[PlacedPod]
+
+
+class BindFailed(Payload):
+    """Sent by a JobWorkflow to the SchedulerWorkflow: drop these assumptions, retry later."""
+
+    pods: dict[str, str]  # "<ns>/<pod>" → why
+
+
+class WorkArrived(Payload):
+    """Something may be schedulable now (pods created, a PodGroup changed)."""
+
+    reason: str = ""
+
+
+SCHEDULER_WORKFLOW = "SchedulerWorkflow"
+SIGNAL_PODS_PLACED = "pods_placed"
+SIGNAL_BIND_FAILED = "bind_failed"
+SIGNAL_WORK_ARRIVED = "work_arrived"

@@ -24,5 +24,6 @@ async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summ
         schedule_to_close_timeout=options.schedule_to_close,
         heartbeat_timeout=options.heartbeat,
         retry_policy=options.retry,
+        task_queue=options.task_queue,
         summary=summary[:SUMMARY_LIMIT],
     )

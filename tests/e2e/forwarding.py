@@ -38,9 +38,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from forwarder import leader
-from models import keys, signals
+from models import keys, signals, task_queues
 from tests.e2e.conftest import E2EStack
-from workflows import task_queues
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]

@@ -1,0 +1,91 @@
+"""SchedulerWorkflow bookkeeping: assumed placements with their expiry (kube-scheduler's
+assume cache, §D3), kept durable so a worker crash between decision and bind double-books
+nothing. Pure: the shell runs sessions and hands placements to the JobWorkflows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models import signals
+
+ASSUME_TTL: Final = timedelta(seconds=30)
+MAX_IDLE_FACTOR: Final = 8  # an idle scheduler looks at most every 8 periods
+
+
+class Assumption(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    node: str
+    job: str  # the JobWorkflow id that binds it
+    expires_at: datetime
+    session: int
+
+
+class SchedulerState(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "volcano"
+    session: int = 0
+    assumed: dict[str, Assumption] = Field(default_factory=dict)  # "<ns>/<pod>" → placement
+    idle: int = 0  # sessions in a row that had nothing to place
+
+
+class Handoff(BaseModel):
+    """Placements to send to one JobWorkflow."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job: str
+    placed: signals.PodsPlaced
+
+
+def live(state: SchedulerState, now: datetime) -> dict[str, str]:
+    """The assumptions a session must respect: not bound yet and not expired."""
+    return {pod: a.node for pod, a in sorted(state.assumed.items()) if a.expires_at > now}
+
+
+def after_session(
+    state: SchedulerState,
+    placements: list[tuple[str, str, list[signals.PlacedPod]]],  # (job workflow id, ns, pods)
+    bound: list[str],
+    pending: int,
+    now: datetime,
+) -> tuple[SchedulerState, list[Handoff]]:
+    """Confirm what got bound, forget what expired, assume what was just placed."""
+    assumed = {
+        pod: a for pod, a in state.assumed.items() if pod not in bound and a.expires_at > now
+    }
+    handoffs = []
+    for job, namespace, pods in placements:
+        for placed in pods:
+            assumed[f"{namespace}/{placed.pod}"] = Assumption(
+                node=placed.node, job=job, expires_at=now + ASSUME_TTL, session=state.session
+            )
+        handoffs.append(
+            Handoff(job=job, placed=signals.PodsPlaced(session=state.session, placements=pods))
+        )
+    busy = bool(placements) or pending > 0
+    state = state.model_copy(
+        update={
+            "assumed": assumed,
+            "session": state.session + 1,
+            "idle": 0 if busy else state.idle + 1,
+        }
+    )
+    return state, handoffs
+
+
+def dropped(state: SchedulerState, failed: signals.BindFailed) -> SchedulerState:
+    """A JobWorkflow could not bind: forget those assumptions so the pods are placed again."""
+    assumed = {pod: a for pod, a in state.assumed.items() if pod not in failed.pods}
+    return state.model_copy(update={"assumed": assumed, "idle": 0})
+
+
+def period(state: SchedulerState, base: timedelta) -> timedelta:
+    """Every `base` while there is work; backing off to 8 x `base` while idle."""
+    factor: int = min(2 ** min(state.idle, 3), MAX_IDLE_FACTOR)
+    return base * factor
