@@ -137,6 +137,7 @@ class SessionInput(Message):
 
 class JobPlacements(Message):
     job_workflow_id: str
+    namespace: str
     placements: list[signals.PlacedPod]
 
 

@@ -40,6 +40,7 @@ class Handoff(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     job: str
+    namespace: str
     placed: signals.PodsPlaced
 
 
@@ -65,9 +66,8 @@ def after_session(
             assumed[f"{namespace}/{placed.pod}"] = Assumption(
                 node=placed.node, job=job, expires_at=now + ASSUME_TTL, session=state.session
             )
-        handoffs.append(
-            Handoff(job=job, placed=signals.PodsPlaced(session=state.session, placements=pods))
-        )
+        placed = signals.PodsPlaced(session=state.session, placements=pods)
+        handoffs.append(Handoff(job=job, namespace=namespace, placed=placed))
     busy = bool(placements) or pending > 0
     state = state.model_copy(
         update={
