@@ -22,6 +22,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     queues.write_queue_status,
     queues.patch_queue,
     binding.bind_pods,
+    binding.bind_placements,
     binding.mark_unschedulable,
     binding.bind_volumes,
     binding.revert_volumes,

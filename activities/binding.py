@@ -19,10 +19,13 @@ from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
 from activities.messages import (
+    BindPlacementsInput,
     BindPodsInput,
     BindPodsResult,
     Done,
     MarkUnschedulableInput,
+    Placement,
+    StaticBinding,
     VolumesInput,
 )
 
@@ -166,9 +169,46 @@ def _check(request: VolumesInput) -> bool:
     return done
 
 
+@activity.defn(name="bind_placements")
+def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
+    """A placed gang: each pod's volumes first (reverted if they fail), then the node bindings
+    of the pods whose volumes are ready, batched. Per-pod failures are returned, not raised."""
+    failed: dict[str, str] = {}
+    for placed in request.placements:
+        plan = placed.volumes
+        if not plan.static and not plan.provision:
+            continue
+        volumes = VolumesInput(
+            namespace=request.namespace,
+            pod=placed.pod,
+            node=placed.node,
+            static=[StaticBinding(pvc=pvc, pv=pv) for pvc, pv in plan.static],
+            provision=plan.provision,
+            timeout_seconds=request.volume_timeout_seconds,
+        )
+        try:
+            _bind_volumes(volumes)
+        except ApplicationError as e:
+            revert_volumes(volumes)
+            failed[placed.pod] = f"execute preBind (volume binding) failed: {e.message}"
+    ready = [p for p in request.placements if p.pod not in failed]
+    nodes = bind_pods(
+        BindPodsInput(
+            namespace=request.namespace,
+            placements=[Placement(pod=p.pod, uid=p.uid, node=p.node) for p in ready],
+        )
+    )
+    return BindPodsResult(bound=nodes.bound, failed={**failed, **nodes.failed})
+
+
 @activity.defn(name="bind_volumes")
 def bind_volumes(request: VolumesInput) -> Done:
     """Write the volume bindings for `pod` on `node`, then wait until all claims are bound."""
+    _bind_volumes(request)
+    return Done()
+
+
+def _bind_volumes(request: VolumesInput) -> None:
     _write_bindings(request)
     deadline = time.monotonic() + request.timeout_seconds
     while not _check(request):
@@ -181,7 +221,6 @@ def bind_volumes(request: VolumesInput) -> Done:
             )
         activity.heartbeat()
         time.sleep(1)
-    return Done()
 
 
 @activity.defn(name="revert_volumes")

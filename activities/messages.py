@@ -145,3 +145,9 @@ class SessionResult(Message):
     jobs: list[JobPlacements]  # gangs placed this session, one entry per job
     bound: list[str]  # "<ns>/<pod>" seen bound: their assumptions are confirmed
     pending: int  # pods still waiting for a node after this session
+
+
+class BindPlacementsInput(Message):
+    namespace: str
+    placements: list[signals.PlacedPod]
+    volume_timeout_seconds: float = 120.0

@@ -18,6 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.messages import (
+    BindPlacementsInput,
+    BindPodsResult,
     CreatePodsInput,
     CreatePodsResult,
     DeletePodsInput,
@@ -65,6 +67,19 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
 
         return record
 
+    @activity.defn(name="bind_placements")
+    def bind_placements(r: BindPlacementsInput) -> BindPodsResult:
+        """Binds everything but pods placed on a node named `gone`."""
+        calls.log.append(("bind_placements", r))
+        failed = {
+            p.pod: f"failed to bind to node {p.node}: node not found"
+            for p in r.placements
+            if p.node == "gone"
+        }
+        return BindPodsResult(
+            bound=[p.pod for p in r.placements if p.pod not in failed], failed=failed
+        )
+
     @activity.defn(name="ensure_plugins")
     def ensure_plugins(r: PluginsInput) -> PluginsResult:
         calls.log.append(("ensure_plugins", r))
@@ -88,6 +103,8 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         done("ensure_volumes"),
         done("write_queue_status"),
         done("patch_queue"),
+        done("mark_unschedulable"),
+        bind_placements,
     ]
 
 

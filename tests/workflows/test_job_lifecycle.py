@@ -97,3 +97,37 @@ async def test_ttl_deletes_finished_job_and_deletion_ends_workflow(h: Harness) -
     assert deleted["name"] == "train"
     await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=deleted["uid"]))
     await handle.result()
+
+
+async def test_placed_pods_are_bound_and_a_failed_bind_is_reported(h: Harness) -> None:
+    handle = await h.submit(_manifest(), settings=signals.ControllerSettings())
+    await until(handle, phase_is("Pending"), "Pending")
+    placed = signals.PodsPlaced(
+        session=3,
+        placements=[
+            signals.PlacedPod(pod="train-worker-0", node="kwok-node-0"),
+            signals.PlacedPod(pod="train-worker-1", node="gone"),
+        ],
+    )
+    await pods_changed(
+        handle,
+        pod("train", "worker", 0, phase="Pending"),
+        pod("train", "worker", 1, phase="Pending"),
+    )
+    await handle.signal(signals.SIGNAL_PODS_PLACED, placed)
+    await until(handle, lambda v: bool(h.calls.named("mark_unschedulable")), "failure handled")
+    (bound,) = h.calls.named("bind_placements")
+    assert [p.pod for p in bound.placements] == ["train-worker-0", "train-worker-1"]
+    (marked,) = h.calls.named("mark_unschedulable")
+    assert (
+        marked["pods"]
+        == [
+            {
+                "pod": "train-worker-1",
+                "reason": "SchedulerError",
+                "message": "failed to bind to node gone: node not found",
+                "nominatedNode": "",
+            }
+        ]
+        or marked["pods"][0]["pod"] == "train-worker-1"
+    )

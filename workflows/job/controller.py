@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from models import signals
+from models import keys, signals
 from models.batch import Job, JobPhase
 from models.bus import Action, Event
 from models.defaults import default_job
@@ -45,6 +45,15 @@ class ActionFailed(BaseModel):
     error: str
 
 
+class BindOutcome(BaseModel):
+    """What binding a placed gang came to (pods that could not be bound, and why)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["BindOutcome"] = "BindOutcome"
+    failed: dict[str, str]  # pod name → why
+
+
 Input = (
     signals.JobObserved
     | signals.JobDeleted
@@ -53,6 +62,8 @@ Input = (
     | signals.CommandIssued
     | TimerFired
     | ActionFailed
+    | signals.PodsPlaced
+    | BindOutcome
 )
 
 
@@ -332,6 +343,49 @@ def _ttl(state: JobState, now: datetime) -> tuple[JobState, list[fx.AnyEffect]]:
     return state, [_ttl_timer(state, fires_at, f"in {_fmt(fires_at - now)}")]
 
 
+def _scheduler(state: JobState) -> str:
+    name = (state.job.spec.scheduler_name if state.job else None) or "volcano"
+    return keys.scheduler_workflow_id(name)
+
+
+def _placed(state: JobState, placed: signals.PodsPlaced) -> tuple[JobState, list[fx.AnyEffect]]:
+    """Bind what the scheduler placed, if the pods are still ours, unbound and alive."""
+    job = state.job
+    if job is None or state.deleted or job.metadata.deletion_timestamp is not None:
+        ns = job.metadata.namespace if job else ""
+        failed = {f"{ns}/{p.pod}": "job is being deleted" for p in placed.placements}
+        return state, [fx.TellScheduler(scheduler=_scheduler(state), failed=failed)]
+    ok, stale = [], {}
+    for p in placed.placements:
+        pod = state.pods.get(p.pod)
+        if pod is None or pod.deleting or pod.node is not None or pod.phase != "Pending":
+            stale[f"{job.metadata.namespace}/{p.pod}"] = "pod no longer waits for a node"
+        else:
+            ok.append(p)
+    out: list[fx.AnyEffect] = []
+    if ok:
+        out.append(fx.BindPlacements(session=placed.session, placements=ok))
+    if stale:
+        out.append(fx.TellScheduler(scheduler=_scheduler(state), failed=stale))
+    return state, out
+
+
+def _bound(state: JobState, outcome: BindOutcome) -> tuple[JobState, list[fx.AnyEffect]]:
+    """Failed binds: PodScheduled=False on the pods, an Event, and the scheduler retries."""
+    if not outcome.failed or state.job is None:
+        return state, []
+    ns = state.job.metadata.namespace
+    detail = "; ".join(f"{pod}: {why}" for pod, why in sorted(outcome.failed.items()))
+    return state, [
+        fx.MarkUnschedulable(pods=dict(sorted(outcome.failed.items()))),
+        fx.RecordEvent(type="Warning", reason="FailedScheduling", message=detail),
+        fx.TellScheduler(
+            scheduler=_scheduler(state),
+            failed={f"{ns}/{pod}": why for pod, why in sorted(outcome.failed.items())},
+        ),
+    ]
+
+
 def decide(state: JobState, event: Input, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     match event:
@@ -355,5 +409,9 @@ def decide(state: JobState, event: Input, now: datetime) -> Decision:
             state, out = _timer(state, event, now)
         case ActionFailed():
             state, out = _failed(state, event, now)
+        case signals.PodsPlaced():
+            state, out = _placed(state, event)
+        case BindOutcome():
+            state, out = _bound(state, event)
     state, armed = _ttl(state, now)
     return Decision(state=state, effects=(*out, *armed))

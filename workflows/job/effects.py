@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from models import signals
 from models.batch import JobPhase, JobStatus
 
 
@@ -110,6 +111,27 @@ class StartOver(Effect):
     job: dict[str, Any]
 
 
+class BindPlacements(Effect):
+    """Bind a gang the scheduler placed: volumes first, then nodes (one activity)."""
+
+    kind: Literal["BindPlacements"] = "BindPlacements"
+    session: int
+    placements: list[signals.PlacedPod]
+
+
+class MarkUnschedulable(Effect):
+    kind: Literal["MarkUnschedulable"] = "MarkUnschedulable"
+    pods: dict[str, str]  # pod name → why
+
+
+class TellScheduler(Effect):
+    """Tell the job's SchedulerWorkflow: work arrived, or these binds failed."""
+
+    kind: Literal["TellScheduler"] = "TellScheduler"
+    scheduler: str
+    failed: dict[str, str] = {}  # "<ns>/<pod>" → why; empty: work arrived
+
+
 AnyEffect = (
     WriteStatus
     | EnsurePodGroup
@@ -126,4 +148,7 @@ AnyEffect = (
     | DeleteJob
     | Finish
     | StartOver
+    | BindPlacements
+    | MarkUnschedulable
+    | TellScheduler
 )

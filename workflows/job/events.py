@@ -31,6 +31,7 @@ def record_of(snapshot: PodSnapshot) -> PodRecord:
         deleting=snapshot.deleting,
         out_of_sync=snapshot.out_of_sync,
         partition=snapshot.partition,
+        node=snapshot.node_name,
     )
 
 

@@ -33,6 +33,7 @@ class PodRecord(Record):
     deleting: bool = False
     out_of_sync: bool = False
     partition: str | None = None  # None: the task has no partitions
+    node: str | None = None  # None: not bound to a node yet
 
 
 class DelayedAction(Record):

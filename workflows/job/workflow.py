@@ -19,15 +19,18 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities import binding, jobs, options, podgroups, pods, status
     from activities import events as event_activities
-    from activities import jobs, options, podgroups, pods, status
     from activities.messages import (
+        BindPlacementsInput,
         CreatePodsInput,
         DeleteJobInput,
         DeletePodsInput,
         JobInput,
+        MarkUnschedulableInput,
         PodGroupInput,
         RecordEventInput,
+        Unschedulable,
         WriteStatusInput,
     )
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
@@ -115,6 +118,10 @@ class JobWorkflow:
     @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, observed: signals.PodGroupObserved) -> None:
         self._inbox.accept(observed)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
+    def pods_placed(self, placed: signals.PodsPlaced) -> None:
+        self._inbox.accept(placed)
 
     @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
     def command_issued(self, command: signals.CommandIssued) -> None:
@@ -317,6 +324,33 @@ class JobWorkflow:
                     self._finished = True
                 case fx.StartOver():
                     self._start_over = signals.JobObserved(job=effect.job)
+                case fx.BindPlacements():
+                    nodes = sorted({p.node for p in effect.placements})
+                    result = await activity_call.run(
+                        binding.bind_placements,
+                        BindPlacementsInput(namespace=namespace, placements=effect.placements),
+                        options.VOLUME_BINDING,
+                        f"bind {len(effect.placements)} pods (session {effect.session}) "
+                        f"to {', '.join(nodes)}",
+                    )
+                    if result.failed:
+                        outcome = controller.BindOutcome(failed=result.failed)
+                        self._inbox.internal(outcome, first=True)
+                case fx.MarkUnschedulable():
+                    await activity_call.run(
+                        binding.mark_unschedulable,
+                        MarkUnschedulableInput(
+                            namespace=namespace,
+                            pods=[
+                                Unschedulable(pod=pod, reason="SchedulerError", message=why)
+                                for pod, why in effect.pods.items()
+                            ],
+                        ),
+                        options.KUBE_WRITE,
+                        f"mark {len(effect.pods)} pods unschedulable",
+                    )
+                case fx.TellScheduler():
+                    await self._tell_scheduler(effect)
                 case _:
                     assert_never(effect)
         except ActivityError as e:
@@ -325,6 +359,18 @@ class JobWorkflow:
             self._inbox.internal(
                 controller.ActionFailed(effect=effect.kind, error=cause), first=True
             )
+
+    async def _tell_scheduler(self, effect: fx.TellScheduler) -> None:
+        handle = workflow.get_external_workflow_handle(effect.scheduler)
+        try:
+            if effect.failed:
+                await handle.signal(
+                    signals.SIGNAL_BIND_FAILED, signals.BindFailed(pods=effect.failed)
+                )
+            else:
+                await handle.signal(signals.SIGNAL_WORK_ARRIVED, signals.WorkArrived())
+        except Exception as e:
+            workflow.logger.info("scheduler not told scheduler=%s error=%s", effect.scheduler, e)
 
     async def _record(self, effect: fx.RecordEvent, namespace: str, name: str, uid: str) -> None:
         try:

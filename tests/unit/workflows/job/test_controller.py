@@ -152,3 +152,44 @@ def test_unknown_command_action_is_reported_not_executed() -> None:
     after, out = _run(state, signals.CommandIssued(action="Explode", command="c1"))
     assert after == state
     assert [e.reason for e in out if isinstance(e, fx.RecordEvent)] == ["InvalidCommand"]
+
+
+def test_placed_gang_is_bound_and_stale_placements_go_back() -> None:
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=_manifest()),
+        signals.PodsChanged(pods=[_pod(0, "Pending")]),
+    )
+    placed = signals.PodsPlaced(
+        session=7,
+        placements=[
+            signals.PlacedPod(pod="j-w-0", node="n1"),
+            signals.PlacedPod(pod="j-w-9", node="n1"),
+        ],
+    )
+    _, out = _run(state, placed)
+    assert out == [
+        fx.BindPlacements(session=7, placements=[signals.PlacedPod(pod="j-w-0", node="n1")]),
+        fx.TellScheduler(
+            scheduler="scheduler/volcano", failed={"ns/j-w-9": "pod no longer waits for a node"}
+        ),
+    ]
+
+
+def test_failed_bind_marks_pod_and_tells_scheduler() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    _, out = _run(
+        state, controller.BindOutcome(failed={"j-w-1": "failed to bind to node n9: node not found"})
+    )
+    assert out == [
+        fx.MarkUnschedulable(pods={"j-w-1": "failed to bind to node n9: node not found"}),
+        fx.RecordEvent(
+            type="Warning",
+            reason="FailedScheduling",
+            message="j-w-1: failed to bind to node n9: node not found",
+        ),
+        fx.TellScheduler(
+            scheduler="scheduler/volcano",
+            failed={"ns/j-w-1": "failed to bind to node n9: node not found"},
+        ),
+    ]
