@@ -1,8 +1,9 @@
 """The Caldera worker: hosts every workflow and activity (`workflows.ALL`, `activities.ALL`).
 
 Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE
-(default `default`), CALDERA_TASK_QUEUE (default `caldera-controllers`). Run any number of
-replicas; Temporal spreads the work.
+(default `default`), CALDERA_TASK_QUEUE (default `caldera-controllers`), and
+CALDERA_SCHEDULER_OVERRIDE (set: pods go to that scheduler and no gang scheduler runs).
+Run any number of replicas; Temporal spreads the work.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 import activities
 import workflows
-from models import task_queues
+from models import keys, task_queues
+from workflows.scheduler.session import SchedulerState
+from workflows.scheduler.workflow import SchedulerWorkflow, SchedulerWorkflowInput
 
 log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32
@@ -30,6 +34,8 @@ async def run() -> int:
     address = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
     namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
+    # Gang schedulers to run; none while pods are handed to another scheduler.
+    schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else ["volcano"]
     client = await Client.connect(
         address, namespace=namespace, data_converter=pydantic_data_converter
     )
@@ -38,21 +44,48 @@ async def run() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     # The Kubernetes client blocks, so activities are sync functions on a thread pool.
-    with ThreadPoolExecutor(max_workers=MAX_ACTIVITIES) as pool:
-        async with Worker(
-            client,
-            task_queue=queue,
-            workflows=list(workflows.ALL),
-            activities=list(activities.ALL),
-            activity_executor=pool,
-            max_concurrent_activities=MAX_ACTIVITIES,
+    with ThreadPoolExecutor(max_workers=MAX_ACTIVITIES + 1) as pool:
+        async with (
+            Worker(
+                client,
+                task_queue=queue,
+                workflows=list(workflows.ALL),
+                activities=list(activities.ALL),
+                activity_executor=pool,
+                max_concurrent_activities=MAX_ACTIVITIES,
+            ),
+            Worker(
+                client,
+                task_queue=task_queues.SCHEDULER,
+                activities=list(activities.SESSION),
+                activity_executor=pool,
+                max_concurrent_activities=1,  # one session at a time, as Volcano's
+            ),
         ):
+            for name in schedulers:
+                await _ensure_scheduler(client, name, queue)
             log.info(
-                "worker started address=%s namespace=%s task_queue=%s", address, namespace, queue
+                "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
+                address,
+                namespace,
+                queue,
+                ",".join(schedulers),
             )
             await stop.wait()
     log.info("worker stopped")
     return 0
+
+
+async def _ensure_scheduler(client: Client, name: str, queue: str) -> None:
+    """The SchedulerWorkflow for `name` runs while any worker does (started once, kept)."""
+    await client.start_workflow(
+        SchedulerWorkflow.run,
+        SchedulerWorkflowInput(state=SchedulerState(name=name)),
+        id=keys.scheduler_workflow_id(name),
+        task_queue=queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=f"gang scheduler {name}",
+    )
 
 
 def main() -> None:

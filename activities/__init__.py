@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from activities import binding, events, jobs, plugins, podgroups, pods, queues, status
+from activities import binding, events, jobs, plugins, podgroups, pods, queues, sessions, status
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
@@ -28,3 +28,6 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     binding.revert_volumes,
     *plugins.ACTIVITIES,
 )
+
+# Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).
+SESSION: Final[tuple[Callable[..., Any], ...]] = (sessions.schedule_session,)

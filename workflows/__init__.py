@@ -13,6 +13,7 @@ def __getattr__(name: str) -> Any:
     if name == "ALL":
         from workflows.job.workflow import JobWorkflow
         from workflows.queue.workflow import QueueWorkflow
+        from workflows.scheduler.workflow import SchedulerWorkflow
 
-        return (JobWorkflow, QueueWorkflow)
+        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow)
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -64,14 +64,19 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
 
 
 @pytest.fixture(scope="module")
-def controllers(e2e_stack: E2EStack) -> Iterator[None]:
-    """Caldera's worker and forwarder on the session's stack (pods go to kube-scheduler), for
-    the modules that ask: the others create Volcano objects no controller should touch."""
+def controllers(e2e_stack: E2EStack, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Caldera's worker, forwarder and webhook on the session's stack, for the modules that ask:
+    the others create Volcano objects no controller should touch. Pods go to kube-scheduler
+    unless the module sets `SCHEDULER_OVERRIDE = None` (then Caldera's gang scheduler runs)."""
     if e2e_stack.workdir is None:
         yield  # a reused dev stack runs its own
         return
+    override = getattr(request.module, "SCHEDULER_OVERRIDE", caldera.DEFAULT_SCHEDULER_OVERRIDE)
     started = caldera.start(
-        e2e_stack.kubeconfig, e2e_stack.temporal_address, e2e_stack.workdir / "logs"
+        e2e_stack.kubeconfig,
+        e2e_stack.temporal_address,
+        e2e_stack.workdir / "logs",
+        scheduler_override=override,
     )
     try:
         yield

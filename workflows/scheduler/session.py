@@ -66,8 +66,8 @@ def after_session(
             assumed[f"{namespace}/{placed.pod}"] = Assumption(
                 node=placed.node, job=job, expires_at=now + ASSUME_TTL, session=state.session
             )
-        placed = signals.PodsPlaced(session=state.session, placements=pods)
-        handoffs.append(Handoff(job=job, namespace=namespace, placed=placed))
+        gang = signals.PodsPlaced(session=state.session, placements=pods)
+        handoffs.append(Handoff(job=job, namespace=namespace, placed=gang))
     busy = bool(placements) or pending > 0
     state = state.model_copy(
         update={

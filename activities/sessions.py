@@ -1,0 +1,189 @@
+"""One scheduling session (the SchedulerWorkflow's activity): read the cluster, decide with
+`scheduling.run_session`, write what the scheduler owns, return the placements.
+
+The scheduler owns PodGroup `status` (phase and conditions), queue `status.allocated`, and
+PodScheduled=False on pods that wait; each is written only when it changes, so an idle
+cluster costs reads only. Placements are returned, not bound: the JobWorkflow of each gang
+binds its own pods so its history shows them. Volumes get a plan here (a static PV that fits,
+or provisioning on the chosen node for a WaitForFirstConsumer class), executed by the binder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+from temporalio import activity
+
+from activities import errors, kube
+from activities.messages import JobPlacements, SessionInput, SessionResult
+from models import batch, keys, scheduling, signals
+from scheduling.actions import run_session
+from scheduling.objects import snapshot_from_objects
+from scheduling.snapshot import TaskStatus
+
+_G, _V = scheduling.GROUP, scheduling.VERSION
+
+
+def _items(result: object) -> list[dict[str, Any]]:
+    return list(kube.as_dict(result).get("items") or [])
+
+
+def _list() -> dict[str, list[dict[str, Any]]]:
+    api = kube.api()
+    custom = kube.custom()
+    core = client.CoreV1Api(api)
+
+    def sanitize(items: object) -> list[dict[str, Any]]:
+        plain: list[dict[str, Any]] = api.sanitize_for_serialization(items)  # type: ignore[no-untyped-call]
+        return plain
+
+    with errors.kube_call("list the cluster for a session"):
+        return {
+            "nodes": sanitize(core.list_node().items),
+            "pods": sanitize(core.list_pod_for_all_namespaces().items),
+            "pvcs": sanitize(core.list_persistent_volume_claim_for_all_namespaces().items),
+            "pvs": sanitize(core.list_persistent_volume().items),
+            "classes": sanitize(client.StorageV1Api(api).list_storage_class().items),
+            "priority": sanitize(client.SchedulingV1Api(api).list_priority_class().items),
+            "podgroups": _items(custom.list_cluster_custom_object(_G, _V, "podgroups")),
+            "queues": _items(custom.list_cluster_custom_object(_G, _V, "queues")),
+        }
+
+
+def _owner_job(group: dict[str, Any]) -> str | None:
+    for ref in group.get("metadata", {}).get("ownerReferences") or []:
+        if ref.get("kind") == "Job" and ref.get("apiVersion") == batch.API_VERSION:
+            return str(ref.get("name"))
+    return None
+
+
+def _volume_plan(
+    pod: dict[str, Any], node: str, world: dict[str, list[dict[str, Any]]]
+) -> signals.VolumePlan:
+    """Unbound claims of a pod: a matching Available PV, else provisioning on `node`."""
+    namespace = pod["metadata"]["namespace"]
+    claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in world["pvcs"]}
+    waiting = {c["metadata"]["name"]: c for c in world["classes"]}
+    used: set[str] = set()
+    static: list[tuple[str, str]] = []
+    provision: list[str] = []
+    for volume in pod.get("spec", {}).get("volumes") or []:
+        claim_name = str((volume.get("persistentVolumeClaim") or {}).get("claimName") or "")
+        claim = claims.get((namespace, claim_name)) if claim_name else None
+        if claim is None or claim.get("spec", {}).get("volumeName"):
+            continue
+        storage_class = claim.get("spec", {}).get("storageClassName") or ""
+        pv = next(
+            (
+                v["metadata"]["name"]
+                for v in sorted(world["pvs"], key=lambda v: v["metadata"]["name"])
+                if v.get("status", {}).get("phase") == "Available"
+                and (v.get("spec", {}).get("storageClassName") or "") == storage_class
+                and v["metadata"]["name"] not in used
+            ),
+            None,
+        )
+        if pv is not None:
+            used.add(str(pv))
+            static.append((claim_name, str(pv)))
+        elif (waiting.get(storage_class) or {}).get("provisioner") not in (
+            None,
+            "kubernetes.io/no-provisioner",
+        ):
+            provision.append(claim_name)
+    return signals.VolumePlan(static=static, provision=provision)
+
+
+def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: int) -> None:
+    """PodGroup phase and conditions, written only where they change."""
+    wanted: dict[str, dict[str, Any]] = {}
+    for update in result.phase_updates:
+        wanted.setdefault(update.job, {})["phase"] = str(update.new)
+    for c in result.conditions:
+        condition = {
+            "type": str(c.type),
+            "status": "True",
+            "reason": c.reason,
+            "message": c.message,
+            "transitionID": str(session),
+        }
+        wanted.setdefault(c.job, {}).setdefault("conditions", {})[condition["type"]] = condition
+    for key, want in sorted(wanted.items()):
+        group = groups.get(key)
+        if group is None:
+            continue
+        current = group.get("status") or {}
+        conditions = {c.get("type"): c for c in current.get("conditions") or []}
+        fresh = want.get("conditions", {})
+        changed_conditions = any(
+            (conditions.get(t) or {}).get("message") != c["message"] for t, c in fresh.items()
+        )
+        phase = want.get("phase", current.get("phase"))
+        if phase == current.get("phase") and not changed_conditions:
+            continue
+        status = {"phase": phase, "conditions": list({**conditions, **fresh}.values())}
+        namespace, name = key.split("/", 1)
+        with errors.kube_call(f"write status of podgroup {key}", ok=errors.GONE_OK):
+            kube.custom().patch_namespaced_custom_object_status(
+                _G,
+                _V,
+                namespace,
+                "podgroups",
+                name,
+                {"status": status},
+                _content_type="application/merge-patch+json",
+            )
+
+
+@activity.defn(name="schedule_session")
+def schedule_session(request: SessionInput) -> SessionResult:
+    world = _list()
+    snapshot = snapshot_from_objects(
+        world["nodes"],
+        world["pods"],
+        world["podgroups"],
+        world["queues"],
+        world["priority"],
+        scheduler_names=(request.scheduler_name,),
+        assumed=request.assumed,
+    )
+    result = run_session(snapshot)
+    groups = {
+        f"{g['metadata']['namespace']}/{g['metadata']['name']}": g for g in world["podgroups"]
+    }
+    pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in world["pods"]}
+    _write_pod_groups(result, groups, request.session)
+    by_job: dict[str, JobPlacements] = {}
+    for placement in result.placements:
+        group = groups.get(placement.job)
+        job = _owner_job(group) if group else None
+        pod = pods.get(placement.pod)
+        if job is None or pod is None:
+            continue
+        namespace = pod["metadata"]["namespace"]
+        wid = keys.job_workflow_id(namespace, job)
+        placed = signals.PlacedPod(
+            pod=pod["metadata"]["name"],
+            uid=pod["metadata"].get("uid", ""),
+            node=placement.node,
+            volumes=_volume_plan(pod, placement.node, world),
+        )
+        entry = by_job.get(wid) or JobPlacements(
+            job_workflow_id=wid, namespace=namespace, placements=[]
+        )
+        by_job[wid] = entry.model_copy(update={"placements": [*entry.placements, placed]})
+    bound = sorted(
+        key for key in request.assumed if (pods.get(key) or {}).get("spec", {}).get("nodeName")
+    )
+    pending = sum(1 for t in snapshot.tasks if t.status is TaskStatus.PENDING) - len(
+        result.placements
+    )
+    activity.logger.info(
+        "session done session=%d placed=%d pending=%d bound=%d",
+        request.session,
+        len(result.placements),
+        pending,
+        len(bound),
+    )
+    return SessionResult(jobs=list(by_job.values()), bound=bound, pending=max(pending, 0))

@@ -1,0 +1,69 @@
+"""The enqueue action (spec C8.1, with C7.4 overcommit and C7.6 proportion votes).
+
+Admits Pending PodGroups (Pending -> Inqueue) while the cluster, overcommitted by the factor,
+and the job's queue both have room for its minResources; a PodGroup without minResources is
+always admitted. Admission is what lets the job controller create the pods, so this gate is
+what keeps a queue from flooding the cluster with pods that can never run. Queues are served
+lowest share first and jobs in job order; a refused job waits for the next session.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from models.keys import JobKey, QueueName
+from models.scheduling import PodGroupPhase
+from scheduling import jobs, ordering, proportion
+from scheduling.config import SessionConfig
+from scheduling.resources import Resources, total
+from scheduling.state import SessionState
+
+CLUSTER_OVERUSED: Final = "resource in cluster is overused"
+QUOTA_INSUFFICIENT: Final = "queue resource quota insufficient"
+
+
+def _refusal(state: SessionState, key: JobKey, idle: Resources, reserved: Resources) -> str | None:
+    """Why the job may not be admitted now (first rejecting vote); None: admit it."""
+    job = state.jobs[key]
+    wanted = job.min_resources
+    if wanted is None:
+        return None
+    if not reserved.add(wanted).less_equal_with_dimension(idle, wanted):
+        return CLUSTER_OVERUSED
+    queue = job.queue
+    admissible = proportion.enqueueable(
+        state.queues[queue].state,
+        state.demands[queue],
+        state.queue_inqueue[queue],
+        state.real_capability[queue],
+        wanted,
+    )
+    return None if admissible else f"{QUOTA_INSUFFICIENT}: queue {queue}"
+
+
+def enqueue(state: SessionState, config: SessionConfig) -> None:
+    """Pending -> Inqueue for every PodGroup the votes permit, recording why for the rest."""
+    cluster_used = total(node.used for node in state.snapshot.nodes)
+    idle = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
+    reserved = total(jobs.inqueue(job, state.tasks_of(key)) for key, job in state.jobs.items())
+    waiting: dict[QueueName, list[JobKey]] = {}
+    for key, job in sorted(state.jobs.items()):
+        if job.is_pending:
+            waiting.setdefault(job.queue, []).append(key)
+    while waiting:
+        queue = min(waiting, key=lambda name: ordering.queue_order(state, name))
+        key = min(waiting[queue], key=lambda k: ordering.job_order(state, k))
+        waiting[queue].remove(key)
+        if not waiting[queue]:
+            del waiting[queue]
+        refusal = _refusal(state, key, idle, reserved)
+        if refusal is not None:
+            state.job_errors[key] = refusal
+            continue
+        wanted = state.jobs[key].min_resources
+        if wanted is not None:
+            reserved = reserved.add(wanted)
+            state.queue_inqueue[queue] = state.queue_inqueue[queue].add(wanted)
+        state.set_phase(key, PodGroupPhase.INQUEUE)

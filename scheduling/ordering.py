@@ -1,0 +1,40 @@
+"""Who goes first (spec C7.11): queues, jobs within a queue, tasks within a job.
+
+Sort keys rather than comparators, each ending in a unique name, so every order is total and
+the same on every worker. The keys are the default configuration's, in tier order: queues by
+priority then lowest share (proportion); jobs by priority, not-ready first (gang), lowest
+dominant share (drf), then age; tasks by priority, then the index in their pod name.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from fractions import Fraction
+
+from models.keys import JobKey, QueueName
+from scheduling import jobs
+from scheduling.resources import dominant_share
+from scheduling.snapshot import TaskInfo
+from scheduling.state import SessionState
+
+QueueOrder = tuple[int, Fraction, datetime, str]
+JobOrder = tuple[int, bool, Fraction, datetime, str]
+TaskOrder = tuple[int, bool, int, datetime, str]
+
+
+def queue_order(state: SessionState, name: QueueName) -> QueueOrder:
+    queue = state.queues[name]
+    return (-queue.priority, state.queue_share(name), queue.creation, name)
+
+
+def job_order(state: SessionState, key: JobKey) -> JobOrder:
+    job = state.jobs[key]
+    ready = jobs.is_ready(job, state.tasks_of(key))
+    share = dominant_share(state.job_allocated[key], state.cluster)
+    return (-job.priority, ready, share, job.creation, key)
+
+
+def task_order(task: TaskInfo) -> TaskOrder:
+    return (-task.priority, task.index is None, task.index or 0, task.creation, task.key)

@@ -1,0 +1,152 @@
+"""Can this task go on this node? (spec C7.8), with kube-scheduler's reasons.
+
+Each predicate returns None when the node passes, else the reason kube-scheduler prints, so
+the histogram in a PodGroup's Unschedulable condition reads like `kubectl describe pod`
+("0/3 nodes are available: 3 Insufficient cpu"). The resource fit comes first and reports every
+short dimension, as NodeResourcesFit does; then pod number, NodeUnschedulable, NodeAffinity
+(nodeSelector and required terms) and TaintToleration, of which the first failure is reported,
+as Volcano stops at the first failing plugin. PreferNoSchedule taints and preferred affinity
+only score, so they never fail a node here.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final
+
+from scheduling.constraints import (
+    UNSCHEDULABLE_TAINT,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Taint,
+    TaintEffect,
+    Toleration,
+)
+from scheduling.snapshot import NodeInfo, TaskInfo
+
+TOO_MANY_PODS: Final = "Too many pods"
+UNSCHEDULABLE: Final = "node(s) were unschedulable"
+AFFINITY_MISMATCH: Final = "node(s) didn't match Pod's node affinity/selector"
+_NAME_FIELD: Final = "metadata.name"
+_FILTERED_EFFECTS: Final = (TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE)
+
+Predicate = Callable[[TaskInfo, NodeInfo], "str | None"]
+
+
+def resources_fit(task: TaskInfo, node: NodeInfo) -> tuple[str, ...]:
+    """One "Insufficient <resource>" per dimension the request does not fit the idle room in."""
+    return tuple(f"Insufficient {name}" for name in task.request.insufficient(node.idle))
+
+
+def pod_number(task: TaskInfo, node: NodeInfo) -> str | None:
+    """A node runs at most `allocatable.pods` pods (kube's "Too many pods")."""
+    return TOO_MANY_PODS if node.pod_count + 1 > node.allocatable.pods else None
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """Kubernetes' ToleratesTaint: effect and key match when set; Equal compares the value."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator == "Exists":
+        return True
+    return toleration.operator in ("", "Equal") and toleration.value == taint.value
+
+
+def _tolerated(task: TaskInfo, taint: Taint) -> bool:
+    return any(tolerates(t, taint) for t in task.tolerations)
+
+
+def node_unschedulable(task: TaskInfo, node: NodeInfo) -> str | None:
+    """A cordoned node takes only pods tolerating the unschedulable NoSchedule taint."""
+    taint = Taint(key=UNSCHEDULABLE_TAINT, effect=TaintEffect.NO_SCHEDULE)
+    return UNSCHEDULABLE if node.unschedulable and not _tolerated(task, taint) else None
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def matches(requirement: NodeSelectorRequirement, values: Mapping[str, str]) -> bool:
+    """One matchExpressions entry against node labels (or the node's fields)."""
+    op, key, wanted = requirement.operator, requirement.key, requirement.values
+    present = key in values
+    if op == "In":
+        return present and values[key] in wanted
+    if op == "NotIn":
+        return not present or values[key] not in wanted
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and len(wanted) == 1:
+        have, bound = _int(values[key]), _int(wanted[0])
+        if have is None or bound is None:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
+
+
+def term_matches(term: NodeSelectorTerm, node: NodeInfo) -> bool:
+    """All expressions and fields of the term; an empty term matches no node."""
+    if not term.match_expressions and not term.match_fields:
+        return False
+    fields = {_NAME_FIELD: node.name}
+    return all(matches(r, node.labels) for r in term.match_expressions) and all(
+        r.key == _NAME_FIELD and r.operator in ("In", "NotIn") and matches(r, fields)
+        for r in term.match_fields
+    )
+
+
+def node_affinity(task: TaskInfo, node: NodeInfo) -> str | None:
+    """nodeSelector equality AND any one required term (NodeAffinity's Filter)."""
+    if any(node.labels.get(k) != v for k, v in task.node_selector.items()):
+        return AFFINITY_MISMATCH
+    required = task.required_affinity
+    if required is not None and not any(
+        term_matches(t, node) for t in required.node_selector_terms
+    ):
+        return AFFINITY_MISMATCH
+    return None
+
+
+def taint_toleration(task: TaskInfo, node: NodeInfo) -> str | None:
+    """The first NoSchedule/NoExecute taint the pod does not tolerate."""
+    for taint in node.taints:
+        if taint.effect in _FILTERED_EFFECTS and not _tolerated(task, taint):
+            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+    return None
+
+
+PREDICATES: Final[tuple[Predicate, ...]] = (
+    pod_number,
+    node_unschedulable,
+    node_affinity,
+    taint_toleration,
+)
+
+
+def check(task: TaskInfo, node: NodeInfo, fit_resources: bool = True) -> tuple[str, ...]:
+    """Why `node` cannot take `task` (empty: it can); backfill skips the resource fit."""
+    if fit_resources and (short := resources_fit(task, node)):
+        return short
+    for predicate in PREDICATES:
+        reason = predicate(task, node)
+        if reason is not None:
+            return (reason,)
+    return ()
+
+
+def fit_error(node_count: int, reasons: Iterable[tuple[str, ...]]) -> str:
+    """kube's FitError text: "0/3 nodes are available: 2 Insufficient cpu, 1 Too many pods"."""
+    histogram = Counter(reason for node in reasons for reason in node)
+    parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
+    head = f"0/{node_count} nodes are available"
+    return f"{head}: {', '.join(parts)}" if parts else head

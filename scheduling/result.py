@@ -1,0 +1,81 @@
+"""What one session decided, as plain data for the scheduler shell to act on.
+
+Placements go to the JobWorkflows that bind them; phase updates and conditions are written to
+the PodGroups, pod conditions to the pods, allocated totals to the queues. Everything is sorted
+or in decision order, so two runs over the same snapshot give equal results.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models.keys import JobKey, QueueName
+from models.scheduling import PodGroupPhase
+from scheduling.resources import Resources
+from scheduling.snapshot import NodeName, PodKey
+
+SCHEDULED_MESSAGE: Final = "tasks in gang are ready to be scheduled"
+NOT_ENOUGH_RESOURCES: Final = "NotEnoughResources"
+
+
+class ConditionType(StrEnum):
+    UNSCHEDULABLE = "Unschedulable"
+    SCHEDULED = "Scheduled"
+
+
+class PodReason(StrEnum):
+    """PodScheduled=False reasons the scheduler writes (C10.6)."""
+
+    SCHEDULABLE = "Schedulable"
+    UNSCHEDULABLE = "Unschedulable"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Placement(_Frozen):
+    pod: PodKey
+    node: NodeName
+    job: JobKey
+
+
+class PhaseUpdate(_Frozen):
+    job: JobKey
+    old: PodGroupPhase
+    new: PodGroupPhase
+
+
+class JobCondition(_Frozen):
+    """A PodGroup condition; the shell adds transitionID and lastTransitionTime."""
+
+    job: JobKey
+    type: ConditionType
+    reason: str
+    message: str
+
+
+class PodCondition(_Frozen):
+    pod: PodKey
+    reason: PodReason
+    message: str
+
+
+class SessionResult(_Frozen):
+    placements: tuple[Placement, ...] = ()  # in the order they were committed
+    phase_updates: tuple[PhaseUpdate, ...] = ()  # by job key
+    conditions: tuple[JobCondition, ...] = ()  # by job key
+    pod_conditions: tuple[PodCondition, ...] = ()  # by pod key
+    queue_allocated: dict[QueueName, Resources] = Field(default_factory=dict)  # rolled up
+
+    @property
+    def node_of(self) -> dict[PodKey, NodeName]:
+        return {p.pod: p.node for p in self.placements}
+
+    @property
+    def why_not(self) -> dict[JobKey, str]:
+        """The Unschedulable message of every job that got one."""
+        return {c.job: c.message for c in self.conditions if c.type is ConditionType.UNSCHEDULABLE}

@@ -1,0 +1,115 @@
+"""Which feasible node is best for a task (spec C7.9 nodeorder, C7.10 binpack).
+
+Each strategy scores 0-100 like kube-scheduler's plugins and the weighted sum decides; Volcano
+breaks ties at random, Caldera by node name, so a replayed session places pods identically.
+Least-allocated spreads (the built-in default); binpack and most-allocated pack, which the Helm
+chart's configuration turns on. Scores are exact fractions until the final float.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scheduling.resources import CPU, MEMORY, Resources
+from scheduling.snapshot import NodeInfo, TaskInfo
+
+MAX_SCORE: Final = Fraction(100)
+_SPREAD_RESOURCES: Final = (CPU, MEMORY)  # kube's default resources, weight 1 each
+
+
+class ScoringConfig(BaseModel):
+    """Plugin weights, as `nodeorder` and `binpack` arguments name them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    least_allocated: int = Field(default=1, ge=0)  # leastrequested.weight
+    most_allocated: int = Field(default=0, ge=0)  # mostrequested.weight
+    binpack: int = Field(default=0, ge=0)  # binpack.weight (1 in the Helm chart)
+    binpack_cpu: int = Field(default=1, ge=0)
+    binpack_memory: int = Field(default=1, ge=0)
+    binpack_resources: dict[str, int] = Field(default_factory=dict)  # extended resource weights
+
+    def binpack_weight(self, name: str) -> int | None:
+        """The resource's binpack weight; None: binpack ignores the resource."""
+        if name == CPU:
+            return self.binpack_cpu
+        if name == MEMORY:
+            return self.binpack_memory
+        return self.binpack_resources.get(name)
+
+
+def _mean(scores: list[Fraction]) -> Fraction:
+    return sum(scores, Fraction(0)) / len(scores) if scores else Fraction(0)
+
+
+def _requested(task: TaskInfo, node: NodeInfo) -> Resources:
+    return node.nonzero_used.add(task.nonzero_request)
+
+
+def least_allocated(task: TaskInfo, node: NodeInfo) -> Fraction:
+    """Mean over cpu and memory of (allocatable - requested) * 100 / allocatable."""
+    requested = _requested(task, node)
+    scores = []
+    for name in _SPREAD_RESOURCES:
+        have, want = node.allocatable.get(name), requested.get(name)
+        scores.append(Fraction(0) if have == 0 or want > have else (have - want) * MAX_SCORE / have)
+    return _mean(scores)
+
+
+def most_allocated(task: TaskInfo, node: NodeInfo) -> Fraction:
+    """Mean over cpu and memory of requested * 100 / allocatable (requested capped there)."""
+    requested = _requested(task, node)
+    scores = []
+    for name in _SPREAD_RESOURCES:
+        have, want = node.allocatable.get(name), requested.get(name)
+        scores.append(Fraction(0) if have == 0 else min(want, have) * MAX_SCORE / have)
+    return _mean(scores)
+
+
+def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
+    """Volcano's BinPackingScore: weighted fill after placing, over the resources requested.
+
+    A resource with no configured weight is skipped; one that would overflow makes the whole
+    score 0; the result is scaled by 100 and the plugin weight.
+    """
+    total, weights = Fraction(0), 0
+    for name, request in task.request.dimensions():
+        weight = config.binpack_weight(name)
+        if request == 0 or weight is None:
+            continue
+        capacity = node.allocatable.get(name)
+        if capacity != 0 and weight != 0:
+            after = request + node.used.get(name)
+            if after > capacity:
+                return Fraction(0)
+            total += after * weight / capacity
+        weights += weight
+    if weights:
+        total /= weights
+    return total * MAX_SCORE * config.binpack
+
+
+def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
+    """The weighted sum of the enabled strategies, exact; higher is better."""
+    value = Fraction(0)
+    if config.least_allocated:
+        value += least_allocated(task, node) * config.least_allocated
+    if config.most_allocated:
+        value += most_allocated(task, node) * config.most_allocated
+    if config.binpack:
+        value += binpack(task, node, config)
+    return value
+
+
+def score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> float:
+    return float(total_score(task, node, config))
+
+
+def best_node(task: TaskInfo, nodes: list[NodeInfo], config: ScoringConfig) -> NodeInfo:
+    """The highest score; ties go to the first name (Volcano picks one at random)."""
+    return min(nodes, key=lambda n: (-total_score(task, n, config), n.name))

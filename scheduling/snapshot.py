@@ -1,0 +1,192 @@
+"""One session's view of the cluster (spec C4, C10.3): nodes, tasks, jobs and queues.
+
+Frozen models, built once per session by `scheduling.objects.snapshot_from_objects` from what
+the snapshot activity read, and never mutated: the session works on its own copy
+(`scheduling.state`). Every collection is a tuple sorted by key, so whatever iterates it
+produces the same order on every worker and on replay.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from enum import StrEnum
+from functools import cached_property
+from typing import Final, NewType
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from models.keys import JobKey, QueueName
+from models.scheduling import PodGroupPhase, QueueState
+from scheduling.constraints import NodeSelector, Taint, Toleration
+from scheduling.resources import EMPTY, Resources, total
+
+# Pod and node keys; they belong in models/keys.py beside JobKey once that module is open.
+PodKey = NewType("PodKey", str)  # "<namespace>/<name>"
+NodeName = NewType("NodeName", str)
+
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)  # creation time of objects that carry none
+
+
+class TaskStatus(StrEnum):
+    """Volcano's TaskStatus (C5), spelled as Volcano prints it."""
+
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+ALLOCATED_CLASS: Final = frozenset(
+    {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING}
+)
+SCHEDULED: Final = frozenset(
+    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+)
+COMPLETED: Final = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NodeInfo(_Frozen):
+    """A node with what is already placed on it (bound, running and assumed pods)."""
+
+    name: NodeName
+    allocatable: Resources = EMPTY  # `pods` holds the pod capacity
+    used: Resources = EMPTY  # requests of the pods on it; `pods` holds their count
+    nonzero_used: Resources = EMPTY  # the same with kube's defaults for request-less pods
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+
+    @property
+    def idle(self) -> Resources:
+        """Allocatable minus used; negative when the node is overcommitted."""
+        return self.allocatable.sub(self.used)
+
+    @property
+    def pod_count(self) -> int:
+        return self.used.pods
+
+
+class TaskInfo(_Frozen):
+    """One pod of a PodGroup, with what the predicates and orderings need from it."""
+
+    key: PodKey
+    uid: str = ""
+    job: JobKey
+    role: str = ""  # volcano.sh/task-spec; "": the pod names no role
+    request: Resources = EMPTY  # init-container max rule applied; `pods` is 1
+    nonzero_request: Resources = EMPTY  # with kube's 100m / 200Mi for missing requests
+    priority: int = 1
+    status: TaskStatus = TaskStatus.PENDING
+    node_name: NodeName | None = None  # None: not placed on a node
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    required_affinity: NodeSelector | None = None  # None: no required node affinity
+    tolerations: tuple[Toleration, ...] = ()
+    gated: bool = False  # the pod has schedulingGates
+    creation: datetime = EPOCH
+    index: int | None = None  # None: the pod name carries no numeric index
+
+    @property
+    def best_effort(self) -> bool:
+        """No cpu, memory or scalar request: placed by backfill, never by the gang statement."""
+        return self.request.is_empty()
+
+
+class JobInfo(_Frozen):
+    """A PodGroup: the gang and its demands (tasks are in `Snapshot.tasks`)."""
+
+    key: JobKey
+    uid: str = ""
+    queue: QueueName
+    min_member: int = 0
+    min_task_member: dict[str, int] = Field(default_factory=dict)
+    min_resources: Resources | None = None  # None: enqueue is always permitted
+    priority: int = 0
+    creation: datetime = EPOCH
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+
+    @property
+    def min_task_member_total(self) -> int:
+        return sum(self.min_task_member.values())
+
+    @property
+    def is_pending(self) -> bool:
+        """Not admitted yet: the enqueue action decides, allocate skips it."""
+        return self.phase is PodGroupPhase.PENDING
+
+
+class QueueInfo(_Frozen):
+    name: QueueName
+    weight: int = 1
+    capability: Resources | None = None  # None: no upper limit
+    guarantee: Resources | None = None  # None: nothing reserved
+    deserved: Resources | None = None  # None: the proportion plugin computes it
+    state: QueueState = QueueState.OPEN
+    parent: QueueName | None = None  # None: the root queue
+    priority: int = 0
+    creation: datetime = EPOCH
+
+
+class Snapshot(_Frozen):
+    """Everything one session decides over, each tuple sorted by key."""
+
+    nodes: tuple[NodeInfo, ...] = ()
+    jobs: tuple[JobInfo, ...] = ()
+    tasks: tuple[TaskInfo, ...] = ()
+    queues: tuple[QueueInfo, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> Snapshot:
+        """Every lookup here is by key, so a repeated key would silently hide an object."""
+        for kind, keys in (
+            ("node", [n.name for n in self.nodes]),
+            ("job", [j.key for j in self.jobs]),
+            ("task", [t.key for t in self.tasks]),
+            ("queue", [q.name for q in self.queues]),
+        ):
+            repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
+            if repeated:
+                raise ValueError(f"snapshot: {kind} keys must be unique, repeated: {repeated}")
+        return self
+
+    @cached_property
+    def _tasks_by_job(self) -> dict[JobKey, tuple[TaskInfo, ...]]:
+        grouped: dict[JobKey, list[TaskInfo]] = {job.key: [] for job in self.jobs}
+        for task in self.tasks:
+            grouped.setdefault(task.job, []).append(task)
+        return {key: tuple(tasks) for key, tasks in grouped.items()}
+
+    @property
+    def total_resource(self) -> Resources:
+        """Volcano's TotalResource: the sum of every node's allocatable."""
+        return total(node.allocatable for node in self.nodes)
+
+    def node(self, name: str) -> NodeInfo:
+        return next(n for n in self.nodes if n.name == name)
+
+    def job(self, key: str) -> JobInfo:
+        return next(j for j in self.jobs if j.key == key)
+
+    def queue(self, name: str) -> QueueInfo | None:
+        """None: no such queue (its jobs are invisible to the session)."""
+        return next((q for q in self.queues if q.name == name), None)
+
+    def tasks_of(self, key: JobKey) -> tuple[TaskInfo, ...]:
+        return self._tasks_by_job.get(key, ())
+
+    def pending_tasks(self, key: JobKey | None = None) -> tuple[TaskInfo, ...]:
+        """Pending tasks of one job, or of all jobs when `key` is None."""
+        tasks = self.tasks if key is None else self.tasks_of(key)
+        return tuple(t for t in tasks if t.status is TaskStatus.PENDING)

@@ -1,0 +1,179 @@
+"""Kubernetes objects to a Snapshot: task status (C5), ownership and visibility (C10.2/C10.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from models.scheduling import PodGroupPhase, QueueState
+from scheduling.objects import snapshot_from_objects, task_status
+from scheduling.resources import Resources
+from scheduling.snapshot import TaskStatus
+from tests.unit.scheduling.builders import (
+    gang,
+    make_node,
+    make_pod,
+    make_podgroup,
+    make_queue,
+    snapshot,
+)
+
+GI = 2**30
+
+STATUS = [
+    pytest.param(make_pod("p").obj(), TaskStatus.PENDING, id="pending"),
+    pytest.param(make_pod("p").on("n1", "Pending").obj(), TaskStatus.BOUND, id="bound"),
+    pytest.param(make_pod("p").on("n1").obj(), TaskStatus.RUNNING, id="running"),
+    pytest.param(
+        make_pod("p").on("n1").deleting().obj(), TaskStatus.RELEASING, id="running-deleted"
+    ),
+    pytest.param(make_pod("p").deleting().obj(), TaskStatus.RELEASING, id="pending-deleted"),
+    pytest.param(make_pod("p").on("n1", "Succeeded").obj(), TaskStatus.SUCCEEDED, id="succeeded"),
+    pytest.param(make_pod("p").on("n1", "Failed").obj(), TaskStatus.FAILED, id="failed"),
+    pytest.param(make_pod("p").phase("Unknown").obj(), TaskStatus.UNKNOWN, id="unknown"),
+]
+
+
+@pytest.mark.parametrize(("pod", "expected"), STATUS)
+def test_task_status_follows_volcano(pod: dict[str, Any], expected: TaskStatus) -> None:
+    assert task_status(pod) == expected
+
+
+def test_snapshot_loads_nodes_with_every_pod_on_them() -> None:
+    pods = [
+        make_pod("a-worker-0", group="a", cpu="1").on("n1").obj(),
+        make_pod("foreign", group=None, cpu="2").spec(schedulerName="other").on("n1").obj(),
+        make_pod("done", group="a", cpu="3").on("n1", "Succeeded").obj(),
+        make_pod("elsewhere", group=None).spec(schedulerName="other").obj(),
+    ]
+    snap = snapshot([make_node("n1").obj()], pods=pods, gangs=[(make_podgroup("a"), [])])
+    node = snap.node("n1")
+    assert (node.used.milli_cpu, node.pod_count) == (3000, 2)
+    assert [t.key for t in snap.tasks] == ["default/a-worker-0", "default/done"]
+
+
+def test_jobs_of_unknown_queues_are_invisible() -> None:
+    snap = snapshot([], gangs=[gang("a", 2, queue="missing"), gang("b", 1)])
+    assert [j.key for j in snap.jobs] == ["default/b"]
+    assert [t.key for t in snap.tasks] == ["default/b-worker-0"]
+
+
+def test_assumed_placements_count_as_binding_on_their_node() -> None:
+    snap = snapshot(
+        [make_node("n1").obj()], gangs=[gang("a", 2)], assumed={"default/a-worker-1": "n1"}
+    )
+    assert snap.node("n1").used == Resources.of(1000, GI, 1)
+    statuses = {t.key: (t.status, t.node_name) for t in snap.tasks}
+    assert statuses == {
+        "default/a-worker-0": (TaskStatus.PENDING, None),
+        "default/a-worker-1": (TaskStatus.BINDING, "n1"),
+    }
+
+
+def test_task_fields_come_from_the_pod() -> None:
+    pod = (
+        make_pod("a-ps-12", group="a", cpu="2")
+        .role("ps")
+        .priority(7)
+        .node_selector(zone="z1")
+        .tolerate("gpu", operator="Exists")
+        .spec(schedulingGates=[{"name": "wait"}])
+        .obj()
+    )
+    task = snapshot([], pods=[pod], gangs=[(make_podgroup("a"), [])]).tasks[0]
+    assert (task.role, task.priority, task.index, task.gated) == ("ps", 7, 12, True)
+    assert task.node_selector == {"zone": "z1"}
+    assert task.tolerations[0].key == "gpu"
+    assert task.request == Resources.of(2000, GI, 1)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "spec", "expected"),
+    [
+        pytest.param("9", {"priority": 5}, 9, id="annotation-wins"),
+        pytest.param(None, {"priority": 5}, 5, id="spec-priority"),
+        pytest.param(None, {"priorityClassName": "high"}, 1000, id="priority-class"),
+        pytest.param(None, {}, 1, id="volcano-default"),
+    ],
+)
+def test_task_priority(annotation: str | None, spec: dict[str, Any], expected: int) -> None:
+    pod = make_pod("p", group="a").spec(**spec).obj()
+    if annotation is not None:
+        pod["metadata"]["annotations"]["volcano.sh/task-priority"] = annotation
+    classes = [{"metadata": {"name": "high"}, "value": 1000}]
+    snap = snapshot([], pods=[pod], gangs=[(make_podgroup("a"), [])], priority_classes=classes)
+    assert snap.tasks[0].priority == expected
+
+
+@pytest.mark.parametrize(
+    ("class_name", "expected"),
+    [
+        pytest.param("high", 1000, id="named-class"),
+        pytest.param(None, 50, id="global-default"),
+        pytest.param("missing", 50, id="unknown-class-falls-back"),
+    ],
+)
+def test_job_priority_from_priority_class(class_name: str | None, expected: int) -> None:
+    classes = [
+        {"metadata": {"name": "high"}, "value": 1000},
+        {"metadata": {"name": "normal"}, "value": 50, "globalDefault": True},
+    ]
+    group = make_podgroup("a", priorityClassName=class_name)
+    snap = snapshot([], gangs=[(group, [])], priority_classes=classes)
+    assert snap.jobs[0].priority == expected
+
+
+def test_job_and_queue_fields() -> None:
+    group = make_podgroup(
+        "a",
+        min_member=3,
+        phase="Pending",
+        minTaskMember={"ps": 1},
+        minResources={"cpu": "3"},
+    )
+    queue = make_queue(
+        "default",
+        weight=4,
+        state="Closed",
+        capability={"cpu": "8"},
+        guarantee={"resource": {"cpu": "1"}},
+    )
+    snap = snapshot([], gangs=[(group, [])], queues=[queue, make_queue("root")])
+    job, (default, root) = snap.jobs[0], snap.queues
+    assert (job.min_member, job.min_task_member, job.phase) == (3, {"ps": 1}, PodGroupPhase.PENDING)
+    assert job.min_resources == Resources.of(3000)
+    assert (default.weight, default.state, default.parent) == (4, QueueState.CLOSED, "root")
+    assert (default.capability, default.guarantee) == (Resources.of(8000), Resources.of(1000))
+    assert root.parent is None
+
+
+def test_empty_podgroup_queue_uses_the_default_queue() -> None:
+    group = make_podgroup("a")
+    del group["spec"]["queue"]
+    snap = snapshot_from_objects(
+        [], [], [group], [make_queue("fallback")], default_queue="fallback"
+    )
+    assert snap.jobs[0].queue == "fallback"
+
+
+def test_pods_of_other_schedulers_without_node_are_ignored() -> None:
+    pod = make_pod("a-worker-0", group="a").spec(schedulerName="default-scheduler").obj()
+    snap = snapshot([], pods=[pod], gangs=[(make_podgroup("a"), [])])
+    assert snap.tasks == ()
+
+
+def test_snapshot_is_sorted_by_key() -> None:
+    snap = snapshot(
+        [make_node("n2").obj(), make_node("n1").obj()],
+        gangs=[gang("b", 1), gang("a", 2)],
+        queues=[make_queue("z"), make_queue("default")],
+    )
+    assert [n.name for n in snap.nodes] == ["n1", "n2"]
+    assert [j.key for j in snap.jobs] == ["default/a", "default/b"]
+    assert [q.name for q in snap.queues] == ["default", "z"]
+    assert len(snap.pending_tasks()) == 3
+    assert [t.key for t in snap.pending_tasks(snap.jobs[0].key)] == [
+        "default/a-worker-0",
+        "default/a-worker-1",
+    ]
