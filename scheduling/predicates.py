@@ -38,7 +38,9 @@ Predicate = Callable[[TaskInfo, NodeInfo], "str | None"]
 
 def resources_fit(task: TaskInfo, node: NodeInfo) -> tuple[str, ...]:
     """One "Insufficient <resource>" per dimension the request does not fit the idle room in."""
-    return tuple(f"Insufficient {name}" for name in task.request.insufficient(node.idle))
+    return tuple(
+        f"Insufficient {name}" for name in task.request.insufficient(node.allocatable, node.used)
+    )
 
 
 def pod_number(task: TaskInfo, node: NodeInfo) -> str | None:

@@ -1,20 +1,23 @@
 """Resource vectors (Volcano's `api.Resource`, spec C4) as exact numbers.
 
 Owns the arithmetic every scheduling rule is written in: CPU in milli-cores, memory in bytes,
-extended ("scalar") resources in milli-units, and `pods`, the number of pod slots. Values are
-`Fraction`s, so sums and water-filling shares are exact and replay gives the same answer on
-every worker; the 0.1 epsilon of Volcano's `minResource` is kept in the comparisons anyway so
-that a rule written against Volcano's floats decides the same way here.
+extended ("scalar") resources in milli-units, and `pods`, the number of pod slots. Quantities
+are read as Volcano reads them (`MilliValue`/`Value`, rounded up), so node and pod vectors are
+plain integers and cheap to add; only proportion's weighted shares and the overcommit factor
+make `Fraction`s, which stay exact. Either way replay gives the same answer on every worker.
+The 0.1 epsilon of Volcano's `minResource` is kept in the comparisons so that a rule written
+against Volcano's floats decides the same way here.
 
 `pods` is Volcano's `MaxTaskNum`: a node's allocatable has its pod capacity there and each task
-requests one slot, but it is no fairness dimension, so the comparisons (`less_equal`,
-`is_empty`, `share`, `insufficient`) ignore it; the pod-number predicate alone reads it.
+takes one slot, but it is no fairness dimension, so the comparisons (`less_equal`, `is_empty`,
+`share`, `insufficient`) ignore it; the pod-number predicate alone reads it.
 
 Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 from fractions import Fraction
@@ -23,6 +26,8 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from models.quantity import format_quantity, parse_quantity
+
+Number = int | Fraction  # int for quantities read from objects, Fraction once shares divide
 
 EPSILON: Final = Fraction(1, 10)  # Volcano's minResource
 CPU: Final = "cpu"
@@ -43,8 +48,8 @@ def is_scalar_name(name: str) -> bool:
     return "/" in name or name.startswith("hugepages-")
 
 
-def _le(left: Fraction, right: Fraction) -> bool:
-    return left < right or abs(left - right) < EPSILON
+def _le(left: Number, right: Number) -> bool:
+    return left <= right or left - right < EPSILON
 
 
 class Resources(BaseModel):
@@ -52,98 +57,101 @@ class Resources(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    milli_cpu: Fraction = Fraction(0)
-    memory: Fraction = Fraction(0)  # bytes
+    milli_cpu: Number = 0
+    memory: Number = 0  # bytes
     pods: int = 0
-    scalars: dict[str, Fraction] = Field(default_factory=dict)  # milli-units, sorted by name
+    scalars: dict[str, Number] = Field(default_factory=dict)  # milli-units, sorted by name
 
     @field_validator("scalars")
     @classmethod
-    def _sorted(cls, value: dict[str, Fraction]) -> dict[str, Fraction]:
+    def _sorted(cls, value: dict[str, Number]) -> dict[str, Number]:
         """Sorted keys, so equal vectors dump alike and iteration order never depends on input."""
         return dict(sorted(value.items()))
 
     @classmethod
     def of(
         cls,
-        milli_cpu: Fraction | int = 0,
-        memory: Fraction | int = 0,
+        milli_cpu: Number = 0,
+        memory: Number = 0,
         pods: int = 0,
-        scalars: Mapping[str, Fraction | int] | None = None,  # None: no scalar resources
+        scalars: Mapping[str, Number] | None = None,  # None: no scalar resources
     ) -> Resources:
         """Trusted construction without validation: the hot path of every add and sub."""
         return cls.model_construct(
-            milli_cpu=Fraction(milli_cpu),
-            memory=Fraction(memory),
+            milli_cpu=milli_cpu,
+            memory=memory,
             pods=pods,
-            scalars={k: Fraction(v) for k, v in sorted((scalars or {}).items())},
+            scalars=dict(sorted(scalars.items())) if scalars else {},
         )
 
     @classmethod
     def from_resource_list(cls, resources: Mapping[str, str | int | float] | None) -> Resources:
-        """A Kubernetes ResourceList ("500m", "4Gi", 2) in Volcano's units."""
-        cpu, memory, pods = Fraction(0), Fraction(0), 0
-        scalars: dict[str, Fraction] = {}
+        """A Kubernetes ResourceList ("500m", "4Gi", 2) in Volcano's units, rounded up."""
+        cpu, memory, pods = 0, 0, 0
+        scalars: dict[str, Number] = {}
         for name, text in (resources or {}).items():
             value = parse_quantity(text)
             if name == CPU:
-                cpu = value * _MILLI
+                cpu = math.ceil(value * _MILLI)
             elif name == MEMORY:
-                memory = value
+                memory = math.ceil(value)
             elif name == PODS:
-                pods = int(value)
+                pods = math.ceil(value)
             elif is_scalar_name(name):
-                scalars[name] = value * _MILLI
+                scalars[name] = math.ceil(value * _MILLI)
         return cls.of(cpu, memory, pods, scalars)
 
     def to_resource_list(self) -> dict[str, str]:
         """The inverse, as a queue's `status.allocated` is written; zero scalars are left out."""
-        out = {CPU: format_quantity(self.milli_cpu / _MILLI), MEMORY: format_quantity(self.memory)}
+        cpu = Fraction(self.milli_cpu) / _MILLI
+        out = {CPU: format_quantity(cpu), MEMORY: format_quantity(Fraction(self.memory))}
         if self.pods:
             out[PODS] = str(self.pods)
         for name, value in self.scalars.items():
             if value:
-                out[name] = format_quantity(value / _MILLI)
+                out[name] = format_quantity(Fraction(value) / _MILLI)
         return out
 
-    def dimensions(self) -> Iterator[tuple[str, Fraction]]:
+    def dimensions(self) -> Iterator[tuple[str, Number]]:
         """cpu, memory, then the scalars by name; `pods` is not a dimension (see module doc)."""
         yield CPU, self.milli_cpu
         yield MEMORY, self.memory
         yield from self.scalars.items()
 
-    def get(self, name: str) -> Fraction:
+    def get(self, name: str) -> Number:
         if name == CPU:
             return self.milli_cpu
         if name == MEMORY:
             return self.memory
         if name == PODS:
-            return Fraction(self.pods)
-        return self.scalars.get(name, Fraction(0))
+            return self.pods
+        return self.scalars.get(name, 0)
 
-    def _zip(self, other: Resources) -> list[str]:
+    def _names(self, other: Resources) -> Iterable[str]:
+        if not other.scalars:
+            return self.scalars
+        if not self.scalars:
+            return other.scalars
         return sorted(self.scalars.keys() | other.scalars.keys())
 
     def add(self, other: Resources) -> Resources:
-        names = self._zip(other)
         return Resources.of(
             self.milli_cpu + other.milli_cpu,
             self.memory + other.memory,
             self.pods + other.pods,
-            {n: self.get(n) + other.get(n) for n in names},
+            {n: self.get(n) + other.get(n) for n in self._names(other)},
         )
 
     def sub(self, other: Resources) -> Resources:
         """Plain difference; may go negative, as a node's Idle does when it is overcommitted."""
-        names = self._zip(other)
         return Resources.of(
             self.milli_cpu - other.milli_cpu,
             self.memory - other.memory,
             self.pods - other.pods,
-            {n: self.get(n) - other.get(n) for n in names},
+            {n: self.get(n) - other.get(n) for n in self._names(other)},
         )
 
-    def multiply(self, factor: Fraction | int) -> Resources:
+    def multiply(self, factor: Number) -> Resources:
         """Scaled dimensions (the overcommit factor, a weight's part of the remainder)."""
         return Resources.of(
             self.milli_cpu * factor,
@@ -156,20 +164,20 @@ class Resources(BaseModel):
         """max(self - other, 0) per dimension (Volcano's ExceededPart)."""
         diff = self.sub(other)
         return Resources.of(
-            max(diff.milli_cpu, Fraction(0)),
-            max(diff.memory, Fraction(0)),
+            max(diff.milli_cpu, 0),
+            max(diff.memory, 0),
             max(diff.pods, 0),
-            {n: max(v, Fraction(0)) for n, v in diff.scalars.items()},
+            {n: max(v, 0) for n, v in diff.scalars.items()},
         )
 
     def min_dimension(self, other: Resources, missing: Missing) -> Resources:
         """Per-dimension minimum; a scalar absent from `other` counts as `missing`."""
-        scalars = {}
+        scalars: dict[str, Number] = {}
         for name, value in self.scalars.items():
             if name in other.scalars:
                 scalars[name] = min(value, other.scalars[name])
             else:
-                scalars[name] = value if missing is Missing.INFINITY else Fraction(0)
+                scalars[name] = value if missing is Missing.INFINITY else 0
         return Resources.of(
             min(self.milli_cpu, other.milli_cpu),
             min(self.memory, other.memory),
@@ -179,12 +187,11 @@ class Resources(BaseModel):
 
     def max_dimension(self, other: Resources) -> Resources:
         """Per-dimension maximum over the union of dimensions."""
-        names = self._zip(other)
         return Resources.of(
             max(self.milli_cpu, other.milli_cpu),
             max(self.memory, other.memory),
             max(self.pods, other.pods),
-            {n: max(self.get(n), other.get(n)) for n in names},
+            {n: max(self.get(n), other.get(n)) for n in self._names(other)},
         )
 
     def is_empty(self) -> bool:
@@ -209,19 +216,28 @@ class Resources(BaseModel):
                 return False
         return True
 
-    def insufficient(self, idle: Resources) -> tuple[str, ...]:
-        """The dimensions this request does not fit into `idle` on, in order (pods aside)."""
-        return tuple(n for n, v in self.dimensions() if v > 0 and not _le(v, idle.get(n)))
+    def insufficient(self, capacity: Resources, used: Resources | None = None) -> tuple[str, ...]:
+        """The dimensions this request does not fit into `capacity - used` on, in order.
+
+        `used` None means nothing is used. Taking both keeps the node-fit check, run for every
+        task on every node, from building an idle vector each time.
+        """
+        taken = used or EMPTY
+        return tuple(
+            name
+            for name, wanted in self.dimensions()
+            if wanted > 0 and not _le(wanted, capacity.get(name) - taken.get(name))
+        )
 
 
 EMPTY: Final = Resources()
 
 
-def share(allocated: Fraction, deserved: Fraction) -> Fraction:
+def share(allocated: Number, deserved: Number) -> Fraction:
     """Volcano's Share: allocated/deserved, with 0/0 = 0 and x/0 = 1."""
     if deserved == 0:
         return Fraction(0) if allocated == 0 else Fraction(1)
-    return allocated / deserved
+    return Fraction(allocated) / deserved
 
 
 def dominant_share(allocated: Resources, total: Resources) -> Fraction:

@@ -3,7 +3,8 @@
 Each strategy scores 0-100 like kube-scheduler's plugins and the weighted sum decides; Volcano
 breaks ties at random, Caldera by node name, so a replayed session places pods identically.
 Least-allocated spreads (the built-in default); binpack and most-allocated pack, which the Helm
-chart's configuration turns on. Scores are exact fractions until the final float.
+chart's configuration turns on. Least/most-allocated use kube's integer arithmetic; binpack,
+a float in Volcano, is an exact fraction here; `score` turns the sum into a float at the end.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -15,10 +16,10 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduling.resources import CPU, MEMORY, Resources
+from scheduling.resources import CPU, MEMORY, Number
 from scheduling.snapshot import NodeInfo, TaskInfo
 
-MAX_SCORE: Final = Fraction(100)
+MAX_SCORE: Final = 100
 _SPREAD_RESOURCES: Final = (CPU, MEMORY)  # kube's default resources, weight 1 each
 
 
@@ -43,32 +44,33 @@ class ScoringConfig(BaseModel):
         return self.binpack_resources.get(name)
 
 
-def _mean(scores: list[Fraction]) -> Fraction:
-    return sum(scores, Fraction(0)) / len(scores) if scores else Fraction(0)
+def _spread(task: TaskInfo, node: NodeInfo, most: bool) -> int:
+    """kube's least/most-allocated scorer: integer per-resource scores, integer mean.
 
-
-def _requested(task: TaskInfo, node: NodeInfo) -> Resources:
-    return node.nonzero_used.add(task.nonzero_request)
-
-
-def least_allocated(task: TaskInfo, node: NodeInfo) -> Fraction:
-    """Mean over cpu and memory of (allocatable - requested) * 100 / allocatable."""
-    requested = _requested(task, node)
-    scores = []
+    Nodes without a resource are left out of the mean, as kube skips zero allocatable.
+    """
+    total, weights = 0, 0
     for name in _SPREAD_RESOURCES:
-        have, want = node.allocatable.get(name), requested.get(name)
-        scores.append(Fraction(0) if have == 0 or want > have else (have - want) * MAX_SCORE / have)
-    return _mean(scores)
+        have = node.allocatable.get(name)
+        if have <= 0:
+            continue
+        want = node.nonzero_used.get(name) + task.nonzero_request.get(name)
+        if most:
+            total += int(min(want, have) * MAX_SCORE // have)
+        else:
+            total += 0 if want > have else int((have - want) * MAX_SCORE // have)
+        weights += 1
+    return total // weights if weights else 0
 
 
-def most_allocated(task: TaskInfo, node: NodeInfo) -> Fraction:
-    """Mean over cpu and memory of requested * 100 / allocatable (requested capped there)."""
-    requested = _requested(task, node)
-    scores = []
-    for name in _SPREAD_RESOURCES:
-        have, want = node.allocatable.get(name), requested.get(name)
-        scores.append(Fraction(0) if have == 0 else min(want, have) * MAX_SCORE / have)
-    return _mean(scores)
+def least_allocated(task: TaskInfo, node: NodeInfo) -> int:
+    """(allocatable - requested) * 100 / allocatable over cpu and memory; spreads pods."""
+    return _spread(task, node, most=False)
+
+
+def most_allocated(task: TaskInfo, node: NodeInfo) -> int:
+    """requested * 100 / allocatable over cpu and memory (requested capped); packs pods."""
+    return _spread(task, node, most=True)
 
 
 def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
@@ -77,7 +79,8 @@ def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
     A resource with no configured weight is skipped; one that would overflow makes the whole
     score 0; the result is scaled by 100 and the plugin weight.
     """
-    total, weights = Fraction(0), 0
+    total: Number = 0
+    weights = 0
     for name, request in task.request.dimensions():
         weight = config.binpack_weight(name)
         if request == 0 or weight is None:
@@ -87,16 +90,14 @@ def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
             after = request + node.used.get(name)
             if after > capacity:
                 return Fraction(0)
-            total += after * weight / capacity
+            total += Fraction(after * weight) / capacity
         weights += weight
-    if weights:
-        total /= weights
-    return total * MAX_SCORE * config.binpack
+    return Fraction(total) / weights * MAX_SCORE * config.binpack if weights else Fraction(0)
 
 
-def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
+def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Number:
     """The weighted sum of the enabled strategies, exact; higher is better."""
-    value = Fraction(0)
+    value: Number = 0
     if config.least_allocated:
         value += least_allocated(task, node) * config.least_allocated
     if config.most_allocated:

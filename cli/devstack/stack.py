@@ -92,7 +92,9 @@ def up(
     try:
         api = controlplane.api_client(plane.kubeconfig)
         install.install(api)
-        started = controllers.start(plane.kubeconfig, server.address, DEV_DIR / "logs")
+        started = controllers.start(
+            plane.kubeconfig, server.address, DEV_DIR / "logs", scheduler_override=None
+        )
         stack = stack.model_copy(update={"controllers": started})
         STATE_FILE.write_text(stack.model_dump_json(indent=2))
         if sample:

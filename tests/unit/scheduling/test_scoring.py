@@ -35,7 +35,7 @@ CASES = [
         make_node("n1"),
         [],
         {},
-        Fraction(8125, 100),
+        81,
         id="least-empty-node",
     ),
     pytest.param(
@@ -44,7 +44,7 @@ CASES = [
         make_node("n1"),
         [TWO],
         {},
-        Fraction(4375, 100),
+        43,
         id="least-loaded-node",
     ),
     pytest.param(
@@ -53,7 +53,7 @@ CASES = [
         make_node("n1"),
         [],
         {},
-        (Fraction(975, 10) + Fraction(8192 - 200, 8192) * 100) / 2,
+        (97 + 97) // 2,
         id="least-request-less-pod-uses-defaults",
     ),
     pytest.param(
@@ -62,7 +62,7 @@ CASES = [
         make_node("n1"),
         [BIG],
         {},
-        Fraction(1, 2) * (0 + Fraction(8 - 2, 8) * 100),
+        (0 + 75) // 2,
         id="least-over-capacity-scores-zero",
     ),
     pytest.param(
@@ -71,7 +71,7 @@ CASES = [
         make_node("n1"),
         [],
         {},
-        Fraction(1875, 100),
+        (25 + 12) // 2,
         id="most-empty-node",
     ),
     pytest.param(
@@ -146,11 +146,11 @@ def test_strategy_scores(
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        pytest.param(ScoringConfig(), 81.25, id="default-least-allocated"),
-        pytest.param(ScoringConfig(least_allocated=2), 162.5, id="weighted"),
+        pytest.param(ScoringConfig(), 81.0, id="default-least-allocated"),
+        pytest.param(ScoringConfig(least_allocated=2), 162.0, id="weighted"),
         pytest.param(ScoringConfig(least_allocated=0, binpack=1), 18.75, id="binpack-only"),
-        pytest.param(ScoringConfig(least_allocated=1, binpack=1), 100.0, id="helm-both-cancel"),
-        pytest.param(ScoringConfig(least_allocated=0, most_allocated=1), 18.75, id="most-only"),
+        pytest.param(ScoringConfig(least_allocated=1, binpack=1), 99.75, id="helm-default"),
+        pytest.param(ScoringConfig(least_allocated=0, most_allocated=1), 18.0, id="most-only"),
     ],
 )
 def test_score_sums_enabled_strategies(config: ScoringConfig, expected: float) -> None:
