@@ -17,6 +17,7 @@ from scheduling.state import SessionState
 
 
 def backfill(state: SessionState, config: SessionConfig) -> None:
+    """Place pending best-effort tasks of admitted, valid jobs, in queue/job/task order."""
     nodes = sorted(state.nodes)
     keys = sorted(
         (k for k, j in state.jobs.items() if not j.is_pending and k not in state.invalid),

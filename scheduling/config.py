@@ -3,6 +3,8 @@
 The defaults are Volcano's built-in configuration (actions enqueue, allocate, backfill;
 overcommit factor 1.2; nodeorder's least-allocated spreading), so a scheduler started without
 a configuration behaves like vc-scheduler without a config file.
+
+Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations

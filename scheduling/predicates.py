@@ -32,6 +32,7 @@ UNSCHEDULABLE: Final = "node(s) were unschedulable"
 AFFINITY_MISMATCH: Final = "node(s) didn't match Pod's node affinity/selector"
 _NAME_FIELD: Final = "metadata.name"
 _FILTERED_EFFECTS: Final = (TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE)
+_CORDON: Final = Taint(key=UNSCHEDULABLE_TAINT, effect=TaintEffect.NO_SCHEDULE)
 
 Predicate = Callable[[TaskInfo, NodeInfo], "str | None"]
 
@@ -65,11 +66,13 @@ def _tolerated(task: TaskInfo, taint: Taint) -> bool:
 
 def node_unschedulable(task: TaskInfo, node: NodeInfo) -> str | None:
     """A cordoned node takes only pods tolerating the unschedulable NoSchedule taint."""
-    taint = Taint(key=UNSCHEDULABLE_TAINT, effect=TaintEffect.NO_SCHEDULE)
-    return UNSCHEDULABLE if node.unschedulable and not _tolerated(task, taint) else None
+    if not node.unschedulable:
+        return None
+    return None if _tolerated(task, _CORDON) else UNSCHEDULABLE
 
 
 def _int(text: str) -> int | None:
+    """The label or value as an integer for Gt/Lt; None: not one, so the term fails."""
     try:
         return int(text)
     except ValueError:

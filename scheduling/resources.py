@@ -86,7 +86,10 @@ class Resources(BaseModel):
 
     @classmethod
     def from_resource_list(cls, resources: Mapping[str, str | int | float] | None) -> Resources:
-        """A Kubernetes ResourceList ("500m", "4Gi", 2) in Volcano's units, rounded up."""
+        """A Kubernetes ResourceList ("500m", "4Gi", 2) in Volcano's units, rounded up.
+
+        None (an absent list) is the empty vector.
+        """
         cpu, memory, pods = 0, 0, 0
         scalars: dict[str, Number] = {}
         for name, text in (resources or {}).items():

@@ -3,6 +3,8 @@
 Placements go to the JobWorkflows that bind them; phase updates and conditions are written to
 the PodGroups, pod conditions to the pods, allocated totals to the queues. Everything is sorted
 or in decision order, so two runs over the same snapshot give equal results.
+
+Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from models.scheduling import PodGroupPhase
 from scheduling.resources import Resources
 from scheduling.snapshot import NodeName, PodKey
 
-SCHEDULED_MESSAGE: Final = "tasks in gang are ready to be scheduled"
+SCHEDULED_REASON: Final = "tasks in gang are ready to be scheduled"  # Volcano puts it in reason
 NOT_ENOUGH_RESOURCES: Final = "NotEnoughResources"
 
 

@@ -148,8 +148,8 @@ class Snapshot(_Frozen):
     queues: tuple[QueueInfo, ...] = ()
 
     @model_validator(mode="after")
-    def _unique_keys(self) -> Snapshot:
-        """Every lookup here is by key, so a repeated key would silently hide an object."""
+    def _consistent(self) -> Snapshot:
+        """Keys are unique and references resolve: every lookup here is by key."""
         for kind, keys in (
             ("node", [n.name for n in self.nodes]),
             ("job", [j.key for j in self.jobs]),
@@ -159,6 +159,13 @@ class Snapshot(_Frozen):
             repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
             if repeated:
                 raise ValueError(f"snapshot: {kind} keys must be unique, repeated: {repeated}")
+        queues, jobs = {q.name for q in self.queues}, {j.key for j in self.jobs}
+        for job in self.jobs:
+            if job.queue not in queues:
+                raise ValueError(f"snapshot: job {job.key}: queue {job.queue!r} is not in queues")
+        for task in self.tasks:
+            if task.job not in jobs:
+                raise ValueError(f"snapshot: task {task.key}: job {task.job!r} is not in jobs")
         return self
 
     @cached_property
@@ -174,10 +181,16 @@ class Snapshot(_Frozen):
         return total(node.allocatable for node in self.nodes)
 
     def node(self, name: str) -> NodeInfo:
-        return next(n for n in self.nodes if n.name == name)
+        found = next((n for n in self.nodes if n.name == name), None)
+        if found is None:
+            raise KeyError(f"snapshot has no node {name!r}")
+        return found
 
     def job(self, key: str) -> JobInfo:
-        return next(j for j in self.jobs if j.key == key)
+        found = next((j for j in self.jobs if j.key == key), None)
+        if found is None:
+            raise KeyError(f"snapshot has no job {key!r}")
+        return found
 
     def queue(self, name: str) -> QueueInfo | None:
         """None: no such queue (its jobs are invisible to the session)."""

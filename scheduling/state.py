@@ -11,7 +11,6 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from fractions import Fraction
 
 from models.keys import JobKey, QueueName
@@ -104,6 +103,8 @@ class SessionState:
     def allocate(self, key: PodKey, node: NodeName) -> None:
         """Pending -> Allocated on `node`, in the session only (Statement.Allocate)."""
         task = self.tasks[key]
+        if task.status is not TaskStatus.PENDING or node not in self.nodes:
+            raise ValueError(f"task {key}: cannot allocate from status {task.status} to {node}")
         self.tasks[key] = task.model_copy(
             update={"status": TaskStatus.ALLOCATED, "node_name": node}
         )
@@ -126,6 +127,3 @@ class SessionState:
 
     def record_fit_error(self, job: JobKey, task: PodKey, message: str) -> None:
         self.fit_errors.setdefault(job, {})[task] = message
-
-    def phases(self) -> Mapping[JobKey, PodGroupPhase]:
-        return {key: job.phase for key, job in sorted(self.jobs.items())}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Final
 
 from models.keys import QueueName
 from models.scheduling import PodGroupPhase
@@ -19,7 +20,7 @@ from scheduling import jobs, ordering
 from scheduling.resources import EMPTY, Resources
 from scheduling.result import (
     NOT_ENOUGH_RESOURCES,
-    SCHEDULED_MESSAGE,
+    SCHEDULED_REASON,
     ConditionType,
     JobCondition,
     PhaseUpdate,
@@ -31,7 +32,7 @@ from scheduling.result import (
 from scheduling.snapshot import ALLOCATED_CLASS, COMPLETED, SCHEDULED, JobInfo, TaskInfo, TaskStatus
 from scheduling.state import SessionState
 
-ALL_NODES_UNAVAILABLE = "all nodes are unavailable"
+ALL_NODES_UNAVAILABLE: Final = "all nodes are unavailable"  # Volcano's default reason
 
 
 def _task_error(state: SessionState, task: TaskInfo) -> str | None:
@@ -72,7 +73,7 @@ def condition(state: SessionState, job: JobInfo) -> JobCondition | None:
         return None if refusal is None else _unschedulable(job, NOT_ENOUGH_RESOURCES, refusal)
     if jobs.is_ready(job, tasks):
         return JobCondition(
-            job=job.key, type=ConditionType.SCHEDULED, reason="", message=SCHEDULED_MESSAGE
+            job=job.key, type=ConditionType.SCHEDULED, reason=SCHEDULED_REASON, message=""
         )
     ready = jobs.ready_task_num(tasks)
     releasing = sum(1 for t in tasks if t.status is TaskStatus.RELEASING and t.node_name)
@@ -129,7 +130,7 @@ def _rolled_up(state: SessionState) -> dict[QueueName, Resources]:
     for task in state.tasks.values():
         if task.status not in ALLOCATED_CLASS:
             continue
-        name: QueueName | None = state.jobs[task.job].queue
+        name: QueueName | None = state.jobs[task.job].queue  # None: climbed past root
         seen: set[QueueName] = set()
         while name is not None and name in usage and name not in seen:
             seen.add(name)
@@ -139,6 +140,7 @@ def _rolled_up(state: SessionState) -> dict[QueueName, Resources]:
 
 
 def close(state: SessionState) -> SessionResult:
+    """CloseSession: conditions, phase changes, pod conditions and queue usage, by key."""
     conditions: list[JobCondition] = []
     updates: list[PhaseUpdate] = []
     before = {job.key: job.phase for job in state.snapshot.jobs}

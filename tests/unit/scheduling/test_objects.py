@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.objects import snapshot_from_objects, task_status
 from scheduling.resources import Resources
-from scheduling.snapshot import TaskStatus
+from scheduling.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
 from tests.unit.scheduling.builders import (
     gang,
     make_node,
@@ -177,3 +180,33 @@ def test_snapshot_is_sorted_by_key() -> None:
         "default/a-worker-0",
         "default/a-worker-1",
     ]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        pytest.param(
+            {"queues": [QueueInfo(name=QueueName("q")), QueueInfo(name=QueueName("q"))]},
+            "queue keys must be unique, repeated: ['q']",
+            id="repeated-queue",
+        ),
+        pytest.param(
+            {"jobs": [JobInfo(key=JobKey("ns/a"), queue=QueueName("nowhere"))]},
+            "job ns/a: queue 'nowhere' is not in queues",
+            id="job-without-queue",
+        ),
+        pytest.param(
+            {"tasks": [TaskInfo(key=PodKey("ns/p"), job=JobKey("ns/a"))]},
+            "task ns/p: job 'ns/a' is not in jobs",
+            id="task-without-job",
+        ),
+    ],
+)
+def test_snapshot_rejects_inconsistent_contents(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        Snapshot.model_validate(fields)
+
+
+def test_snapshot_lookup_of_a_missing_key_names_it() -> None:
+    with pytest.raises(KeyError, match="no node 'n9'"):
+        Snapshot().node("n9")

@@ -155,3 +155,15 @@ def test_dominant_share_takes_the_largest_dimension() -> None:
 
 def test_scalars_are_sorted_whatever_the_input_order() -> None:
     assert list(Resources(scalars={"b/x": 1, "a/y": 2}).scalars) == ["a/y", "b/x"]
+
+
+def test_fractions_and_integers_survive_json() -> None:
+    value = Resources.of(Fraction(8000, 3), 2**40, 3, {GPU: Fraction(1, 3)})
+    again = Resources.model_validate_json(value.model_dump_json())
+    assert again == value
+    assert isinstance(again.memory, int)
+    assert again.milli_cpu == Fraction(8000, 3)
+
+
+def test_quantities_round_up_like_volcano() -> None:
+    assert Resources.from_resource_list({"cpu": "0.0001", "memory": "0.5"}) == r(1, 1)

@@ -81,3 +81,15 @@ def test_commit_clears_an_earlier_discard_note() -> None:
 def test_deallocate_refuses_a_task_this_session_did_not_allocate(key: PodKey) -> None:
     with pytest.raises(ValueError, match="cannot deallocate"):
         _state().deallocate(key)
+
+
+@pytest.mark.parametrize(
+    ("key", "node"),
+    [
+        pytest.param(PodKey("default/a-worker-9"), N1, id="running-task"),
+        pytest.param(A0, NodeName("nowhere"), id="unknown-node"),
+    ],
+)
+def test_allocate_refuses_what_cannot_be_placed(key: PodKey, node: NodeName) -> None:
+    with pytest.raises(ValueError, match="cannot allocate"):
+        Statement(_state()).allocate(key, node)

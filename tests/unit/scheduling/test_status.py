@@ -158,3 +158,10 @@ def test_queue_allocated_rolls_up_the_parent_chain() -> None:
     cpu = {name: r.milli_cpu for name, r in result.queue_allocated.items()}
     assert cpu == {"leaf": 3000, "mid": 3000, "root": 3000}
     assert result.queue_allocated[QueueName("leaf")].to_resource_list()["pods"] == "2"
+
+
+def test_ready_gang_gets_volcanos_scheduled_condition() -> None:
+    result = run_session(snapshot([make_node("n0").obj()], gangs=[gang("a", 1)]))
+    assert [(c.type, c.reason, c.message) for c in result.conditions] == [
+        (ConditionType.SCHEDULED, "tasks in gang are ready to be scheduled", "")
+    ]
