@@ -4,13 +4,14 @@ nodes of 8 CPUs (3 nodes: 24 CPUs in all)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kubernetes import client
 
 from tests.builders import make_job
-from tests.e2e.conftest import eventually
+from tests.e2e.conftest import NODES, eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera schedules: the PodGroup gate and gang scheduling are on
@@ -89,3 +90,53 @@ def test_job_larger_than_the_cluster_binds_nothing_and_says_why(
     assert message == "queue resource quota insufficient: queue default", message
     assert not [p for p in _pods(api, namespace, "huge") if p.spec.node_name]
     assert _phase(api, namespace, "huge") == "Pending"
+
+
+def test_three_gang_jobs_share_the_nodes(api: client.ApiClient, namespace: str) -> None:
+    for name in ("ga", "gb", "gc"):
+        _submit(api, namespace, name, replicas=3, cpu="2", seconds="3")
+    for name in ("ga", "gb", "gc"):
+        eventually(
+            lambda n=name: _phase(api, namespace, n) in ("Running", "Completed"),
+            120,
+            f"{name} runs",
+        )
+    nodes = {p.spec.node_name for n in ("ga", "gb", "gc") for p in _pods(api, namespace, n)}
+    assert len(nodes) == 3  # least-allocated spreads 9 pods x 2 CPUs over the 3 nodes
+    for name in ("ga", "gb", "gc"):
+        eventually(
+            lambda n=name: _phase(api, namespace, n) == "Completed", 120, f"{name} completes"
+        )
+
+
+@pytest.fixture
+def tainted(api: client.ApiClient) -> Iterator[str]:
+    core = client.CoreV1Api(api)
+    node = NODES.names()[0]
+    taint = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    core.patch_node(node, {"spec": {"taints": [taint]}})
+    yield node
+    core.patch_node(node, {"spec": {"taints": []}})
+
+
+def test_tainted_node_is_skipped_unless_tolerated(
+    api: client.ApiClient, namespace: str, tainted: str
+) -> None:
+    _submit(api, namespace, "plain", replicas=4, cpu="1")
+    tolerating = make_job("tolerant", namespace=namespace).task(
+        "w", replicas=3, template=_template("1")
+    )
+    doc = tolerating.manifest()
+    doc["spec"]["tasks"][0]["template"]["spec"]["tolerations"] = [
+        {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    ]
+    doc["spec"]["tasks"][0]["template"]["spec"]["nodeSelector"] = {
+        "kubernetes.io/hostname": tainted
+    }
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc
+    )
+    for name in ("plain", "tolerant"):
+        eventually(lambda n=name: _phase(api, namespace, n) == "Running", 90, f"{name} Running")
+    assert tainted not in {p.spec.node_name for p in _pods(api, namespace, "plain")}
+    assert {p.spec.node_name for p in _pods(api, namespace, "tolerant")} == {tainted}
