@@ -140,3 +140,94 @@ def test_tainted_node_is_skipped_unless_tolerated(
         eventually(lambda n=name: _phase(api, namespace, n) == "Running", 90, f"{name} Running")
     assert tainted not in {p.spec.node_name for p in _pods(api, namespace, "plain")}
     assert {p.spec.node_name for p in _pods(api, namespace, "tolerant")} == {tainted}
+
+
+def test_job_volume_is_provisioned_on_the_chosen_node_before_binding(
+    api: client.ApiClient, namespace: str
+) -> None:
+    claim = {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "standard",
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    doc = (
+        make_job("withdata", namespace=namespace)
+        .task("w", replicas=1, template=_template("1"))
+        .spec(volumes=[{"mountPath": "/data", "volumeClaim": claim}])
+        .manifest()
+    )
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc
+    )
+    eventually(
+        lambda: _phase(api, namespace, "withdata") == "Running", 90, "job with a volume Running"
+    )
+    core = client.CoreV1Api(api)
+    (pod,) = _pods(api, namespace, "withdata")
+    pvc = core.read_namespaced_persistent_volume_claim("withdata-pvc-0", namespace)
+    assert pvc.status.phase == "Bound"
+    assert pvc.metadata.annotations["volume.kubernetes.io/selected-node"] == pod.spec.node_name
+
+
+def test_job_with_a_static_volume_gets_it_bound_before_the_node(
+    api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    storage = client.StorageV1Api(api)
+    klass = "caldera-static-sched"
+    try:
+        storage.create_storage_class(  # type: ignore[arg-type]
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": klass},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
+    except client.ApiException as e:
+        if e.status != 409:
+            raise
+    pv_name = f"pv-{namespace}"
+    core.create_persistent_volume(  # type: ignore[arg-type]
+        {
+            "metadata": {"name": pv_name},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": klass,
+                "hostPath": {"path": f"/tmp/{pv_name}"},
+                "persistentVolumeReclaimPolicy": "Delete",
+            },
+        }
+    )
+    try:
+        core.create_namespaced_persistent_volume_claim(  # type: ignore[arg-type]
+            namespace,
+            {
+                "metadata": {"name": "shared"},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": klass,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        )
+        doc = (
+            make_job("static", namespace=namespace)
+            .task("w", replicas=1, template=_template("1"))
+            .spec(volumes=[{"mountPath": "/data", "volumeClaimName": "shared"}])
+            .manifest()
+        )
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc
+        )
+        eventually(
+            lambda: _phase(api, namespace, "static") == "Running",
+            90,
+            "job with a static volume Running",
+        )
+        claim = core.read_namespaced_persistent_volume_claim("shared", namespace)
+        assert (claim.status.phase, claim.spec.volume_name) == ("Bound", pv_name)
+    finally:
+        core.delete_persistent_volume(pv_name)
