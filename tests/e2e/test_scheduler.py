@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 
+from models import keys, signals
 from tests.builders import make_job
-from tests.e2e.conftest import NODES, eventually
+from tests.e2e.conftest import NODES, E2EStack, eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera schedules: the PodGroup gate and gang scheduling are on
@@ -231,3 +234,53 @@ def test_job_with_a_static_volume_gets_it_bound_before_the_node(
         assert (claim.status.phase, claim.spec.volume_name) == ("Bound", pv_name)
     finally:
         core.delete_persistent_volume(pv_name)
+
+
+async def test_bind_to_a_vanished_node_fails_cleanly_and_the_pod_lands_elsewhere(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack
+) -> None:
+    core = client.CoreV1Api(api)
+    doc = (
+        make_job("moved", namespace=namespace)
+        .task("w", replicas=1, template=_template("1"))
+        .manifest()
+    )
+    doc["spec"]["tasks"][0]["template"]["spec"]["nodeSelector"] = {"caldera.dev/pool": namespace}
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc
+    )
+    eventually(lambda: _pods(api, namespace, "moved"), 60, "pod created, no node matches yet")
+    # A placement decided for a node that is gone by the time the job binds it:
+    temporal = await Client.connect(
+        e2e_stack.temporal_address, data_converter=pydantic_data_converter
+    )
+    placed = signals.PodsPlaced(
+        session=-1, placements=[signals.PlacedPod(pod="moved-w-0", node="kwok-node-gone")]
+    )
+    await temporal.get_workflow_handle(keys.job_workflow_id(namespace, "moved")).signal(
+        signals.SIGNAL_PODS_PLACED, placed
+    )
+
+    def marked() -> Any:
+        status = core.read_namespaced_pod("moved-w-0", namespace).status
+        return next(
+            (
+                c
+                for c in status.conditions or []
+                if c.type == "PodScheduled" and c.reason == "SchedulerError"
+            ),
+            None,
+        )
+
+    condition = eventually(marked, 60, "PodScheduled=False from the failed bind")
+    assert condition.message == "failed to bind to node kwok-node-gone: node not found"
+    assert core.read_namespaced_pod("moved-w-0", namespace).spec.node_name is None
+    target = NODES.names()[1]
+    core.patch_node(target, {"metadata": {"labels": {"caldera.dev/pool": namespace}}})
+    try:
+        eventually(
+            lambda: _phase(api, namespace, "moved") == "Running", 90, "job Running on a real node"
+        )
+        assert core.read_namespaced_pod("moved-w-0", namespace).spec.node_name == target
+    finally:
+        core.patch_node(target, {"metadata": {"labels": {"caldera.dev/pool": None}}})
