@@ -19,6 +19,12 @@ COMPONENT = "caldera"
 
 @activity.defn(name="record_event")
 def record_event(request: RecordEventInput) -> Done:
+    write_event(request)
+    return Done()
+
+
+def write_event(request: RecordEventInput) -> None:
+    """One Event; also used inside other activities (the scheduler's Unschedulable events)."""
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     info = activity.info()
     body: dict[str, Any] = {
@@ -47,4 +53,3 @@ def record_event(request: RecordEventInput) -> Done:
     }
     with errors.kube_call(f"record event on {request.kind} {request.name}"):
         kube.core().create_namespaced_event(request.namespace, kube.body(body))
-    return Done()

@@ -14,9 +14,10 @@ from typing import Any
 
 from kubernetes import client
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
-from activities import errors, kube
-from activities.messages import JobPlacements, SessionInput, SessionResult
+from activities import errors, events, kube
+from activities.messages import JobPlacements, RecordEventInput, SessionInput, SessionResult
 from models import batch, keys, scheduling, signals
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
@@ -124,6 +125,7 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
             continue
         status = {"phase": phase, "conditions": list({**conditions, **fresh}.values())}
         namespace, name = key.split("/", 1)
+        _tell_job(group, fresh.get("Unschedulable"))
         with errors.kube_call(f"write status of podgroup {key}", ok=errors.GONE_OK):
             kube.custom().patch_namespaced_custom_object_status(
                 _G,
@@ -134,6 +136,34 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
                 {"status": status},
                 _content_type="application/merge-patch+json",
             )
+
+
+def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
+    """A new Unschedulable message also goes on the Volcano Job, where users look first."""
+    job = _owner_job(group)
+    if condition is None or job is None:
+        return
+    namespace = group["metadata"]["namespace"]
+    uid = next(
+        (
+            r.get("uid", "")
+            for r in group["metadata"].get("ownerReferences") or []
+            if r.get("name") == job
+        ),
+        "",
+    )
+    event = RecordEventInput(
+        namespace=namespace,
+        name=job,
+        uid=uid,
+        type="Warning",
+        reason="Unschedulable",
+        message=str(condition["message"]),
+    )
+    try:
+        events.write_event(event)
+    except ApplicationError as e:  # best effort: the PodGroup condition says it too
+        activity.logger.warning("event not recorded job=%s/%s error=%s", namespace, job, e)
 
 
 @activity.defn(name="schedule_session")

@@ -94,6 +94,9 @@ def test_job_larger_than_the_cluster_binds_nothing_and_says_why(
     assert message == "queue resource quota insufficient: queue default", message
     assert not [p for p in _pods(api, namespace, "huge") if p.spec.node_name]
     assert _phase(api, namespace, "huge") == "Pending"
+    events = client.CoreV1Api(api).list_namespaced_event(namespace).items
+    on_job = [(e.reason, e.message) for e in events if e.involved_object.name == "huge"]
+    assert ("Unschedulable", message) in on_job, on_job
 
 
 def test_three_gang_jobs_share_the_nodes(api: client.ApiClient, namespace: str) -> None:
