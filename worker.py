@@ -2,7 +2,9 @@
 
 Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE
 (default `default`), CALDERA_TASK_QUEUE (default `caldera-controllers`), and
-CALDERA_SCHEDULER_OVERRIDE (set: pods go to that scheduler and no gang scheduler runs).
+CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
+`volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
+go to that scheduler and no gang scheduler runs).
 Run any number of replicas; Temporal spreads the work.
 """
 
@@ -34,8 +36,10 @@ async def run() -> int:
     address = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
     namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
-    # Gang schedulers to run; none while pods are handed to another scheduler.
-    schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else ["volcano"]
+    # Gang schedulers to run (one SchedulerWorkflow per schedulerName it answers to); none
+    # while pods are handed to another scheduler.
+    names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
+    schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
     client = await Client.connect(
         address, namespace=namespace, data_converter=pydantic_data_converter
     )
