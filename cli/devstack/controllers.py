@@ -34,11 +34,7 @@ def start(
     webhook_port: int | None = None,  # None: a free port
 ) -> list[Process]:
     """Start the worker, the forwarder and the webhook; returns them in that order."""
-    env = {
-        "KUBECONFIG": kubeconfig,
-        "TEMPORAL_ADDRESS": temporal_address,
-        "CALDERA_SCHEDULER_OVERRIDE": scheduler_override or "",
-    }
+    env = _env(kubeconfig, temporal_address, scheduler_override)
     cert_dir = webhook.ensure_certs(log_dir.parent / "webhook")
     port = webhook_port or processes.free_port()
     worker = processes.start("worker", [sys.executable, "-m", "worker"], log_dir, env)
@@ -65,6 +61,24 @@ def start(
             processes.stop(p)
         raise
     return started
+
+
+def _env(kubeconfig: str, temporal_address: str, scheduler_override: str | None) -> dict[str, str]:
+    return {
+        "KUBECONFIG": kubeconfig,
+        "TEMPORAL_ADDRESS": temporal_address,
+        "CALDERA_SCHEDULER_OVERRIDE": scheduler_override or "",
+    }
+
+
+def start_worker(
+    kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
+) -> Process:
+    """Another worker (e.g. after one was killed), ready when this returns."""
+    env = _env(kubeconfig, temporal_address, scheduler_override)
+    worker = processes.start("worker", [sys.executable, "-m", "worker"], log_dir, env)
+    processes.wait_until(worker, _logged(worker, "worker started"), 60, "ready")
+    return worker
 
 
 def _webhook_argv(kubeconfig: str, port: int, cert_dir: Path) -> list[str]:

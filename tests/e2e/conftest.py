@@ -64,12 +64,14 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
 
 
 @pytest.fixture(scope="module")
-def controllers(e2e_stack: E2EStack, request: pytest.FixtureRequest) -> Iterator[None]:
+def controllers(
+    e2e_stack: E2EStack, request: pytest.FixtureRequest
+) -> Iterator[list[processes.Process]]:
     """Caldera's worker, forwarder and webhook on the session's stack, for the modules that ask:
     the others create Volcano objects no controller should touch. Pods go to kube-scheduler
     unless the module sets `SCHEDULER_OVERRIDE = None` (then Caldera's gang scheduler runs)."""
     if e2e_stack.workdir is None:
-        yield  # a reused dev stack runs its own
+        yield []  # a reused dev stack runs its own
         return
     override = getattr(request.module, "SCHEDULER_OVERRIDE", caldera.DEFAULT_SCHEDULER_OVERRIDE)
     started = caldera.start(
@@ -79,7 +81,7 @@ def controllers(e2e_stack: E2EStack, request: pytest.FixtureRequest) -> Iterator
         scheduler_override=override,
     )
     try:
-        yield
+        yield started  # a test may replace a process in this list; all of it is stopped
     finally:
         for p in reversed(started):
             processes.stop(p)

@@ -4,6 +4,8 @@ nodes of 8 CPUs (3 nodes: 24 CPUs in all)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +15,8 @@ from kubernetes import client
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from cli.devstack import controllers as caldera
+from cli.devstack.processes import Process
 from models import keys, signals
 from tests.builders import make_job
 from tests.e2e.conftest import NODES, E2EStack, eventually
@@ -336,3 +340,38 @@ def test_queues_weighted_one_to_three_share_the_cluster_one_to_three(
 
     counts = eventually(running, 120, "the cluster full")
     assert (counts[light], counts[heavy]) == (3, 9), counts
+
+
+def test_worker_killed_between_decision_and_bind_double_books_nothing(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack, controllers: list[Process]
+) -> None:
+    for name in ("ka", "kb", "kc"):
+        _submit(api, namespace, name, replicas=3, cpu="2")  # 18 of the 24 CPUs
+    custom = client.CustomObjectsApi(api)
+
+    def enqueued() -> bool:
+        groups = custom.list_namespaced_custom_object(
+            "scheduling.volcano.sh", "v1beta1", namespace, "podgroups"
+        )
+        return any((g.get("status") or {}).get("phase") == "Inqueue" for g in groups["items"])
+
+    eventually(enqueued, 60, "a session decided")
+    worker = next(p for p in controllers if p.name == "worker")
+    os.kill(worker.pid, signal.SIGKILL)  # no goodbye: decisions in flight stay in Temporal
+    assert e2e_stack.workdir is not None
+    replacement = caldera.start_worker(
+        e2e_stack.kubeconfig, e2e_stack.temporal_address, e2e_stack.workdir / "logs", None
+    )
+    controllers[controllers.index(worker)] = replacement
+    for name in ("ka", "kb", "kc"):
+        eventually(
+            lambda n=name: _phase(api, namespace, n) == "Running",
+            120,
+            f"{name} Running after the restart",
+        )
+    used: dict[str, int] = {}
+    for name in ("ka", "kb", "kc"):
+        for pod in _pods(api, namespace, name):
+            used[pod.spec.node_name] = used.get(pod.spec.node_name, 0) + 2
+    assert sum(used.values()) == 18
+    assert max(used.values()) <= 8, used  # no node holds more than its 8 CPUs
