@@ -10,6 +10,7 @@ or provisioning on the chosen node for a WaitForFirstConsumer class), executed b
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubernetes import client
@@ -110,6 +111,7 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
             "transitionID": str(session),
         }
         wanted.setdefault(c.job, {}).setdefault("conditions", {})[condition["type"]] = condition
+    writes: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any] | None]] = []
     for key, want in sorted(wanted.items()):
         group = groups.get(key)
         if group is None:
@@ -117,15 +119,21 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
         current = group.get("status") or {}
         conditions = {c.get("type"): c for c in current.get("conditions") or []}
         fresh = want.get("conditions", {})
-        changed_conditions = any(
-            (conditions.get(t) or {}).get("message") != c["message"] for t, c in fresh.items()
-        )
+        changed = {
+            t: c
+            for t, c in fresh.items()
+            if (conditions.get(t) or {}).get("message") != c["message"]
+        }
         phase = want.get("phase", current.get("phase"))
-        if phase == current.get("phase") and not changed_conditions:
+        if phase == current.get("phase") and not changed:
             continue
         status = {"phase": phase, "conditions": list({**conditions, **fresh}.values())}
+        writes.append((key, group, status, changed.get("Unschedulable")))
+
+    def write(item: tuple[str, dict[str, Any], dict[str, Any], dict[str, Any] | None]) -> None:
+        key, group, status, unschedulable = item
         namespace, name = key.split("/", 1)
-        _tell_job(group, fresh.get("Unschedulable"))
+        _tell_job(group, unschedulable)
         with errors.kube_call(f"write status of podgroup {key}", ok=errors.GONE_OK):
             kube.custom().patch_namespaced_custom_object_status(
                 _G,
@@ -136,6 +144,10 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
                 {"status": status},
                 _content_type="application/merge-patch+json",
             )
+
+    # Hundreds of PodGroups can change in one session: write them side by side.
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(write, writes))
 
 
 def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:

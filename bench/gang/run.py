@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -80,7 +82,7 @@ def _pods(core: client.CoreV1Api) -> list[dict[str, Any]]:
     return items
 
 
-def run(scenario: str, nodes: int) -> dict[str, Any]:
+def run(scenario: str, nodes: int, budget: float) -> dict[str, Any]:
     jobs = (
         [(f"gang-{i}", 100) for i in range(10)]
         if scenario == "gangs"
@@ -126,7 +128,7 @@ def run(scenario: str, nodes: int) -> dict[str, Any]:
                 }
             )
             peak = max(peak, _proc(worker.pid)[1])
-            if running == total or time.monotonic() - t0 > 1800:
+            if running == total or time.monotonic() - t0 > budget:
                 break
             time.sleep(1)
         makespan = time.monotonic() - t0
@@ -145,6 +147,8 @@ def run(scenario: str, nodes: int) -> dict[str, Any]:
             "jobs": len(jobs),
             "pods": total,
             "all_running": timeline[-1]["running"] == total,
+            "running_at_end": timeline[-1]["running"],
+            "budget_seconds": budget,
             "submit_seconds": round(submitted, 1),
             "makespan_seconds": round(makespan, 1),
             "latency_p50_seconds": round(statistics.median(latencies), 2) if latencies else None,
@@ -194,11 +198,14 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def main() -> None:
+    # SIGTERM unwinds like Ctrl-C, so `run` stops every process it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenario", choices=("gangs", "singles"), default="gangs")
     parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--budget", type=float, default=900, help="give up after this many seconds")
     args = parser.parse_args()
-    result = run(args.scenario, args.nodes)
+    result = run(args.scenario, args.nodes, args.budget)
     (HERE / f"{args.scenario}.json").write_text(json.dumps(result, indent=2))
     plot(result, HERE / f"{args.scenario}.png")
     summary = {k: v for k, v in result.items() if k != "timeline"}

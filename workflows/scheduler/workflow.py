@@ -11,6 +11,7 @@ Patches in force: none yet.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from datetime import timedelta
 
@@ -108,12 +109,23 @@ class SchedulerWorkflow:
         self._state, handoffs = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
         )
-        for handoff in handoffs:
-            job = workflow.get_external_workflow_handle(handoff.job)
-            try:
-                await job.signal(signals.SIGNAL_PODS_PLACED, handoff.placed)
-            except Exception as e:
-                workflow.logger.info("placement not delivered job=%s error=%s", handoff.job, e)
-                pods = handoff.placed.placements
-                failed = {f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
-                self._state = session.dropped(self._state, signals.BindFailed(pods=failed))
+        # All gangs are handed over at once: one round trip per session, not one per job.
+        outcomes = await asyncio.gather(
+            *(self._hand_over(h) for h in handoffs), return_exceptions=False
+        )
+        for failed in outcomes:
+            if failed is not None:
+                self._state = session.dropped(self._state, failed)
+
+    async def _hand_over(self, handoff: session.Handoff) -> signals.BindFailed | None:
+        """Signal one JobWorkflow its placements; None when delivered."""
+        job = workflow.get_external_workflow_handle(handoff.job)
+        try:
+            await job.signal(signals.SIGNAL_PODS_PLACED, handoff.placed)
+        except Exception as e:
+            workflow.logger.info("placement not delivered job=%s error=%s", handoff.job, e)
+            pods = handoff.placed.placements
+            return signals.BindFailed(
+                pods={f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
+            )
+        return None
