@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import statistics
 import sys
@@ -167,6 +168,7 @@ def run(scenario: str, nodes: int, budget: float) -> dict[str, Any]:
             processes.stop(p)
         controlplane.stop(plane, remove=True)
         processes.stop(server.process)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _sessions(log: Path) -> int:
