@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[test,dev]"
+	$(BIN)/pip install -q -e ".[test,dev,bench]"
 	touch $@
 
 binaries:
