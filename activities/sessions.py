@@ -10,6 +10,7 @@ or provisioning on the chosen node for a WaitForFirstConsumer class), executed b
 
 from __future__ import annotations
 
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -145,9 +146,11 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
                 _content_type="application/merge-patch+json",
             )
 
-    # Hundreds of PodGroups can change in one session: write them side by side.
+    # Hundreds of PodGroups can change in one session: write them side by side, each thread
+    # in a copy of this activity's context (Events read the activity's info from it).
+    jobs = [(contextvars.copy_context(), item) for item in writes]
     with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(write, writes))
+        list(pool.map(lambda job: job[0].run(write, job[1]), jobs))
 
 
 def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
