@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -292,57 +291,6 @@ async def test_bind_to_a_vanished_node_fails_cleanly_and_the_pod_lands_elsewhere
         assert core.read_namespaced_pod("moved-w-0", namespace).spec.node_name == target
     finally:
         core.patch_node(target, {"metadata": {"labels": {"caldera.dev/pool": None}}})
-
-
-@pytest.fixture
-def weighted(api: client.ApiClient) -> Iterator[tuple[str, str]]:
-    custom = client.CustomObjectsApi(api)
-    names = (f"light-{uuid.uuid4().hex[:5]}", f"heavy-{uuid.uuid4().hex[:5]}")
-    for name, weight in zip(names, (1, 3), strict=True):
-        custom.create_cluster_custom_object(
-            "scheduling.volcano.sh",
-            "v1beta1",
-            "queues",
-            {
-                "apiVersion": "scheduling.volcano.sh/v1beta1",
-                "kind": "Queue",
-                "metadata": {"name": name},
-                "spec": {"weight": weight, "parent": "root", "reclaimable": True},
-            },
-        )
-    yield names
-    for name in names:
-        custom.delete_cluster_custom_object("scheduling.volcano.sh", "v1beta1", "queues", name)
-
-
-def test_queues_weighted_one_to_three_share_the_cluster_one_to_three(
-    api: client.ApiClient, namespace: str, weighted: tuple[str, str]
-) -> None:
-    light, heavy = weighted
-    for i in range(12):  # each queue asks for the whole cluster: 12 x 2 CPUs = 24 CPUs
-        for queue in (light, heavy):
-            doc = make_job(f"{queue[:5]}-{i}", namespace=namespace).task(
-                "w", replicas=1, template=_template("2")
-            )
-            manifest = doc.spec(queue=queue).manifest()
-            client.CustomObjectsApi(api).create_namespaced_custom_object(
-                "batch.volcano.sh", "v1alpha1", namespace, "jobs", manifest
-            )
-
-    def running() -> dict[str, int] | None:
-        pods = client.CoreV1Api(api).list_namespaced_pod(namespace).items
-        bound = [p for p in pods if p.spec.node_name]
-        counts = {
-            q: sum(1 for p in bound if p.metadata.labels.get("volcano.sh/queue-name") == q)
-            for q in weighted
-        }
-        return counts if sum(counts.values()) == 12 else None  # 24 CPUs / 2 = 12 pods fit
-
-    counts = eventually(running, 120, "the cluster full")
-    # Deserved shares are 6 and 18 CPUs (3 and 9 pods). Without preemption or reclaim, a job
-    # that arrives after the cluster filled waits, so the split is 1:3 give or take one pod.
-    assert abs(counts[light] - 3) <= 1 and counts[light] + counts[heavy] == 12, counts
-    assert counts[heavy] >= 2 * counts[light], counts
 
 
 def test_worker_killed_between_decision_and_bind_double_books_nothing(
