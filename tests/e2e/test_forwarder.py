@@ -220,18 +220,18 @@ def test_pod_group_phase_observed(
         "spec": {"minMember": 1},
     }
     custom.create_namespaced_custom_object(*PODGROUPS[:2], namespace, PODGROUPS[2], group)
+
+    def observed() -> list[dict[str, Any]]:
+        return recorder.named(namespace, "gang", signals.SIGNAL_POD_GROUP_OBSERVED)
+
+    # Wait for the creation first: a create and an update inside one coalescing
+    # window are rightly merged into a single signal carrying the latest phase.
+    first = eventually(observed, 30, "pod group creation")
+    assert [(g["name"], g["phase"]) for g in first] == [("gang-pg", None)]
     custom.patch_namespaced_custom_object_status(
         *PODGROUPS[:2], namespace, PODGROUPS[2], "gang-pg", {"status": {"phase": "Inqueue"}}
     )
-    seen = eventually(
-        lambda: (
-            g
-            if len(g := recorder.named(namespace, "gang", signals.SIGNAL_POD_GROUP_OBSERVED)) >= 2
-            else None
-        ),
-        30,  # a loaded 2-core CI machine once needed more than 10 s
-        "pod group phases",
-    )
+    seen = eventually(lambda: g if len(g := observed()) >= 2 else None, 30, "pod group phase")
     assert [(g["name"], g["phase"]) for g in seen] == [("gang-pg", None), ("gang-pg", "Inqueue")]
 
 
