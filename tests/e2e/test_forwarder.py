@@ -125,6 +125,12 @@ def test_job_created_starts_workflow_with_job_observed(
     custom.patch_namespaced_custom_object_status(
         *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 0}}
     )
+    # Changes inside one coalescing window merge into one signal: let Pending land first.
+    eventually(
+        lambda: len(recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 2,
+        30,
+        "Pending observed",
+    )
     custom.patch_namespaced_custom_object_status(
         *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 1}}
     )
@@ -137,7 +143,7 @@ def test_job_created_starts_workflow_with_job_observed(
             if len(seen := recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 3
             else None
         ),
-        10,
+        30,
         "phase changes observed",
     )
     assert [(o["job"].get("status") or {}).get("state", {}).get("phase") for o in phases] == [
