@@ -1,7 +1,8 @@
 """The Caldera worker: hosts every workflow and activity (`workflows.ALL`, `activities.ALL`).
 
 Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE
-(default `default`), CALDERA_TASK_QUEUE (default `caldera-controllers`), and
+(default `default`), TEMPORAL_TLS_CERT/KEY/CA and TEMPORAL_API_KEY (see `service/temporal.py`),
+CALDERA_TASK_QUEUE (default `caldera-controllers`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
 go to that scheduler and no gang scheduler runs).
@@ -19,12 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 import activities
 import workflows
 from models import keys, task_queues
+from service import temporal
 from workflows.scheduler.session import SchedulerState
 from workflows.scheduler.workflow import SchedulerWorkflow, SchedulerWorkflowInput
 
@@ -33,16 +34,13 @@ MAX_ACTIVITIES = 32
 
 
 async def run() -> int:
-    address = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
-    namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
+    options = temporal.options_from_env()
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
     # Gang schedulers to run (one SchedulerWorkflow per schedulerName it answers to); none
     # while pods are handed to another scheduler.
     names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
-    client = await Client.connect(
-        address, namespace=namespace, data_converter=pydantic_data_converter
-    )
+    client = await temporal.connect(options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -70,8 +68,8 @@ async def run() -> int:
                 await _ensure_scheduler(client, name, queue)
             log.info(
                 "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
-                address,
-                namespace,
+                options.address,
+                options.namespace,
                 queue,
                 ",".join(schedulers),
             )

@@ -18,18 +18,17 @@ from dataclasses import dataclass, field
 
 from kubernetes.client import ApiClient, CoordinationV1Api
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from forwarder import coalesce, events, kube, leader, pipeline, signaller
 from models import signals
+from service import temporal
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Options:
-    temporal_address: str = "127.0.0.1:7233"
-    temporal_namespace: str = "default"
+    temporal: temporal.TemporalOptions = field(default_factory=temporal.TemporalOptions)
     kubeconfig: str | None = None  # None: $KUBECONFIG, ~/.kube/config, or in-cluster
     coalesce: float = coalesce.DEFAULT_DELAY  # seconds a pod snapshot may wait for company
     # None: Volcano's behaviour, pods wait until their PodGroup is Inqueue.
@@ -43,11 +42,7 @@ class Options:
 
 async def run(options: Options, stop: asyncio.Event) -> None:
     """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
-    client = await Client.connect(
-        options.temporal_address,
-        namespace=options.temporal_namespace,
-        data_converter=pydantic_data_converter,
-    )
+    client = await temporal.connect(options.temporal)
     # Separate clients: Lease renewals must never wait behind watch connections.
     leases = CoordinationV1Api(kube.new_api(options.kubeconfig))
     elector = leader.Elector(leases, options.lease)
@@ -91,8 +86,7 @@ async def _lead(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     env = os.environ.get
-    p.add_argument("--temporal-address", default=env("TEMPORAL_ADDRESS", "127.0.0.1:7233"))
-    p.add_argument("--namespace", default="default", help="Temporal namespace")
+    temporal.add_arguments(p)
     p.add_argument("--kubeconfig", default=env("KUBECONFIG"), help="default: $KUBECONFIG")
     p.add_argument("--coalesce-ms", type=int, default=200, help="pod batching delay (200)")
     p.add_argument(
@@ -110,8 +104,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def options_from(args: argparse.Namespace) -> Options:
     return Options(
-        temporal_address=args.temporal_address,
-        temporal_namespace=args.namespace,
+        temporal=temporal.options_from(args),
         kubeconfig=args.kubeconfig,
         coalesce=args.coalesce_ms / 1000,
         scheduler_override=args.scheduler_override,
@@ -147,8 +140,8 @@ async def _serve(options: Options) -> int:
         loop.add_signal_handler(s, on_signal, s)
     logger.info(
         "forwarder starting temporal=%s namespace=%s lease=%s/%s identity=%s",
-        options.temporal_address,
-        options.temporal_namespace,
+        options.temporal.address,
+        options.temporal.namespace,
         options.lease.namespace,
         options.lease.name,
         options.lease.identity,

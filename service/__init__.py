@@ -1,0 +1,1 @@
+"""Process plumbing shared by the worker, the forwarder and the CLI."""
