@@ -27,6 +27,7 @@ from activities.messages import (
     MarkUnschedulableInput,
     Placement,
     StaticBinding,
+    Unschedulable,
     VolumesInput,
 )
 
@@ -101,25 +102,25 @@ def bind_pods(request: BindPodsInput) -> BindPodsResult:
 @activity.defn(name="mark_unschedulable")
 def mark_unschedulable(request: MarkUnschedulableInput) -> Done:
     """PodScheduled=False with Volcano's reason and message (and nominatedNodeName if set)."""
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     for entry in request.pods:
-        condition = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": entry.reason,
-            "message": entry.message,
-            "lastTransitionTime": now,
-        }
-        status: dict[str, Any] = {"conditions": [condition]}
-        if entry.nominated_node:
-            status["nominatedNodeName"] = entry.nominated_node
-        with errors.kube_call(
-            f"mark pod {request.namespace}/{entry.pod} unschedulable", ok=errors.GONE_OK
-        ):
-            kube.core().patch_namespaced_pod_status(
-                entry.pod, request.namespace, {"status": status}
-            )
+        write_pod_scheduled(request.namespace, entry)
     return Done()
+
+
+def write_pod_scheduled(namespace: str, entry: Unschedulable) -> None:
+    """The pod's PodScheduled=False condition, as the scheduler and a failed bind both write it."""
+    condition = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": entry.reason,
+        "message": entry.message,
+        "lastTransitionTime": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+    }
+    status: dict[str, Any] = {"conditions": [condition]}
+    if entry.nominated_node:
+        status["nominatedNodeName"] = entry.nominated_node
+    with errors.kube_call(f"mark pod {namespace}/{entry.pod} unschedulable", ok=errors.GONE_OK):
+        kube.core().patch_namespaced_pod_status(entry.pod, namespace, {"status": status})
 
 
 def _claim(namespace: str, name: str) -> Any:

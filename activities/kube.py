@@ -15,6 +15,11 @@ from kubernetes import client, config
 
 @functools.cache
 def api() -> client.ApiClient:
+    """The client every activity shares."""
+    return new_api()
+
+
+def new_api() -> client.ApiClient:
     if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
         config.load_incluster_config()  # type: ignore[no-untyped-call]
         return client.ApiClient()

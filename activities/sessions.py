@@ -11,47 +11,36 @@ or provisioning on the chosen node for a WaitForFirstConsumer class), executed b
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import errors, events, kube
-from activities.messages import JobPlacements, RecordEventInput, SessionInput, SessionResult
+from activities import binding, cluster, errors, events, kube
+from activities.messages import (
+    JobPlacements,
+    RecordEventInput,
+    SessionInput,
+    SessionResult,
+    Unschedulable,
+)
 from models import batch, keys, scheduling, signals
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
 from scheduling.snapshot import TaskStatus
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
+T = TypeVar("T")
 
 
-def _items(result: object) -> list[dict[str, Any]]:
-    return list(kube.as_dict(result).get("items") or [])
-
-
-def _list() -> dict[str, list[dict[str, Any]]]:
-    api = kube.api()
-    custom = kube.custom()
-    core = client.CoreV1Api(api)
-
-    def sanitize(items: object) -> list[dict[str, Any]]:
-        plain: list[dict[str, Any]] = api.sanitize_for_serialization(items)  # type: ignore[no-untyped-call]
-        return plain
-
-    with errors.kube_call("list the cluster for a session"):
-        return {
-            "nodes": sanitize(core.list_node().items),
-            "pods": sanitize(core.list_pod_for_all_namespaces().items),
-            "pvcs": sanitize(core.list_persistent_volume_claim_for_all_namespaces().items),
-            "pvs": sanitize(core.list_persistent_volume().items),
-            "classes": sanitize(client.StorageV1Api(api).list_storage_class().items),
-            "priority": sanitize(client.SchedulingV1Api(api).list_priority_class().items),
-            "podgroups": _items(custom.list_cluster_custom_object(_G, _V, "podgroups")),
-            "queues": _items(custom.list_cluster_custom_object(_G, _V, "queues")),
-        }
+def _world() -> dict[str, list[dict[str, Any]]]:
+    cache = cluster.cluster()
+    missing = cache.wait_synced(cluster.SYNC_TIMEOUT)
+    if missing:
+        raise ApplicationError(f"cluster cache not synced yet: {', '.join(missing)}")
+    return cache.read()
 
 
 def _owner_job(group: dict[str, Any]) -> str | None:
@@ -146,11 +135,63 @@ def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: i
                 _content_type="application/merge-patch+json",
             )
 
-    # Hundreds of PodGroups can change in one session: write them side by side, each thread
-    # in a copy of this activity's context (Events read the activity's info from it).
-    jobs = [(contextvars.copy_context(), item) for item in writes]
+    _side_by_side(write, writes)
+
+
+def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
+    """Hundreds of objects can change in one session: write them in parallel, each thread in
+    a copy of this activity's context (Events and logs read the activity's info from it)."""
+    jobs = [(contextvars.copy_context(), item) for item in items]
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(lambda job: job[0].run(write, job[1]), jobs))
+
+
+def _write_pod_conditions(result: Any, pods: dict[str, dict[str, Any]]) -> None:
+    """PodScheduled=False on pods left waiting, where the reason or message changed."""
+    writes: list[tuple[str, Unschedulable]] = []
+    for c in result.pod_conditions:
+        pod = pods.get(c.pod)
+        if pod is None or (pod.get("spec") or {}).get("nodeName"):
+            continue
+        current: dict[str, Any] = next(
+            (
+                x
+                for x in (pod.get("status") or {}).get("conditions") or []
+                if x.get("type") == "PodScheduled"
+            ),
+            {},
+        )
+        if (current.get("reason"), current.get("message")) == (str(c.reason), c.message):
+            continue
+        namespace, name = c.pod.split("/", 1)
+        writes.append((namespace, Unschedulable(pod=name, reason=str(c.reason), message=c.message)))
+    _side_by_side(lambda w: binding.write_pod_scheduled(*w), writes)
+
+
+def _nonzero(resources: dict[str, Any]) -> dict[str, str]:
+    """An idle queue without `allocated` and one with zeros say the same: no write needed."""
+    return {k: str(v) for k, v in resources.items() if str(v) not in ("0", "0m")}
+
+
+def _write_queue_allocated(result: Any, queues: list[dict[str, Any]]) -> None:
+    """Queue `status.allocated` (the scheduler's part of queue status), where it changed."""
+    current = {
+        q["metadata"]["name"]: (q.get("status") or {}).get("allocated") or {} for q in queues
+    }
+    for name, allocated in sorted(result.queue_allocated.items()):
+        wanted = allocated.to_resource_list()
+        if name not in current or _nonzero(current[name]) == _nonzero(wanted):
+            continue
+        with errors.kube_call(f"write allocated of queue {name}", ok=errors.GONE_OK):
+            kube.custom().patch_cluster_custom_object_status(
+                _G,
+                _V,
+                "queues",
+                name,
+                # Merge patch: null removes resources no longer allocated.
+                {"status": {"allocated": {**dict.fromkeys(current[name]), **wanted}}},
+                _content_type="application/merge-patch+json",
+            )
 
 
 def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
@@ -183,7 +224,7 @@ def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
 
 @activity.defn(name="schedule_session")
 def schedule_session(request: SessionInput) -> SessionResult:
-    world = _list()
+    world = _world()
     snapshot = snapshot_from_objects(
         world["nodes"],
         world["pods"],
@@ -199,6 +240,8 @@ def schedule_session(request: SessionInput) -> SessionResult:
     }
     pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in world["pods"]}
     _write_pod_groups(result, groups, request.session)
+    _write_pod_conditions(result, pods)
+    _write_queue_allocated(result, world["queues"])
     by_job: dict[str, JobPlacements] = {}
     for placement in result.placements:
         group = groups.get(placement.job)

@@ -9,15 +9,13 @@ between the watch and the Temporal client is testable without a server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
 
 from models import keys, signals
-
-Obj = Mapping[str, Any]  # a Kubernetes object exactly as the apiserver sent it (camelCase JSON)
-WatchType = Literal["ADDED", "MODIFIED", "DELETED"]
+from service.reflector import Obj as Obj  # re-exported
+from service.reflector import WatchType as WatchType
 
 
 class Kind(StrEnum):

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 import urllib3
 from kubernetes import client, config
 
 from forwarder import events
 from models import batch, bus, labels, scheduling
+from service.reflector import GONE as GONE  # re-exported
+from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT
+from service.reflector import ListCall as ListCall
 
 NOT_FOUND: Final = 404
 CONFLICT: Final = 409
-GONE: Final = 410
-REQUEST_TIMEOUT: Final = 30.0  # seconds, for every call that is not a watch
 
 # Failures worth another try later: API errors, broken connections, timeouts.
 TRANSIENT: Final = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
-
-ListCall = Callable[..., Any]  # a list endpoint; called with list or watch keyword arguments
 
 
 def new_api(kubeconfig: str | None) -> client.ApiClient:

@@ -1,168 +1,27 @@
-"""List then watch one resource in a thread, resuming from the last resourceVersion.
-
-The official client is synchronous, so each resource gets a daemon thread that hands items to
-the pipeline through `emit` (thread-safe by contract). The loop is client-go's reflector in
-miniature: list (paged) → `Relisted` → watch from the list's resourceVersion → on a normal end
-of the watch, watch again from the last version seen (bookmarks included) → on 410 Gone, list
-again, so the router can resync every object and find the ones deleted in the gap.
-
-`kubernetes.watch.Watch` is not used: it retries a 410 once with the same stale version and
-cannot be interrupted from another thread, both of which this loop needs.
-"""
+"""The forwarder's watches: a reflector per kind whose sightings enter the pipeline as events."""
 
 from __future__ import annotations
 
-import json
-import logging
-import random
-import threading
 from collections.abc import Callable
-from typing import Any, Final
 
-from kubernetes import client
-from kubernetes.watch.watch import iter_resp_lines
-
-from forwarder import events, kube
-
-logger = logging.getLogger(__name__)
-
-PAGE_SIZE: Final = 500
-WATCH_SECONDS: Final = (240, 480)  # server-side watch timeout, randomised like client-go's
-BACKOFF: Final = (0.5, 30.0)  # seconds: first retry delay, cap
+from forwarder import events
+from service import reflector
 
 
-class Gone(Exception):
-    """The resourceVersion is too old (410): only a new list can continue."""
-
-
-class Watcher:
-    """One resource's list+watch loop on its own thread."""
+class Watcher(reflector.Reflector):
+    """List+watch `kind`, emitting `Relisted` for each full list and `Observed` per change."""
 
     def __init__(
         self,
         kind: events.Kind,
-        call: kube.ListCall,
+        call: reflector.ListCall,
         emit: Callable[[events.Inbound], None],
-        watch_seconds: tuple[int, int] = WATCH_SECONDS,
+        watch_seconds: tuple[int, int] = reflector.WATCH_SECONDS,
     ) -> None:
-        self.kind = kind
-        self._call = call
-        self._emit = emit
-        self._watch_seconds = watch_seconds
-        self._stopped = threading.Event()
-        self._lock = threading.Lock()
-        self._response: Any = None  # None: no watch stream open right now
-        self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop promptly: shut the open stream's socket so the blocked read returns."""
-        self._stopped.set()
-        with self._lock:
-            response = self._response
-        if response is not None:
-            try:
-                response.shutdown()
-            except Exception:  # already closed or released: the loop is leaving anyway
-                logger.debug("watch stream already closed kind=%s", self.kind)
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        version: str | None = None  # None: must list before watching
-        delay = BACKOFF[0]
-        while not self._stopped.is_set():
-            try:
-                if version is None:
-                    objects, version = self.list()
-                    if self._stopped.is_set():
-                        return
-                    self._emit(events.Relisted(self.kind, objects))
-                    logger.info(
-                        "listed kind=%s objects=%d version=%s", self.kind, len(objects), version
-                    )
-                version = self.watch(version)
-                delay = BACKOFF[0]
-            except Gone:
-                logger.info("watch expired, relisting kind=%s version=%s", self.kind, version)
-                version = None
-            except Exception as e:
-                # Whatever it was (API error, broken stream, malformed JSON), a dead watch
-                # thread would silently stop this resource forever: back off and go again.
-                if self._stopped.is_set():
-                    return
-                logger.warning("watch failed kind=%s retry_in=%.1fs error=%r", self.kind, delay, e)
-                self._stopped.wait(delay)
-                delay = min(delay * 2, BACKOFF[1])
-
-    def list(self) -> tuple[list[events.Obj], str]:
-        """Every object (paged), and the list's resourceVersion to watch from."""
-        objects: list[events.Obj] = []
-        token: str | None = None  # None: first page
-        while True:
-            kwargs: dict[str, Any] = {"limit": PAGE_SIZE}
-            if token:
-                kwargs["_continue"] = token
-            try:
-                response = self._call(
-                    **kwargs, _preload_content=False, _request_timeout=kube.REQUEST_TIMEOUT
-                )
-            except client.ApiException as e:
-                if e.status == kube.GONE and token:
-                    objects, token = [], None  # the continue token expired: start over
-                    continue
-                raise
-            page = json.loads(response.data)
-            objects += page.get("items") or []
-            meta = page.get("metadata") or {}
-            token = meta.get("continue")
-            if not token:
-                return objects, str(meta.get("resourceVersion", ""))
-
-    def watch(self, version: str) -> str:
-        """Stream events until the server ends the watch; returns the last version seen."""
-        seconds = random.randint(*self._watch_seconds)
-        try:
-            response = self._call(
-                watch=True,
-                resource_version=version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=seconds,
-                _preload_content=False,
-                _request_timeout=(kube.REQUEST_TIMEOUT, seconds + kube.REQUEST_TIMEOUT),
-            )
-        except client.ApiException as e:
-            if e.status == kube.GONE:
-                raise Gone from e
-            raise
-        with self._lock:
-            self._response = response
-        try:
-            if self._stopped.is_set():
-                return version
-            for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]
-                if not line:
-                    continue
-                version = self._handle(json.loads(line), version)
-                if self._stopped.is_set():
-                    break
-            return version
-        finally:
-            with self._lock:
-                self._response = None
-            response.close()
-            response.release_conn()
-
-    def _handle(self, event: dict[str, Any], version: str) -> str:
-        type_, obj = event.get("type"), event.get("object") or {}
-        if type_ == "ERROR":
-            code = obj.get("code")
-            if code == kube.GONE:
-                raise Gone(obj.get("message", ""))
-            raise client.ApiException(status=code, reason=obj.get("message", ""))
-        version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
-        if type_ in ("ADDED", "MODIFIED", "DELETED"):
-            self._emit(events.Observed(self.kind, type_, obj))
-        return version  # BOOKMARK: only the version moves
+        super().__init__(
+            kind,
+            call,
+            on_list=lambda objects: emit(events.Relisted(kind, objects)),
+            on_event=lambda type_, obj: emit(events.Observed(kind, type_, obj)),
+            watch_seconds=watch_seconds,
+        )

@@ -1,0 +1,177 @@
+"""The session activity's shell: what it reads from the cache, writes back, and hands over.
+
+The scheduler's decisions are tested in tests/unit/scheduling; here the cluster cache and the
+apiserver are recording fakes, so what matters is which writes a session makes (only changes),
+that Events keep the activity context, and where placements are addressed.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import cluster, events, kube, sessions
+from activities.messages import RecordEventInput, SessionInput, SessionResult
+from models import batch
+from tests.unit.scheduling.builders import gang, make_node, make_queue
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+
+
+class FakeCache:
+    def __init__(self, world: dict[str, list[Obj]], missing: list[str] | None = None) -> None:
+        self.world = world
+        self.missing = missing or []
+
+    def wait_synced(self, timeout: float) -> list[str]:
+        return self.missing
+
+    def read(self) -> dict[str, list[Obj]]:
+        return copy.deepcopy(self.world)
+
+
+class FakeApi:
+    """Records status patches; stands in for both the core and the custom-objects clients."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, str, Any]] = []
+
+    def patch_namespaced_custom_object_status(self, *args: Any, **_: Any) -> None:
+        _, _, namespace, plural, name, body = args
+        self.writes.append((plural, f"{namespace}/{name}", body["status"]))
+
+    def patch_cluster_custom_object_status(self, *args: Any, **_: Any) -> None:
+        _, _, plural, name, body = args
+        self.writes.append((plural, name, body["status"]))
+
+    def patch_namespaced_pod_status(self, name: str, namespace: str, body: Obj) -> None:
+        self.writes.append(("pods", f"{namespace}/{name}", body["status"]))
+
+    def of(self, plural: str) -> list[tuple[str, Any]]:
+        return [(key, status) for p, key, status in self.writes if p == plural]
+
+
+def _owned(group: Obj, job: str) -> Obj:
+    ref = {"apiVersion": batch.API_VERSION, "kind": "Job", "name": job, "uid": f"uid-{job}"}
+    group["metadata"]["ownerReferences"] = [ref]
+    return group
+
+
+def _world(*gangs: tuple[Obj, list[Obj]], nodes: int = 1) -> dict[str, list[Obj]]:
+    pods = [p for _, members in gangs for p in members]
+    for p in pods:
+        p["metadata"]["uid"] = f"uid-{p['metadata']['name']}"
+    return {
+        "nodes": [make_node(f"n{i}").obj() for i in range(nodes)],
+        "pods": pods,
+        "pvcs": [],
+        "pvs": [],
+        "classes": [],
+        "priority": [],
+        "podgroups": [_owned(g, g["metadata"]["name"]) for g, _ in gangs],
+        "queues": [make_queue()],
+    }
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> FakeApi:
+    fake = FakeApi()
+    monkeypatch.setattr(kube, "custom", lambda: fake)
+    monkeypatch.setattr(kube, "core", lambda: fake)
+    return fake
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[RecordEventInput, bool]]:
+    seen: list[tuple[RecordEventInput, bool]] = []
+
+    def write_event(event: RecordEventInput) -> None:
+        from temporalio import activity  # the Event path reads the activity's info
+
+        seen.append((event, activity.in_activity()))
+
+    monkeypatch.setattr(events, "write_event", write_event)
+    return seen
+
+
+def _session(
+    monkeypatch: pytest.MonkeyPatch, world: dict[str, list[Obj]], number: int = 1, **assumed: str
+) -> SessionResult:
+    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    request = SessionInput(scheduler_name="volcano", session=number, assumed=assumed)
+    result: SessionResult = ActivityEnvironment().run(sessions.schedule_session, request)
+    return result
+
+
+def test_a_gang_that_fits_is_placed_and_addressed_to_its_job_workflow(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    result = _session(monkeypatch, _world(gang("train", 2, phase="Pending")))
+
+    [job] = result.jobs
+    assert job.job_workflow_id == "vcjob/default/train"
+    assert sorted((p.pod, p.uid, p.node) for p in job.placements) == [
+        ("train-worker-0", "uid-train-worker-0", "n0"),
+        ("train-worker-1", "uid-train-worker-1", "n0"),
+    ]
+    [(key, status)] = api.of("podgroups")
+    assert key == "default/train" and status["phase"] == "Inqueue"
+    [(queue, queue_status)] = api.of("queues")
+    assert queue == "default" and queue_status["allocated"]["cpu"] == "2"
+    assert not recorded and not api.of("pods")
+
+
+def test_a_gang_too_large_waits_says_why_once_and_tells_its_job(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    world = _world(gang("big", 6, cpu="1"))  # 6 cpu on one 4-cpu node: never fits
+    result = _session(monkeypatch, world)
+
+    assert result.jobs == [] and result.pending == 6
+    [(key, status)] = api.of("podgroups")
+    [condition] = [c for c in status["conditions"] if c["type"] == "Unschedulable"]
+    assert key == "default/big" and "Insufficient cpu" in condition["message"]
+    [(event, in_activity)] = recorded
+    assert (event.name, event.uid, event.reason) == ("big", "uid-big", "Unschedulable")
+    assert event.message == condition["message"]
+    assert in_activity  # written from a worker thread that kept the activity's context
+    pods = api.of("pods")
+    assert len(pods) == 6
+    # Volcano's split: the 4 tasks that fit wait for their gang, the other 2 do not fit.
+    reasons = sorted(s["conditions"][0]["reason"] for _, s in pods)
+    assert reasons == ["Schedulable"] * 4 + ["Unschedulable"] * 2
+    assert {s["conditions"][0]["status"] for _, s in pods} == {"False"}
+
+    # The next session sees its own writes: nothing changed, so nothing is written again.
+    world["podgroups"][0]["status"] = status
+    for pod, (_, written) in zip(world["pods"], sorted(pods), strict=True):
+        pod["status"]["conditions"] = written["conditions"]
+    api.writes.clear()
+    recorded.clear()
+    _session(monkeypatch, world, number=2)
+    assert api.writes == [] and recorded == []
+
+
+def test_an_assumed_pod_seen_bound_is_confirmed(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    world = _world(gang("run", 1))
+    world["pods"][0]["spec"]["nodeName"] = "n0"
+    result = _session(monkeypatch, world, **{"default/run-worker-0": "n0"})
+    assert result.bound == ["default/run-worker-0"] and result.jobs == []
+
+
+def test_a_session_before_the_cache_synced_fails_and_is_retried(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi
+) -> None:
+    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache({}, missing=["nodes", "pods"]))
+    request = SessionInput(scheduler_name="volcano", session=1, assumed={})
+    with pytest.raises(ApplicationError, match="not synced yet: nodes, pods") as failure:
+        ActivityEnvironment().run(sessions.schedule_session, request)
+    assert not failure.value.non_retryable
