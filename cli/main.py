@@ -16,6 +16,7 @@ from cli.devstack import processes, stack, temporal, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 from forwarder import main as forwarder_main
+from service import codec_server
 
 
 def _dev_up(args: argparse.Namespace) -> int:
@@ -75,6 +76,10 @@ def _webhook(args: argparse.Namespace) -> int:
     return admission_server.serve(options, args.log_level, on_stop)
 
 
+def _codec_server(args: argparse.Namespace) -> int:
+    return codec_server.serve(codec_server.options_from(args), args.log_level)
+
+
 def _withdraw(kubeconfig: str | None, url: str) -> None:
     """A stopped webhook must not stay registered: `failurePolicy: Fail` would refuse writes."""
     withdrawn = webhook.withdraw(admission_lookup.new_api(kubeconfig), url)
@@ -122,6 +127,12 @@ def parser() -> argparse.ArgumentParser:
         help=f"dev stack: delete the {webhook.NAME} registration that calls this process on stop",
     )
     hook.set_defaults(fn=_webhook)
+
+    codec = sub.add_parser(
+        "codec-server", help="decrypt payloads for the Temporal UI and CLI ($CALDERA_CODEC_KEY)"
+    )
+    codec_server.add_arguments(codec)
+    codec.set_defaults(fn=_codec_server)
     return p
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
+
+from service import codec
 
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 DEFAULT_NAMESPACE = "default"
@@ -33,6 +34,8 @@ class TemporalOptions(BaseModel):
     tls_ca: Path | None = None  # server CA (PEM); system roots when absent
     tls_server_name: str | None = None
     api_key: str | None = None  # Temporal Cloud API key (implies TLS)
+    # Payload encryption keys ($CALDERA_CODEC_KEY, see service/codec.py); None: plain payloads
+    codec_keys: codec.CodecKeys | None = None
 
     @property
     def tls(self) -> bool:
@@ -79,6 +82,7 @@ def options_from(args: argparse.Namespace) -> TemporalOptions:
         tls_ca=args.tls_ca,
         tls_server_name=args.tls_server_name,
         api_key=os.environ.get("TEMPORAL_API_KEY") or None,
+        codec_keys=codec.keys_from_env(),
     )
 
 
@@ -90,11 +94,11 @@ def options_from_env() -> TemporalOptions:
 
 
 async def connect(options: TemporalOptions, runtime: Runtime | None = None) -> Client:
-    """A client with Caldera's data converter (pydantic payloads)."""
+    """A client with Caldera's data converter (pydantic payloads, encrypted when keyed)."""
     return await Client.connect(
         options.address,
         namespace=options.namespace,
-        data_converter=pydantic_data_converter,
+        data_converter=codec.data_converter(options.codec_keys),
         tls=options.tls_config(),
         api_key=options.api_key,
         runtime=runtime,
