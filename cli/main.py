@@ -1,4 +1,4 @@
-"""The `caldera` command: dev stack and CRD generation (job and queue commands follow)."""
+"""The `caldera` command: dev stack, CRD generation, controllers, job and queue commands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from admission import lookup as admission_lookup
 from admission import server as admission_server
-from cli import crds
+from cli import crds, jobs, queues
 from cli.devstack import processes, stack, temporal, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
@@ -54,6 +54,8 @@ def _dev_status(args: argparse.Namespace) -> int:
     for p in current.processes:
         print(f"  {p.name:<24} pid {p.pid:<8} {'alive' if processes.alive(p.pid) else 'DEAD'}")
     print(current.summary().splitlines()[0])
+    for line in current.metrics_lines():
+        print(line)
     return 0 if current.healthy() else 1
 
 
@@ -133,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
     )
     codec_server.add_arguments(codec)
     codec.set_defaults(fn=_codec_server)
+
+    jobs.add_parser(sub)
+    queues.add_parser(sub)
     return p
 
 

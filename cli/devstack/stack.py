@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Final
-from urllib.parse import quote
 
 import yaml
 from kubernetes import client
 from pydantic import BaseModel
 
+from cli import links
 from cli.devstack import controllers, controlplane, install, processes, temporal
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
@@ -47,6 +47,12 @@ class DevStack(BaseModel):
     def healthy(self) -> bool:
         return all(processes.alive(p.pid) for p in self.processes)
 
+    def metrics_lines(self) -> list[str]:
+        """Where Prometheus can scrape the worker and the forwarder."""
+        return [
+            f"metrics:      {p.metrics_url}  ({p.name})" for p in self.controllers if p.metrics_url
+        ]
+
     def summary(self) -> str:
         lines = [
             f"Temporal UI:  {self.temporal.ui}",
@@ -54,6 +60,7 @@ class DevStack(BaseModel):
             f"apiserver:    {self.control_plane.server}",
         ]
         lines += [f"  {p.name:<24} pid {p.pid:<8} log {p.log}" for p in self.processes]
+        lines += self.metrics_lines()
         lines.append(f"export KUBECONFIG={self.control_plane.kubeconfig}")
         lines.append(f"export PATH={self.control_plane.bin_dir}:$PATH  # kubectl")
         lines.append(f"export TEMPORAL_ADDRESS={self.temporal.address}")
@@ -93,7 +100,11 @@ def up(
         api = controlplane.api_client(plane.kubeconfig)
         install.install(api)
         started = controllers.start(
-            plane.kubeconfig, server.address, DEV_DIR / "logs", scheduler_override=None
+            plane.kubeconfig,
+            server.address,
+            DEV_DIR / "logs",
+            scheduler_override=None,
+            metrics_ports=controllers.DEFAULT_METRICS_PORTS,
         )
         stack = stack.model_copy(update={"controllers": started})
         STATE_FILE.write_text(stack.model_dump_json(indent=2))
@@ -120,7 +131,7 @@ def submit_sample(api: client.ApiClient) -> None:
 def sample_url(stack: DevStack) -> str:
     doc = yaml.safe_load(SAMPLE_JOB.read_text())
     wid = keys.job_workflow_id(doc["metadata"]["namespace"], doc["metadata"]["name"])
-    return f"{stack.temporal.ui}/namespaces/default/workflows/{quote(wid, safe='')}"
+    return links.workflow_url(stack.temporal.ui, "default", wid)
 
 
 def down() -> DevStack | None:

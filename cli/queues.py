@@ -1,0 +1,265 @@
+"""`caldera queue ...`: Volcano Queues from the terminal, modelled on `vcctl queue`.
+
+Queues are created, listed and deleted on the apiserver; `open` and `close` go to the queue's
+workflow as its validated `open`/`close` updates (or, with `--via-command`, as an
+OpenQueue/CloseQueue Command CR like `vcctl queue operate`). `get` adds what only the
+workflow knows: which children it closed, whether an open waits for the parent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from cli import bus, output, remote
+from cli.clients import CliError, Connections, add_arguments, guarded
+from cli.resources import COMMANDS, QUEUES, Resources
+from models import keys, scheduling, signals
+from models.bus import Action
+
+LIST_HEADERS: Final = (
+    "NAME",
+    "STATE",
+    "WEIGHT",
+    "PARENT",
+    "PENDING",
+    "INQUEUE",
+    "RUNNING",
+    "UNKNOWN",
+    "COMPLETED",
+    "AGE",
+)
+COUNTS: Final = ("pending", "inqueue", "running", "unknown", "completed")
+ACTIONS: Final = {"open": Action.OPEN_QUEUE, "close": Action.CLOSE_QUEUE}
+COMMAND_NAMESPACE: Final = "default"  # Commands are namespaced, Queues are not (vcctl's choice)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    add_arguments(common)
+    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, open, close")
+    verbs = queues.add_subparsers(dest="queue_command", required=True)
+
+    create = verbs.add_parser("create", parents=[common], help="create a Queue")
+    create.add_argument("name")
+    create.add_argument("--weight", type=int, default=1)
+    create.add_argument("--parent", default=None, help="parent queue (default: root)")
+    create.add_argument(
+        "--capability", type=resource_list, default=None, help="upper limit, e.g. cpu=8,memory=32Gi"
+    )
+    create.set_defaults(fn=guarded(_create))
+
+    ls = verbs.add_parser("list", parents=[common], help="Queues with state and PodGroup counts")
+    output.add_argument(ls)
+    ls.set_defaults(fn=guarded(_list))
+
+    get = verbs.add_parser("get", parents=[common], help="one Queue, with its workflow's view")
+    get.add_argument("name")
+    output.add_argument(get)
+    get.set_defaults(fn=guarded(_get))
+
+    for verb, action in ACTIONS.items():
+        cmd = verbs.add_parser(verb, parents=[common], help=f"{action} (a validated update)")
+        cmd.add_argument("name")
+        cmd.add_argument("--reason", default="", help="recorded in the queue's history")
+        cmd.add_argument(
+            "--via-command",
+            action="store_true",
+            help="create a bus.volcano.sh Command CR instead (not validated, not waited for)",
+        )
+        cmd.add_argument(
+            "--command-namespace",
+            default=COMMAND_NAMESPACE,
+            help=f"where the Command CR goes (default {COMMAND_NAMESPACE})",
+        )
+        cmd.set_defaults(fn=guarded(_command), action=action)
+
+    delete = verbs.add_parser("delete", parents=[common], help="delete a Queue")
+    delete.add_argument("name")
+    delete.set_defaults(fn=guarded(_delete))
+
+    hist = verbs.add_parser("history", parents=[common], help="the queue's workflow history")
+    hist.add_argument("name")
+    hist.add_argument("--runs", type=int, default=0, help="newest runs to show (0: all)")
+    output.add_argument(hist)
+    hist.set_defaults(fn=guarded(_history))
+
+
+def resource_list(text: str) -> dict[str, str]:
+    """`cpu=8,memory=32Gi` → {"cpu": "8", "memory": "32Gi"} (quantities stay strings)."""
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, quantity = part.partition("=")
+        if not sep or not name.strip() or not quantity.strip():
+            raise argparse.ArgumentTypeError(f"{part!r} is not resource=quantity")
+        found[name.strip()] = quantity.strip()
+    if not found:
+        raise argparse.ArgumentTypeError("no resource=quantity given")
+    return found
+
+
+def manifest(name: str, weight: int, parent: str | None, capability: dict[str, str] | None) -> Any:
+    """The Queue `create` submits; parent None: the controller hangs it under root."""
+    spec: dict[str, Any] = {"weight": weight}
+    if parent:
+        spec["parent"] = parent
+    if capability:
+        spec["capability"] = capability
+    return {
+        "apiVersion": scheduling.API_VERSION,
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def list_row(queue: dict[str, Any], now: datetime) -> list[object]:
+    meta = queue.get("metadata") or {}
+    spec = queue.get("spec") or {}
+    status = queue.get("status") or {}
+    return [
+        meta.get("name", ""),
+        status.get("state"),
+        spec.get("weight", 1),
+        spec.get("parent"),
+        *(status.get(k, 0) for k in COUNTS),
+        output.age(meta.get("creationTimestamp"), now),
+    ]
+
+
+def summary(
+    queue: dict[str, Any], view: signals.QueueView | str, url: str, now: datetime
+) -> dict[str, Any]:
+    """view: the workflow's status query answer, or why it could not be had."""
+    meta = queue.get("metadata") or {}
+    spec = queue.get("spec") or {}
+    status = queue.get("status") or {}
+    workflow: dict[str, Any] = {"id": keys.queue_workflow_id(str(meta.get("name", "")))}
+    if isinstance(view, str):
+        workflow["error"] = view
+    else:
+        workflow |= {
+            "state": view.state,
+            "closed_by_parent": view.closed_by_parent,
+            "open_waiting_for_parent": view.open_waiting_for_parent,
+            "pod_groups": view.pod_groups,
+            "children": view.children,
+        }
+    return {
+        "name": meta.get("name", ""),
+        "state": status.get("state"),
+        "weight": spec.get("weight", 1),
+        "parent": spec.get("parent"),
+        "capability": spec.get("capability"),
+        "reclaimable": spec.get("reclaimable", True),
+        "counts": {k: status.get(k, 0) for k in COUNTS},
+        "allocated": status.get("allocated"),
+        "age": output.age(meta.get("creationTimestamp"), now),
+        "workflow": workflow,
+        "url": url,
+    }
+
+
+def render(s: dict[str, Any]) -> str:
+    wf = s["workflow"]
+    if "error" in wf:
+        workflow = f"{wf['id']} ({wf['error']})"
+    else:
+        notes = [f"state {wf['state']}"]
+        if wf["closed_by_parent"]:
+            notes.append("closed by its parent")
+        if wf["open_waiting_for_parent"]:
+            notes.append("open waits for the parent")
+        workflow = f"{wf['id']} ({', '.join(notes)})"
+    pairs: list[tuple[str, object]] = [
+        ("Queue", s["name"]),
+        ("State", s["state"]),
+        ("Weight", s["weight"]),
+        ("Parent", s["parent"]),
+        ("Capability", s["capability"]),
+        ("Reclaimable", s["reclaimable"]),
+        ("PodGroups", " ".join(f"{k}={v}" for k, v in s["counts"].items())),
+        ("Allocated", s["allocated"]),
+        ("Age", s["age"]),
+        ("Workflow", workflow),
+    ]
+    if wf.get("children"):
+        pairs.append(("Children", wf["children"]))
+    return f"{output.fields(pairs)}\nHistory: {s['url']}"
+
+
+def _create(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    body = manifest(args.name, args.weight, args.parent, args.capability)
+    Resources(conn).create(QUEUES, body)
+    print(f"queue {args.name} created")
+    print(f"  history: {conn.url(keys.queue_workflow_id(args.name))}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    queues = sorted(Resources(conn).list(QUEUES), key=lambda q: q["metadata"].get("name", ""))
+    now = datetime.now(UTC)
+    rows = [list_row(q, now) for q in queues]
+    if args.output is output.Format.TABLE:
+        if rows:
+            print(output.table(LIST_HEADERS, rows))
+        else:
+            print("no queues", file=sys.stderr)
+    else:
+        print(output.dump(output.records(LIST_HEADERS, rows), args.output))
+    return 0
+
+
+def _get(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    queue = Resources(conn).get(QUEUES, args.name)
+    wid = keys.queue_workflow_id(args.name)
+    view: signals.QueueView | str
+    try:
+        view = asyncio.run(remote.queue_view(conn, wid, f"query workflow {wid}"))
+    except CliError as e:
+        view = str(e)  # the apiserver's half is still worth showing
+    s = summary(queue, view, conn.url(wid), datetime.now(UTC))
+    print(render(s) if args.output is output.Format.TABLE else output.dump(s, args.output))
+    return 0
+
+
+def _command(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    resources = Resources(conn)
+    action: Action = args.action
+    queue = resources.get(QUEUES, args.name)
+    wid = keys.queue_workflow_id(args.name)
+    if args.via_command:
+        body = bus.command(queue, action, args.command_namespace, args.reason)
+        created = resources.create(COMMANDS, body, args.command_namespace)
+        name = f"{args.command_namespace}/{created['metadata']['name']}"
+        print(f"command {name} created: {action} for queue {args.name}")
+    else:
+        cmd = signals.QueueCommand(reason=args.reason)
+        what = f"{args.queue_command} queue {args.name}"
+        result = asyncio.run(remote.queue_command(conn, wid, action, cmd, what))
+        print(f"queue {args.name}: {result.action}: {result.state_before} → {result.state_after}")
+    print(f"  history: {conn.url(wid)}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    Resources(conn).delete(QUEUES, args.name)
+    print(f"queue {args.name} deleted")
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    wid = keys.queue_workflow_id(args.name)
+    what = f"read the history of queue {args.name}"
+    entries = asyncio.run(remote.timeline(conn, wid, what, args.runs))
+    print(output.history(entries, wid, conn.url(wid), args.output))
+    return 0

@@ -1,0 +1,228 @@
+"""What `job list/view`, `queue list/get` and `job run -f` make of the objects they read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli import jobs, jobview, output, queues
+from cli.clients import CliError
+from models import signals
+
+NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+URL = "http://ui/namespaces/default/workflows/vcjob%2Fteam-a%2Ftrain"
+
+
+def _job(**status: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "team-a",
+            "uid": "uid-1",
+            "creationTimestamp": "2026-03-01T11:55:00Z",
+        },
+        "spec": {
+            "minAvailable": 3,
+            "maxRetry": 3,
+            "queue": "research",
+            "policies": [
+                {"event": "PodEvicted", "action": "RestartJob", "timeout": "5m"},
+                {"exitCode": 3, "action": "AbortJob"},
+            ],
+            "tasks": [
+                {"name": "master", "replicas": 1},
+                {"name": "worker", "replicas": 2, "minAvailable": 2},
+            ],
+        },
+        "status": status,
+    }
+
+
+RUNNING = {
+    "state": {"phase": "Running", "reason": "MinAvailableReached", "message": "3 pods running"},
+    "running": 3,
+    "retryCount": 1,
+    "version": 1,
+    "taskStatusCount": {"worker": {"phase": {"Running": 2}}},
+}
+VIEW = signals.JobView(
+    namespace="team-a",
+    name="train",
+    uid="uid-1",
+    phase="Running",
+    version=1,
+    retry_count=1,
+    queue="research",
+    pod_group_phase="Running",
+    tasks=[],
+    delayed=[
+        signals.DelayedActionView(
+            key="pod/train-worker-1",
+            action="RestartJob",
+            event="PodEvicted",
+            task="worker",
+            pod="train-worker-1",
+            fires_at="2026-03-01T12:05:00+00:00",
+        )
+    ],
+)
+
+
+def test_job_list_row() -> None:
+    assert jobview.list_row(_job(**RUNNING), NOW, with_namespace=False) == [
+        "train",
+        "research",
+        "Running",
+        3,
+        0,
+        3,
+        0,
+        0,
+        1,
+        "5m",
+    ]
+    fresh = _job()
+    del fresh["spec"]["queue"]
+    assert jobview.list_row(fresh, NOW, with_namespace=True)[:4] == [
+        "team-a",
+        "train",
+        "default",
+        None,
+    ]
+
+
+def test_job_view_shows_spec_status_delayed_actions_and_link() -> None:
+    summary = jobview.summary(_job(**RUNNING), "vcjob/team-a/train", VIEW, URL, NOW)
+    text = jobview.render(summary)
+    lines = text.splitlines()
+    assert "Job:           team-a/train" in lines
+    assert "Phase:         Running (MinAvailableReached: 3 pods running)" in lines
+    assert "Policies:      PodEvicted → RestartJob after 5m; exit 3 → AbortJob" in lines, lines
+    assert "Workflow:      vcjob/team-a/train (phase Running, PodGroup Running)" in lines
+    assert any(line.split()[:3] == ["worker", "2", "2"] and "Running=2" in line for line in lines)
+    assert "Delayed actions:" in lines
+    delayed_row = lines[lines.index("Delayed actions:") + 2].split()
+    assert delayed_row == [
+        "RestartJob",
+        "PodEvicted",
+        "worker",
+        "train-worker-1",
+        "2026-03-01T12:05:00+00:00",
+    ]
+    assert lines[-1] == f"History: {URL}"
+    # JSON carries the same facts.
+    data = json.loads(output.dump(summary, output.Format.JSON))
+    assert data["workflow"]["delayed_actions"][0]["pod"] == "train-worker-1"
+    assert data["tasks"][1] == {
+        "name": "worker",
+        "replicas": 2,
+        "min_available": 2,
+        "pods": {"Running": 2},
+    }
+    assert (data["phase"], data["retry_count"], data["url"]) == ("Running", 1, URL)
+
+
+def test_job_view_without_workflow_still_shows_the_apiserver_half() -> None:
+    why = "could not query workflow vcjob/team-a/train: workflow not found"
+    summary = jobview.summary(_job(), "vcjob/team-a/train", why, URL, NOW)
+    text = jobview.render(summary)
+    assert "Phase:         (no status yet)" in text.splitlines()
+    assert f"Workflow:      vcjob/team-a/train ({why})" in text.splitlines()
+    assert "Delayed actions" not in text
+    assert summary["workflow"] == {"id": "vcjob/team-a/train", "error": why}
+
+
+def _queue() -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "research", "creationTimestamp": "2026-02-27T12:00:00Z"},
+        "spec": {"weight": 4, "parent": "science", "capability": {"cpu": "8"}},
+        "status": {"state": "Closing", "running": 2, "inqueue": 1},
+    }
+
+
+def test_queue_list_row() -> None:
+    assert queues.list_row(_queue(), NOW) == [
+        "research",
+        "Closing",
+        4,
+        "science",
+        0,
+        1,
+        2,
+        0,
+        0,
+        "2d",
+    ]
+
+
+def test_queue_get_adds_the_workflows_view() -> None:
+    view = signals.QueueView(
+        name="research",
+        state="Closing",
+        parent="science",
+        closed_by_parent=True,
+        pod_groups={"Running": 2, "Inqueue": 1},
+        children={"research-a": "Closed"},
+    )
+    summary = queues.summary(_queue(), view, "http://ui/q", NOW)
+    lines = queues.render(summary).splitlines()
+    assert "State:        Closing" in lines
+    assert "Capability:   cpu=8" in lines
+    assert "PodGroups:    pending=0 inqueue=1 running=2 unknown=0 completed=0" in lines
+    assert "Workflow:     queue/research (state Closing, closed by its parent)" in lines
+    assert "Children:     research-a=Closed" in lines
+    assert lines[-1] == "History: http://ui/q"
+
+
+def _args(namespace: str | None) -> argparse.Namespace:
+    return argparse.Namespace(namespace=namespace)
+
+
+def test_run_reads_every_job_document(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.yaml"
+    path.write_text(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: a}\n---\n"
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: b}\n"
+    )
+    assert [d["metadata"]["name"] for d in jobs._documents(str(path))] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "holds no document"),
+        ("apiVersion: v1\nkind: Pod\n", "document 1 is not a batch.volcano.sh/v1alpha1 Job"),
+        ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Queue\n", "document 1 is a Queue"),
+        ("a: [1\n", "is not YAML"),
+    ],
+)
+def test_run_refuses_what_is_not_a_job(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    with pytest.raises(CliError, match=message):
+        jobs._documents(str(path))
+
+
+def test_run_names_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CliError, match=r"cannot read .*nope.yaml: No such file"):
+        jobs._documents(str(tmp_path / "nope.yaml"))
+
+
+def test_run_namespace_from_file_must_agree_with_flag() -> None:
+    meta = {"name": "a", "namespace": "team-a"}
+    assert jobs._document_namespace(_args(None), None, meta) == "team-a"
+    assert jobs._document_namespace(_args("team-a"), None, meta) == "team-a"
+    with pytest.raises(CliError, match="the file says namespace team-a, -n says team-b"):
+        jobs._document_namespace(_args("team-b"), None, meta)
+    unset: dict[str, Any] = {"name": "a"}
+    assert jobs._document_namespace(_args("team-c"), None, unset) == "team-c"
+    assert unset["namespace"] == "team-c"
