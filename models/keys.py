@@ -16,6 +16,11 @@ def job_workflow_id(namespace: str, name: str) -> str:
     return f"vcjob/{namespace}/{name}"
 
 
+def batch_job_workflow_id(namespace: str, name: str) -> str:
+    """A batch/v1 Job managed by Caldera (spec.managedBy), not a Volcano Job."""
+    return f"job/{namespace}/{name}"
+
+
 def queue_workflow_id(name: str) -> str:
     return f"queue/{name}"
 

@@ -6,6 +6,7 @@ gets a default so running histories still decode.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -258,3 +259,69 @@ SCHEDULER_WORKFLOW = "SchedulerWorkflow"
 SIGNAL_PODS_PLACED = "pods_placed"
 SIGNAL_BIND_FAILED = "bind_failed"
 SIGNAL_WORK_ARRIVED = "work_arrived"
+
+
+# -- batch/v1 Jobs (spec.managedBy: caldera.dev/job-controller) ---------------------------------
+# A BatchJobWorkflow hears `job_observed` / `job_deleted` (the payloads above, carrying a
+# batch/v1 Job) and `pods_changed` with `BatchPodsChanged`.
+
+
+class ContainerExitSnapshot(Payload):
+    """A terminated container of a pod, in status order (init containers flagged)."""
+
+    name: str
+    exit_code: int
+    init: bool = False
+
+
+class BatchPodSnapshot(Payload):
+    """One pod of a batch/v1 Job as the forwarder last saw it (latest state wins)."""
+
+    name: str
+    uid: str
+    resource_version: str = ""
+    job_uid: str = ""
+    phase: str = "Pending"
+    ready: bool = False  # the Ready condition is True
+    ready_since: datetime | None = None  # None: not ready
+    node_name: str | None = None  # None: not bound yet
+    deleting: bool = False  # has a deletionTimestamp
+    deleted: bool = False  # gone from the apiserver
+    finalizer: bool = False  # carries batch.kubernetes.io/job-tracking
+    index: int | None = None  # None: no valid completion-index annotation
+    failure_count: int = 0  # job-index-failure-count annotation
+    ignored_failure_count: int = 0  # job-index-ignored-failure-count annotation
+    exits: list[ContainerExitSnapshot] = Field(default_factory=list)
+    conditions: dict[str, str] = Field(default_factory=dict)  # type → status, in status order
+    max_restarts: int = 0  # highest restartCount of a regular container
+    sidecar_restarts: int = 0  # highest restartCount of a restartable init container
+    restarts: int = 0  # every container's restartCount summed
+    created_at: datetime | None = None  # None: not known
+    finished_at: datetime | None = None  # None: not finished (the job controller's rule)
+
+
+class BatchPodsChanged(Payload):
+    """A coalesced batch: at most one snapshot per pod, in the order they last changed."""
+
+    pods: list[BatchPodSnapshot]
+
+
+class BatchJobStart(Payload):
+    """What the forwarder starts a BatchJobWorkflow with (signal-with-start)."""
+
+
+class BatchJobView(Payload):
+    """The `status` query of a BatchJobWorkflow."""
+
+    namespace: str
+    name: str
+    uid: str
+    phase: str
+    status: dict[str, Any]  # the Job status as the workflow wants it written
+    pods: dict[str, str]  # pod name → phase (with " terminating" when deleting)
+    timers: dict[str, str]  # timer key → when it fires (RFC 3339)
+    backlog: int = 0
+    kind: Literal["BatchJobView"] = "BatchJobView"
+
+
+BATCH_JOB_WORKFLOW = "BatchJobWorkflow"

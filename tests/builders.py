@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+from models import batchv1
 from models.batch import Job
 
 
@@ -40,3 +41,40 @@ class JobBuilder:
 
 def make_job(name: str, namespace: str = "default") -> JobBuilder:
     return JobBuilder(name, namespace)
+
+
+class BatchJobBuilder:
+    """A batch/v1 Job managed by Caldera, as the apiserver returns it (labels and selector in
+    place; `build` applies the apiserver defaults)."""
+
+    def __init__(self, name: str, namespace: str, uid: str) -> None:
+        labels = {batchv1.CONTROLLER_UID_LABEL: uid, batchv1.JOB_NAME_LABEL: name}
+        self._meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid}
+        container = {"name": "main", "image": "busybox"}
+        self._spec: dict[str, Any] = {
+            "managedBy": batchv1.CONTROLLER_NAME,
+            "selector": {"matchLabels": {batchv1.CONTROLLER_UID_LABEL: uid}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [container], "restartPolicy": "Never"},
+            },
+        }
+
+    def spec(self, **fields: Any) -> Self:
+        self._spec.update(fields)
+        return self
+
+    def manifest(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": dict(self._meta),
+            "spec": dict(self._spec),
+        }
+
+    def build(self) -> batchv1.BatchJob:
+        return batchv1.defaulted(batchv1.BatchJob.model_validate(self.manifest()))
+
+
+def make_batch_job(name: str, namespace: str = "ns", uid: str = "job-uid") -> BatchJobBuilder:
+    return BatchJobBuilder(name, namespace, uid)

@@ -1,0 +1,89 @@
+"""BatchJobWorkflow state: one pydantic model, built in `@workflow.init`, carried whole through
+continue-as-new. Pure: no Temporal or Kubernetes import.
+
+What the built-in controller keeps in memory and loses on a restart (the pod back-off record,
+expectations, the finalizers it is removing, its requeue timers) lives here, durably.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models.batchv1 import BatchJob, BatchJobStatus
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ContainerExit(Record):
+    """A terminated container: what podFailurePolicy's onExitCodes rules read."""
+
+    name: str
+    exit_code: int
+    init: bool = False
+
+
+class PodRecord(Record):
+    """One pod of the Job: the forwarder's latest snapshot, or a pod just created (uid None
+    until it is observed: the controller's creation expectation)."""
+
+    name: str
+    uid: str | None = None  # None: created by us, not observed yet
+    phase: str = "Pending"
+    ready: bool = False
+    ready_since: datetime | None = None  # None: not ready
+    node: str | None = None  # None: not bound to a node yet
+    deleting: bool = False  # has a deletionTimestamp, or its deletion was issued
+    finalizer: bool = True  # still carries the job-tracking finalizer
+    index: int | None = None  # None: no (valid) completion index annotation
+    failure_count: int = 0  # the job-index-failure-count annotation
+    ignored_failure_count: int = 0  # the job-index-ignored-failure-count annotation
+    exits: tuple[ContainerExit, ...] = ()
+    conditions: dict[str, str] = Field(default_factory=dict)  # type → status, in status order
+    max_restarts: int = 0  # highest restartCount of a regular container
+    sidecar_restarts: int = 0  # highest restartCount of a restartable init container
+    restarts: int = 0  # all restarts summed (restartPolicy OnFailure's backoffLimit)
+    created_at: datetime | None = None  # None: not observed yet
+    finished_at: datetime | None = None  # None: not finished (the controller's finish time)
+    issued_at: datetime | None = None  # None: not created by this workflow
+
+    @property
+    def active(self) -> bool:
+        return self.phase not in ("Succeeded", "Failed") and not self.deleting
+
+    @property
+    def terminating(self) -> bool:
+        return self.phase not in ("Succeeded", "Failed") and self.deleting
+
+    @property
+    def observed(self) -> bool:
+        return self.uid is not None
+
+
+class Backoff(Record):
+    """The pod-failure back-off record: failures since the last success, and the last one."""
+
+    failures: int = 0
+    last_failure: datetime | None = None  # None: no failure since the last success
+
+
+class BatchJobState(Record):
+    job: BatchJob | None = None  # None: the Job has not been observed yet
+    status: BatchJobStatus = Field(default_factory=BatchJobStatus)  # what the Job should say
+    written: BatchJobStatus | None = None  # None: not known to match what the apiserver holds
+    pods: dict[str, PodRecord] = Field(default_factory=dict)  # by pod name
+    removing: tuple[str, ...] = ()  # uids whose finalizer removal was issued, not yet seen
+    backoff: Backoff = Field(default_factory=Backoff)
+    pod_seq: int = 0  # pods ever named, so every pod name is new and retries find their pod
+    api_failures: int = 0  # consecutive failed API actions (the controller's rate limiter)
+    timers: dict[str, datetime] = Field(default_factory=dict)  # armed timer key → fires at
+    ttl_expired: bool = False
+    deleted: bool = False
+
+    @property
+    def key(self) -> str:
+        meta = self.job.metadata if self.job else None
+        return f"{meta.namespace}/{meta.name}" if meta else "?"
