@@ -1,0 +1,375 @@
+"""Which Kubernetes permissions each Caldera process needs, call by call, and what it must not have.
+
+`NEEDS` is the table behind deploy/base/rbac-*.yaml: for every Kubernetes client method a
+process's code refers to (found by `client_calls`, which walks the process's own import
+closure, so a new call anywhere fails the unit test until it is listed here), the permissions
+that call needs. Custom-object calls name their resources here because the method alone does
+not say which. List endpoints handed to `service/reflector.py` are listed *and watched*.
+
+`DENIED` is what least privilege means for each process; the unit test evaluates both tables
+against the manifests offline and tests/e2e/test_deploy.py asks a real apiserver
+(SubjectAccessReview) after applying the RBAC objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from kubernetes import client
+
+ROOT: Final = Path(__file__).resolve().parents[1]
+DEPLOY: Final = ROOT / "deploy"
+NAMESPACE: Final = "caldera-system"
+LEASE: Final = "caldera-forwarder"
+
+
+@dataclass(frozen=True, order=True)
+class Permission:
+    verb: str
+    resource: str  # "pods" or "pods/binding"
+    group: str = ""
+    namespace: str | None = None  # None: in every namespace (or cluster-scoped)
+    name: str | None = None  # None: any object
+
+    def __str__(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else ""
+        name = f" {self.name}" if self.name else ""
+        group = f".{self.group}" if self.group else ""
+        return f"{self.verb} {self.resource}{group}{name}{where}"
+
+
+def _p(verbs: str, resource: str, group: str = "", **kw: str) -> tuple[Permission, ...]:
+    return tuple(Permission(v, resource, group, **kw) for v in verbs.split())
+
+
+BATCH, SCHED, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
+Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
+
+# (file, client method) → permissions, per process.
+NEEDS: Final[Mapping[str, Calls]] = {
+    "caldera-worker": {
+        ("activities/binding.py", "create_namespaced_pod_binding"): _p("create", "pods/binding"),
+        ("activities/binding.py", "read_namespaced_pod"): _p("get", "pods"),
+        ("activities/binding.py", "read_node"): _p("get", "nodes"),
+        ("activities/binding.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
+        ("activities/binding.py", "read_namespaced_persistent_volume_claim"): _p(
+            "get", "persistentvolumeclaims"
+        ),
+        ("activities/binding.py", "patch_namespaced_persistent_volume_claim"): _p(
+            "patch", "persistentvolumeclaims"
+        ),
+        ("activities/binding.py", "read_persistent_volume"): _p("get", "persistentvolumes"),
+        ("activities/binding.py", "patch_persistent_volume"): _p("patch", "persistentvolumes"),
+        # The scheduler's cluster cache: list then watch through service/reflector.py.
+        ("activities/cluster.py", "list_node"): _p("list watch", "nodes"),
+        ("activities/cluster.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
+        ("activities/cluster.py", "list_persistent_volume_claim_for_all_namespaces"): _p(
+            "list watch", "persistentvolumeclaims"
+        ),
+        ("activities/cluster.py", "list_persistent_volume"): _p("list watch", "persistentvolumes"),
+        ("activities/cluster.py", "list_storage_class"): _p(
+            "list watch", "storageclasses", "storage.k8s.io"
+        ),
+        ("activities/cluster.py", "list_priority_class"): _p(
+            "list watch", "priorityclasses", "scheduling.k8s.io"
+        ),
+        ("activities/cluster.py", "list_cluster_custom_object"): (
+            _p("list watch", "podgroups", SCHED) + _p("list watch", "queues", SCHED)
+        ),
+        ("activities/events.py", "create_namespaced_event"): _p("create", "events"),
+        ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
+        ("activities/jobs.py", "create_namespaced_persistent_volume_claim"): _p(
+            "create", "persistentvolumeclaims"
+        ),
+        # Plugins: svc (ConfigMap, Service, NetworkPolicy) and ssh (the Secret <job>-ssh).
+        ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
+        ("activities/plugins/__init__.py", "create_namespaced_config_map"): _p(
+            "create", "configmaps"
+        ),
+        ("activities/plugins/__init__.py", "replace_namespaced_config_map"): _p(
+            "update", "configmaps"
+        ),
+        ("activities/plugins/__init__.py", "delete_namespaced_config_map"): _p(
+            "delete", "configmaps"
+        ),
+        ("activities/plugins/__init__.py", "create_namespaced_service"): _p("create", "services"),
+        ("activities/plugins/__init__.py", "delete_namespaced_service"): _p("delete", "services"),
+        ("activities/plugins/__init__.py", "create_namespaced_network_policy"): _p(
+            "create", "networkpolicies", "networking.k8s.io"
+        ),
+        ("activities/plugins/__init__.py", "delete_namespaced_network_policy"): _p(
+            "delete", "networkpolicies", "networking.k8s.io"
+        ),
+        ("activities/plugins/__init__.py", "read_namespaced_secret"): _p("get", "secrets"),
+        ("activities/plugins/__init__.py", "create_namespaced_secret"): _p("create", "secrets"),
+        ("activities/plugins/__init__.py", "replace_namespaced_secret"): _p("update", "secrets"),
+        ("activities/plugins/__init__.py", "delete_namespaced_secret"): _p("delete", "secrets"),
+        ("activities/podgroups.py", "list_priority_class"): _p(
+            "list", "priorityclasses", "scheduling.k8s.io"
+        ),
+        ("activities/podgroups.py", "create_namespaced_custom_object"): _p(
+            "create", "podgroups", SCHED
+        ),
+        ("activities/podgroups.py", "get_namespaced_custom_object"): _p("get", "podgroups", SCHED),
+        ("activities/podgroups.py", "patch_namespaced_custom_object"): _p(
+            "patch", "podgroups", SCHED
+        ),
+        ("activities/podgroups.py", "delete_namespaced_custom_object"): _p(
+            "delete", "podgroups", SCHED
+        ),
+        ("activities/pods.py", "create_namespaced_pod"): _p("create", "pods"),
+        ("activities/pods.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/pods.py", "delete_namespaced_pod"): _p("delete", "pods"),
+        ("activities/queues.py", "patch_cluster_custom_object"): _p("patch", "queues", SCHED),
+        ("activities/queues.py", "patch_cluster_custom_object_status"): _p(
+            "patch", "queues/status", SCHED
+        ),
+        ("activities/sessions.py", "patch_namespaced_custom_object_status"): _p(
+            "patch", "podgroups/status", SCHED
+        ),
+        ("activities/sessions.py", "patch_cluster_custom_object_status"): _p(
+            "patch", "queues/status", SCHED
+        ),
+        ("activities/status.py", "patch_namespaced_custom_object_status"): _p(
+            "patch", "jobs/status", BATCH
+        ),
+    },
+    "caldera-forwarder": {
+        ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
+        ("forwarder/kube.py", "list_cluster_custom_object"): (
+            _p("list watch", "jobs", BATCH)
+            + _p("list watch", "podgroups", SCHED)
+            + _p("list watch", "queues", SCHED)
+            + _p("list watch", "commands", BUS)
+        ),
+        ("forwarder/kube.py", "delete_namespaced_custom_object"): _p("delete", "commands", BUS),
+        ("forwarder/leader.py", "read_namespaced_lease"): _p(
+            "get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE
+        ),
+        ("forwarder/leader.py", "replace_namespaced_lease"): _p(
+            "update", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE
+        ),
+        ("forwarder/leader.py", "create_namespaced_lease"): _p(
+            "create", "leases", "coordination.k8s.io", namespace=NAMESPACE
+        ),
+    },
+    "caldera-webhook": {
+        ("admission/lookup.py", "get_cluster_custom_object"): _p("get", "queues", SCHED),
+        ("admission/lookup.py", "list_cluster_custom_object"): _p("list", "queues", SCHED),
+    },
+}
+
+# Needed without a client call of its own: owner references with blockOwnerDeletion on a Job
+# (pods, PodGroups, plugin objects) need `update jobs/finalizers` on clusters that run the
+# OwnerReferencesPermissionEnforcement admission plugin.
+IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
+    "caldera-worker": _p("update", "jobs/finalizers", BATCH),
+}
+
+# Where each process's code starts (its import closure is scanned for client calls).
+ENTRY: Final[Mapping[str, str]] = {
+    "caldera-worker": "worker",
+    "caldera-forwarder": "forwarder.main",
+    "caldera-webhook": "admission.server",
+}
+
+ANY_NS = "team-a"  # a namespace none of the processes is tied to
+DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
+    "caldera-worker": (
+        *_p("list watch", "secrets"),
+        *_p("list watch", "secrets", namespace=ANY_NS),
+        *_p("get update patch", "jobs", BATCH),  # it owns status, never the spec
+        *_p("create delete", "nodes"),
+        *_p("create delete", "commands", BUS),
+        *_p("get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE),
+        *_p("create", "clusterroles", "rbac.authorization.k8s.io"),
+        *_p("create", "serviceaccounts/token", namespace=ANY_NS),
+        *_p("create", "pods/exec", namespace=ANY_NS),
+    ),
+    "caldera-forwarder": (
+        *_p("create delete patch", "pods"),
+        *_p("create", "pods/binding"),
+        *_p("patch", "pods/status"),
+        *_p("get list watch", "secrets"),
+        *_p("get", "secrets", namespace=ANY_NS, name="job-ssh"),
+        *_p("create update patch delete", "jobs", BATCH),
+        *_p("create", "commands", BUS),
+        *_p("patch", "podgroups/status", SCHED),
+        *_p("create", "events"),
+        *_p("get update", "leases", "coordination.k8s.io", namespace=NAMESPACE, name="other"),
+        *_p("get", "leases", "coordination.k8s.io", namespace="kube-system", name=LEASE),
+    ),
+    "caldera-webhook": (
+        *_p("create update patch delete watch", "queues", SCHED),
+        *_p("patch update", "queues/status", SCHED),
+        *_p("get list", "pods"),
+        *_p("get list", "secrets"),
+        *_p("create", "events"),
+        *_p("create", "leases", "coordination.k8s.io", namespace=NAMESPACE),
+    ),
+}
+
+
+@functools.cache
+def _api_methods() -> frozenset[str]:
+    """Every endpoint method of the generated client (`*Api` classes)."""
+    names: set[str] = set()
+    for attr in dir(client):  # the package loads its classes lazily, on attribute access
+        cls = getattr(client, attr) if attr.endswith("Api") else None
+        if inspect.isclass(cls):
+            members = vars(cls)  # an endpoint `m` always has its `m_with_http_info`
+            names |= {m for m in members if f"{m}_with_http_info" in members}
+    return frozenset(names)
+
+
+def _module_file(module: str) -> Path | None:
+    base = ROOT / module.replace(".", "/")
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def import_closure(entry: str) -> dict[str, Path]:
+    """The project's own modules `entry` imports, directly or not (absolute imports only)."""
+    seen: dict[str, Path] = {}
+    todo = [entry]
+    while todo:
+        module = todo.pop()
+        path = _module_file(module)
+        if module in seen or path is None:
+            continue
+        seen[module] = path
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                todo += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return seen
+
+
+def client_calls(entry: str) -> set[tuple[str, str]]:
+    """(file, method) for every Kubernetes client endpoint the process's code refers to."""
+    methods = _api_methods()
+    found = set()
+    for path in import_closure(entry).values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in methods:
+                found.add((str(path.relative_to(ROOT)), node.attr))
+    return found
+
+
+def needed(process: str) -> tuple[Permission, ...]:
+    perms = {p for ps in NEEDS[process].values() for p in ps} | set(IMPLICIT.get(process, ()))
+    return tuple(sorted(perms))
+
+
+# --- the manifests, read without kustomize (the e2e test renders them with kubectl) ---
+
+
+def _kustomization(directory: Path) -> dict[str, Any]:
+    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+        path = directory / name
+        if path.is_file():
+            doc: dict[str, Any] = yaml.safe_load(path.read_text())
+            return doc
+    raise FileNotFoundError(f"no kustomization in {directory}")
+
+
+def manifests(directory: Path = DEPLOY / "base") -> list[dict[str, Any]]:
+    """Every object the kustomization's `resources` name, recursively (no transformers)."""
+    docs: list[dict[str, Any]] = []
+    for entry in _kustomization(directory).get("resources", []):
+        path = (directory / entry).resolve()
+        if path.is_dir():
+            docs += manifests(path)
+        else:
+            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return docs
+
+
+def _rule_allows(rule: Mapping[str, Any], p: Permission) -> bool:
+    def has(key: str, value: str) -> bool:
+        values = rule.get(key) or []
+        return "*" in values or value in values
+
+    names = rule.get("resourceNames") or []
+    return (
+        has("verbs", p.verb)
+        and has("apiGroups", p.group)
+        and has("resources", p.resource)
+        and (not names or p.name in names)
+    )
+
+
+def allows(docs: list[dict[str, Any]], account: str, p: Permission) -> bool:
+    """The RBAC authorizer's answer for system:serviceaccount:caldera-system:<account>."""
+    roles = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("ClusterRole", "Role")
+    }
+    for binding in docs:
+        if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        subject = {"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}
+        if not any(
+            {k: s.get(k) for k in ("kind", "name", "namespace")} == subject
+            for s in binding.get("subjects") or []
+        ):
+            continue
+        scope = binding["metadata"].get("namespace")  # None: cluster-wide
+        if scope is not None and p.namespace != scope:
+            continue
+        ref = binding["roleRef"]
+        role_ns = scope if ref["kind"] == "Role" else None
+        role = roles.get((ref["kind"], role_ns, ref["name"]))
+        if role is not None and any(_rule_allows(r, p) for r in role.get("rules") or []):
+            return True
+    return False
+
+
+def containers(docs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(service account, container) of every Deployment."""
+    for d in docs:
+        if d["kind"] == "Deployment":
+            spec = d["spec"]["template"]["spec"]
+            for c in spec["containers"]:
+                yield spec["serviceAccountName"], c
+
+
+def granted(docs: list[dict[str, Any]], account: str) -> set[Permission]:
+    """Everything the account's bindings grant, rule by rule (a wildcard is an error)."""
+    roles = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("ClusterRole", "Role")
+    }
+    subject = {"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}
+    out: set[Permission] = set()
+    for binding in docs:
+        if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding") or not any(
+            {k: s.get(k) for k in ("kind", "name", "namespace")} == subject
+            for s in binding.get("subjects") or []
+        ):
+            continue
+        scope = binding["metadata"].get("namespace")
+        ref = binding["roleRef"]
+        role = roles[(ref["kind"], scope if ref["kind"] == "Role" else None, ref["name"])]
+        for rule in role.get("rules") or []:
+            fields = [rule.get(k) or [] for k in ("verbs", "apiGroups", "resources")]
+            if any("*" in f for f in fields):
+                raise ValueError(f"wildcard in {ref['name']}: {rule}")
+            for verb in fields[0]:
+                for group in fields[1]:
+                    for resource in fields[2]:
+                        for name in rule.get("resourceNames") or [None]:
+                            out.add(Permission(verb, resource, group, scope, name))
+    return out

@@ -1,0 +1,77 @@
+"""deploy/base grants each process exactly the Kubernetes access its code uses, and no more.
+
+The table is tests/access.py; these checks read the manifests offline. tests/e2e/test_deploy.py
+asks a real apiserver the same questions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import access
+
+PROCESSES = sorted(access.NEEDS)
+DOCS = access.manifests()
+
+
+@pytest.mark.parametrize("process", PROCESSES)
+def test_every_client_call_in_the_code_is_in_the_table(process: str) -> None:
+    calls = access.client_calls(access.ENTRY[process])
+    missing = sorted(calls - set(access.NEEDS[process]))
+    assert not missing, f"add to tests/access.py NEEDS (and deploy/base RBAC): {missing}"
+    stale = sorted(set(access.NEEDS[process]) - calls)
+    assert not stale, f"no longer called, drop from tests/access.py and the RBAC: {stale}"
+
+
+@pytest.mark.parametrize("process", PROCESSES)
+def test_the_rbac_grants_exactly_what_the_table_needs(process: str) -> None:
+    granted = access.granted(DOCS, process)
+    needed = set(access.needed(process))
+    assert sorted(map(str, needed - granted)) == [], "needed but not granted"
+    assert sorted(map(str, granted - needed)) == [], "granted but no code needs it"
+
+
+@pytest.mark.parametrize(
+    ("process", "permission"),
+    [(proc, p) for proc in PROCESSES for p in access.needed(proc)],
+    ids=str,
+)
+def test_needed_access_is_allowed(process: str, permission: access.Permission) -> None:
+    assert access.allows(DOCS, process, permission)
+
+
+@pytest.mark.parametrize(
+    ("process", "permission"),
+    [(proc, p) for proc in PROCESSES for p in access.DENIED[proc]],
+    ids=str,
+)
+def test_least_privilege_refusals(process: str, permission: access.Permission) -> None:
+    assert not access.allows(DOCS, process, permission)
+
+
+def test_the_forwarder_cannot_create_pods_nor_read_secrets() -> None:
+    """The two properties the design leans on, spelled out."""
+    forwarder = access.granted(DOCS, "caldera-forwarder")
+    assert not {p for p in forwarder if p.resource.startswith("pods") and p.verb != "list"} - {
+        access.Permission("watch", "pods")
+    }
+    assert not {p for p in forwarder if p.resource == "secrets"}
+    worker_secrets = {
+        p.verb for p in access.granted(DOCS, "caldera-worker") if p.resource == "secrets"
+    }
+    assert worker_secrets == {"get", "create", "update", "delete"}
+
+
+def test_each_deployment_runs_under_its_own_account() -> None:
+    accounts = {name for name, _ in access.containers(DOCS)}
+    assert accounts == {"caldera-worker", "caldera-forwarder", "caldera-webhook"}
+    declared = {d["metadata"]["name"] for d in DOCS if d["kind"] == "ServiceAccount"}
+    assert accounts <= declared
+
+
+@pytest.mark.parametrize("directory", ["crds", "admission", "webhook"])
+def test_included_directories_list_every_manifest(directory: str) -> None:
+    """deploy/base includes these through their `Kustomization`; a new file must be listed."""
+    path = access.DEPLOY / directory
+    listed = set(access._kustomization(path)["resources"])
+    assert listed == {p.name for p in path.glob("*.yaml")}
