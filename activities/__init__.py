@@ -8,7 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from activities import binding, events, jobs, plugins, podgroups, pods, queues, sessions, status
+from activities import (
+    batchjobs,
+    batchpods,
+    binding,
+    events,
+    jobs,
+    plugins,
+    podgroups,
+    pods,
+    queues,
+    sessions,
+    status,
+)
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
@@ -27,6 +39,12 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     binding.bind_volumes,
     binding.revert_volumes,
     *plugins.ACTIVITIES,
+    # batch/v1 Jobs managed by Caldera (BatchJobWorkflow)
+    batchpods.create_job_pods,
+    batchpods.delete_job_pods,
+    batchpods.remove_pod_finalizers,
+    batchjobs.write_batch_job_status,
+    batchjobs.delete_batch_job,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).

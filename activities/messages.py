@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -151,3 +152,50 @@ class BindPlacementsInput(Message):
     namespace: str
     placements: list[signals.PlacedPod]
     volume_timeout_seconds: float = 120.0
+
+
+# -- batch/v1 Jobs ------------------------------------------------------------------------------
+
+
+class JobPod(Message):
+    """One pod of a batch/v1 Job to create from its template."""
+
+    name: str
+    index: int | None = None  # None: a NonIndexed Job's pod
+    failure_count: int | None = None  # None: backoffLimitPerIndex is not used
+    ignored_failure_count: int = 0
+
+
+class CreateJobPodsInput(Message):
+    job: dict[str, Any]  # the batch/v1 Job as last observed
+    pods: list[JobPod]
+
+
+class CreatedJobPod(Message):
+    uid: str
+    created_at: datetime | None = None  # None: the apiserver did not say
+
+
+class CreateJobPodsResult(Message):
+    created: dict[str, CreatedJobPod]  # pod name → the pod created (or found, ours)
+    failed: dict[str, str]  # pod name → why not (skipped ones after a failed batch too)
+
+
+class DeleteJobPodsInput(Message):
+    namespace: str
+    job_name: str
+    job_uid: str
+    names: list[str]
+    keep_finalizers: bool  # False: the tracking finalizer goes first, so the pod never counts
+
+
+class RemoveFinalizersInput(Message):
+    namespace: str
+    pods: dict[str, str]  # pod name → uid
+
+
+class BatchJobStatusInput(Message):
+    namespace: str
+    name: str
+    uid: str  # written only while the Job is still this one
+    status: dict[str, Any]

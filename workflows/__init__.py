@@ -11,9 +11,10 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     if name == "ALL":
+        from workflows.batchjob.workflow import BatchJobWorkflow
         from workflows.job.workflow import JobWorkflow
         from workflows.queue.workflow import QueueWorkflow
         from workflows.scheduler.workflow import SchedulerWorkflow
 
-        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow)
+        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow, BatchJobWorkflow)
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -16,3 +16,11 @@ def test_forwarder_start_payloads_decode_as_workflow_inputs() -> None:
     start = signals.JobStart(settings=signals.ControllerSettings(scheduler_override="x"))
     assert JobWorkflowInput.model_validate(start.model_dump()).settings == start.settings
     assert QueueWorkflowInput.model_validate(signals.QueueStart().model_dump()).state is None
+
+
+def test_batch_job_start_payload_decodes_as_workflow_input() -> None:
+    from models import signals
+    from workflows.batchjob.workflow import BatchJobWorkflowInput
+
+    start = BatchJobWorkflowInput.model_validate(signals.BatchJobStart().model_dump())
+    assert start.state is None and start.observed is None

@@ -1,0 +1,50 @@
+"""batch/v1 Job writes: the status subresource, and the TTL-after-finished deletion.
+
+The status is replaced whole with a JSON patch that first tests `metadata.uid`: the workflow
+is the Job's only status writer and orders its own writes, and the test makes sure a status
+never lands on a newer Job of the same name (422, non-retryable: that Job has its own
+workflow). A Job already gone needs no status. The deletion is foreground with a uid
+precondition, like the TTL-after-finished controller's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+from temporalio import activity
+
+from activities import errors, kube
+from activities.messages import BatchJobStatusInput, DeleteJobInput, Done
+
+
+@activity.defn(name="write_batch_job_status")
+def write_batch_job_status(request: BatchJobStatusInput) -> Done:
+    patch: list[dict[str, Any]] = [
+        {"op": "test", "path": "/metadata/uid", "value": request.uid},
+        {"op": "add", "path": "/status", "value": request.status},
+    ]
+    with errors.kube_call(
+        f"write status of job {request.namespace}/{request.name}", ok=errors.GONE_OK
+    ):
+        client.BatchV1Api(kube.api()).patch_namespaced_job_status(
+            request.name,
+            request.namespace,
+            patch,
+            _content_type="application/json-patch+json",
+        )
+    return Done()
+
+
+@activity.defn(name="delete_batch_job")
+def delete_batch_job(request: DeleteJobInput) -> Done:
+    options = client.V1DeleteOptions(
+        propagation_policy="Foreground", preconditions=client.V1Preconditions(uid=request.uid)
+    )
+    with errors.kube_call(
+        f"delete job {request.namespace}/{request.name}", ok=frozenset({404, 409})
+    ):
+        client.BatchV1Api(kube.api()).delete_namespaced_job(
+            request.name, request.namespace, body=options
+        )
+    return Done()

@@ -1,0 +1,74 @@
+"""Pods of a batch/v1 Job, as the built-in controller makes them from the template. Pure.
+
+GetPodFromTemplate takes the template's labels, annotations and finalizers and its spec
+verbatim (schedulerName included: kube-scheduler or Caldera's gang scheduler, whichever the
+template names), adds the job-tracking finalizer and a controller owner reference that blocks
+the Job's deletion. An Indexed Job's pod also gets the completion index as annotation and
+label, `JOB_COMPLETION_INDEX` in every container, the hostname `<job>-<index>` and, with
+backoffLimitPerIndex, the index's failure counts.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from activities.messages import JobPod
+from models import batchv1
+
+
+def owner_reference(job: batchv1.BatchJob) -> dict[str, Any]:
+    return {
+        "apiVersion": batchv1.API_VERSION,
+        "kind": batchv1.KIND,
+        "name": job.metadata.name,
+        "uid": job.metadata.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _index_env(container: dict[str, Any]) -> None:
+    env = container.setdefault("env", [])
+    if any(e.get("name") == batchv1.COMPLETION_INDEX_ENV for e in env):
+        return
+    path = f"metadata.labels['{batchv1.COMPLETION_INDEX}']"
+    env.append(
+        {"name": batchv1.COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+    )
+
+
+def build_pod(job: batchv1.BatchJob, pod: JobPod) -> dict[str, Any]:
+    template = job.spec.template
+    meta = template.metadata or {}
+    spec: dict[str, Any] = copy.deepcopy(template.spec or {})
+    labels = dict(meta.get("labels") or {})
+    annotations = dict(meta.get("annotations") or {})
+    finalizers = list(meta.get("finalizers") or [])
+    if batchv1.TRACKING_FINALIZER not in finalizers:
+        finalizers.append(batchv1.TRACKING_FINALIZER)
+    if pod.index is not None:
+        index = str(pod.index)
+        annotations[batchv1.COMPLETION_INDEX] = index
+        labels[batchv1.COMPLETION_INDEX] = index
+        spec["hostname"] = f"{job.metadata.name}-{index}"
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            _index_env(container)
+        if pod.failure_count is not None:
+            annotations[batchv1.INDEX_FAILURE_COUNT] = str(pod.failure_count)
+            if pod.ignored_failure_count > 0:
+                count = str(pod.ignored_failure_count)
+                annotations[batchv1.INDEX_IGNORED_FAILURE_COUNT] = count
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod.name,
+            "namespace": job.metadata.namespace,
+            "labels": labels,
+            "annotations": annotations,
+            "finalizers": finalizers,
+            "ownerReferences": [owner_reference(job)],
+        },
+        "spec": spec,
+    }

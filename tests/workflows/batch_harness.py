@@ -1,0 +1,154 @@
+"""A BatchJobWorkflow under test: the real workflow, fake activities that record every call and
+answer like a healthy apiserver, and helpers that speak the forwarder's signals."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.messages import (
+    BatchJobStatusInput,
+    CreatedJobPod,
+    CreateJobPodsInput,
+    CreateJobPodsResult,
+    DeleteJobPodsInput,
+    Done,
+    RemoveFinalizersInput,
+)
+from models import signals
+from tests.builders import make_batch_job
+from workflows.batchjob.workflow import BatchJobWorkflow, BatchJobWorkflowInput
+
+
+@dataclass
+class Calls:
+    """Every fake activity call, in order: (activity name, input)."""
+
+    log: list[tuple[str, Any]] = field(default_factory=list)
+
+    def named(self, name: str) -> list[Any]:
+        return [arg for n, arg in self.log if n == name]
+
+    def created(self) -> list[str]:
+        return [p.name for r in self.named("create_job_pods") for p in r.pods]
+
+    def statuses(self) -> list[dict[str, Any]]:
+        return [r.status for r in self.named("write_batch_job_status")]
+
+
+def fakes(calls: Calls) -> list[Callable[..., Any]]:
+    @activity.defn(name="create_job_pods")
+    def create_job_pods(r: CreateJobPodsInput) -> CreateJobPodsResult:
+        calls.log.append(("create_job_pods", r))
+        return CreateJobPodsResult(
+            created={p.name: CreatedJobPod(uid=f"uid-{p.name}") for p in r.pods}, failed={}
+        )
+
+    @activity.defn(name="delete_job_pods")
+    def delete_job_pods(r: DeleteJobPodsInput) -> Done:
+        calls.log.append(("delete_job_pods", r))
+        return Done()
+
+    @activity.defn(name="remove_pod_finalizers")
+    def remove_pod_finalizers(r: RemoveFinalizersInput) -> Done:
+        calls.log.append(("remove_pod_finalizers", r))
+        return Done()
+
+    @activity.defn(name="write_batch_job_status")
+    def write_batch_job_status(r: BatchJobStatusInput) -> Done:
+        calls.log.append(("write_batch_job_status", r))
+        return Done()
+
+    def done(name: str) -> Callable[..., Any]:
+        @activity.defn(name=name)
+        def record(r: dict[str, Any]) -> Done:
+            calls.log.append((name, r))
+            return Done()
+
+        return record
+
+    return [
+        create_job_pods,
+        delete_job_pods,
+        remove_pod_finalizers,
+        write_batch_job_status,
+        done("record_event"),
+        done("delete_batch_job"),
+    ]
+
+
+@dataclass
+class BatchHarness:
+    env: WorkflowEnvironment
+    task_queue: str
+    calls: Calls
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[BatchHarness]:
+        calls = Calls()
+        queue = f"tq-{uuid.uuid4()}"
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            async with Worker(
+                env.client,
+                task_queue=queue,
+                workflows=[BatchJobWorkflow],
+                activities=fakes(calls),
+                activity_executor=pool,
+            ):
+                yield cls(env, queue, calls)
+
+    async def submit(self, max_history: int = 0, **spec: Any) -> WorkflowHandle[Any, Any]:
+        manifest = make_batch_job("train", namespace="test").spec(**spec).manifest()
+        return await self.env.client.start_workflow(
+            BatchJobWorkflow.run,
+            BatchJobWorkflowInput(max_history=max_history),
+            id=f"job/test/{uuid.uuid4().hex[:8]}",
+            task_queue=self.task_queue,
+            start_signal=signals.SIGNAL_JOB_OBSERVED,
+            start_signal_args=[signals.JobObserved(job=manifest)],
+        )
+
+
+def pod(name: str, phase: str = "Running", **extra: Any) -> signals.BatchPodSnapshot:
+    """A pod as the forwarder reports it (with the tracking finalizer unless told)."""
+    fields: dict[str, Any] = {"finalizer": True, "ready": phase == "Running", **extra}
+    if phase == "Failed" and "exits" not in fields:
+        fields["exits"] = [signals.ContainerExitSnapshot(name="main", exit_code=1)]
+    return signals.BatchPodSnapshot(name=name, uid=f"uid-{name}", phase=phase, **fields)
+
+
+async def pods_changed(handle: WorkflowHandle[Any, Any], *pods: signals.BatchPodSnapshot) -> None:
+    await handle.signal(signals.SIGNAL_PODS_CHANGED, signals.BatchPodsChanged(pods=list(pods)))
+
+
+async def view(handle: WorkflowHandle[Any, Any]) -> signals.BatchJobView:
+    result: signals.BatchJobView = await handle.query(BatchJobWorkflow.status)
+    return result
+
+
+async def until(
+    handle: WorkflowHandle[Any, Any],
+    check: Callable[[signals.BatchJobView], bool],
+    what: str,
+    timeout: float = 10,
+) -> signals.BatchJobView:
+    """Poll the status query (real time) until `check` holds and the inbox is empty."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await view(handle)
+        if last.backlog == 0 and check(last):
+            return last
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
