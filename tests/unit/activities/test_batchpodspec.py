@@ -1,0 +1,58 @@
+"""Pods of batch/v1 Jobs as the built-in controller makes them from the template."""
+
+from __future__ import annotations
+
+from activities import batchpodspec
+from activities.messages import JobPod
+from tests.builders import make_batch_job
+
+
+def test_non_indexed_pod_keeps_template_and_adds_finalizer_and_owner() -> None:
+    job = make_batch_job("train").build()
+    pod = batchpodspec.build_pod(job, JobPod(name="train-bcdfg"))
+    meta = pod["metadata"]
+    assert meta["name"] == "train-bcdfg" and meta["namespace"] == "ns"
+    assert meta["labels"] == {
+        "batch.kubernetes.io/controller-uid": "job-uid",
+        "batch.kubernetes.io/job-name": "train",
+    }
+    assert meta["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "train",
+            "uid": "job-uid",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert pod["spec"] == job.spec.template.spec  # schedulerName and all, verbatim
+    assert "hostname" not in pod["spec"]
+
+
+def test_indexed_pod_carries_its_index_everywhere() -> None:
+    job = (
+        make_batch_job("train")
+        .spec(completionMode="Indexed", completions=3, backoffLimitPerIndex=2)
+        .build()
+    )
+    pod = batchpodspec.build_pod(
+        job, JobPod(name="train-2-bcdfg", index=2, failure_count=1, ignored_failure_count=1)
+    )
+    meta, spec = pod["metadata"], pod["spec"]
+    assert meta["labels"]["batch.kubernetes.io/job-completion-index"] == "2"
+    assert meta["annotations"] == {
+        "batch.kubernetes.io/job-completion-index": "2",
+        "batch.kubernetes.io/job-index-failure-count": "1",
+        "batch.kubernetes.io/job-index-ignored-failure-count": "1",
+    }
+    assert spec["hostname"] == "train-2"
+    (env,) = spec["containers"][0]["env"]
+    assert env == {
+        "name": "JOB_COMPLETION_INDEX",
+        "valueFrom": {
+            "fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}
+        },
+    }
+    assert "env" not in (job.spec.template.spec or {})["containers"][0], "template untouched"
