@@ -18,6 +18,8 @@ from scheduling.allocate import allocate
 from scheduling.backfill import backfill
 from scheduling.config import Action, SessionConfig
 from scheduling.enqueue import enqueue
+from scheduling.preempt import preempt
+from scheduling.reclaim import reclaim
 from scheduling.result import SessionResult
 from scheduling.snapshot import Snapshot
 from scheduling.state import SessionState
@@ -28,6 +30,8 @@ ACTIONS: Final[Mapping[Action, ActionFn]] = {
     Action.ENQUEUE: enqueue,
     Action.ALLOCATE: allocate,
     Action.BACKFILL: backfill,
+    Action.RECLAIM: reclaim,
+    Action.PREEMPT: preempt,
 }
 
 

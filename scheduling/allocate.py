@@ -1,9 +1,12 @@
 """The allocate action: all-or-nothing gang placement (spec C8.2, C8.3).
 
 Queues take turns lowest share first; each turn one job (job order) places pending tasks one
-by one on its best feasible node through a `Statement`. The statement commits once the gang is
-ready (minMember tasks hold nodes, counting ones already bound or running, and every role has
-its minTaskMember) and is discarded otherwise, so a gang that does not fit holds nothing. A
+by one on its best feasible node through a `Statement`: a node with idle room takes it
+(Allocate); failing that, a node whose room is being released by evicted pods keeps it waiting
+there (Pipeline). The statement commits once the gang is ready (minMember tasks hold nodes,
+counting ones already bound or running, and every role has its minTaskMember); a gang that
+would be ready once the released room is free keeps its places in this session without
+binding anything; any other gang is discarded, so a gang that does not fit holds nothing. A
 ready job with tasks left is put back and places one more task per turn, interleaved with the
 other jobs. Node search is exhaustive and in name order, and ties go to the first name, which
 keeps the session reproducible where Volcano samples and randomises.
@@ -90,7 +93,13 @@ def allocate_job(
             if jobs.need_continue_allocating(job, tasks, _failed_roles(state, job.key)):
                 continue
             break
-        statement.allocate(task.key, scoring.best_node(task, feasible, config.scoring).name)
+        # Nodes with idle room first; only if none, one where room is being released.
+        idle = [node for node in feasible if predicates.fits_idle(task, node)]
+        best = scoring.best_node(task, idle or feasible, config.scoring).name
+        if idle:
+            statement.allocate(task.key, best)
+        else:
+            statement.pipeline(task.key, best)
         if jobs.is_ready(job, state.tasks_of(job.key)):
             break
     return statement
@@ -115,9 +124,13 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
         waiting.remove(key)
         job = state.jobs[key]
         statement = allocate_job(state, config, job, pending[key])
-        if jobs.is_ready(job, state.tasks_of(key)):
+        tasks = state.tasks_of(key)
+        if jobs.is_ready(job, tasks):
             statement.commit()
             if pending[key]:
                 waiting.append(key)
-        else:
+        elif not jobs.is_pipelined(job, tasks):
             statement.discard()
+        # A pipelined gang is neither committed nor discarded (HEAD): it keeps its nodes in
+        # this session, so reclaim sees it is not starving and evicts nobody else for it,
+        # and it is placed for real in a later session, once the released room is free.

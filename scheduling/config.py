@@ -1,8 +1,9 @@
 """How a session runs: which actions, in what order, and the plugin arguments they read.
 
 The defaults are Volcano's built-in configuration (actions enqueue, allocate, backfill;
-overcommit factor 1.2; nodeorder's least-allocated spreading), so a scheduler started without
-a configuration behaves like vc-scheduler without a config file.
+overcommit factor 1.2; nodeorder's least-allocated spreading) plus the reclaim action, so a
+scheduler started without a configuration behaves like vc-scheduler without a config file,
+except that queue weights also hold once the cluster is full.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -24,12 +25,39 @@ class Action(StrEnum):
     ENQUEUE = "enqueue"
     ALLOCATE = "allocate"
     BACKFILL = "backfill"
+    RECLAIM = "reclaim"
+    PREEMPT = "preempt"
+
+
+# Volcano's built-in list plus reclaim: weights mean little if the queue that came first keeps
+# the cluster. preempt (within a queue, by priority) is there to be named, as Volcano's CI
+# configuration does.
+DEFAULT_ACTIONS: Final = (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL, Action.RECLAIM)
+
+
+def parse_actions(text: str) -> tuple[Action, ...]:
+    """Volcano's `actions: "enqueue, allocate, backfill, reclaim"` string, in its order.
+
+    An unknown or repeated name is an error naming it, as vc-scheduler refuses to load such a
+    configuration.
+    """
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    known = {a.value: a for a in Action}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"actions: unknown action(s) {unknown}, known: {sorted(known)}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"actions: each action may appear once, repeated: {repeated}")
+    if not names:
+        raise ValueError("actions: at least one action is needed")
+    return tuple(known[n] for n in names)
 
 
 class SessionConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    actions: tuple[Action, ...] = (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL)
+    actions: tuple[Action, ...] = DEFAULT_ACTIONS
     overcommit_factor: Fraction = DEFAULT_OVERCOMMIT  # overcommit-factor
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
 

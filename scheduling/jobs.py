@@ -22,6 +22,7 @@ NOT_ENOUGH_TASKS: Final = "NotEnoughTasks"
 NOT_ENOUGH_PODS_OF_TASK: Final = "NotEnoughPodsOfTask"
 _READY: Final = ALLOCATED_CLASS | {TaskStatus.SUCCEEDED}
 _VALID: Final = _READY | {TaskStatus.PIPELINED, TaskStatus.PENDING}
+_PIPELINED: Final = _READY | {TaskStatus.PIPELINED}
 
 
 def _pending_best_effort(task: TaskInfo) -> bool:
@@ -31,6 +32,11 @@ def _pending_best_effort(task: TaskInfo) -> bool:
 def ready_task_num(tasks: Iterable[TaskInfo]) -> int:
     """Bound + Binding + Running + Allocated + Succeeded."""
     return sum(1 for t in tasks if t.status in _READY)
+
+
+def waiting_task_num(tasks: Iterable[TaskInfo]) -> int:
+    """Pipelined tasks: a node is chosen, waiting for room being released."""
+    return sum(1 for t in tasks if t.status is TaskStatus.PIPELINED)
 
 
 def valid_task_num(tasks: Iterable[TaskInfo]) -> int:
@@ -66,6 +72,34 @@ def is_ready(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
     """The gang's JobReady: enough tasks hold a node, and every role has its minimum."""
     enough = ready_task_num(tasks) + pending_best_effort_num(tasks) >= job.min_member
     return enough and check_task_ready(job, tasks)
+
+
+def check_task_pipelined(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
+    """Every role has its minimum counting pipelined tasks too (CheckTaskPipelined)."""
+    if not _roles_checked(job):
+        return True
+    held = Counter(t.role for t in tasks if t.status in _PIPELINED or _pending_best_effort(t))
+    return all(held[role] >= need for role, need in job.min_task_member.items())
+
+
+def is_pipelined(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
+    """The gang's JobPipelined: ready once the room being released is free.
+
+    A gang that is pipelined holds its nodes in the session (allocate keeps it, reclaim and
+    preempt commit their evictions for it), but nothing is bound until the room is free.
+    """
+    waiting = waiting_task_num(tasks) + ready_task_num(tasks) + pending_best_effort_num(tasks)
+    return waiting >= job.min_member and check_task_pipelined(job, tasks)
+
+
+def is_starving(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
+    """JobStarving of the default tier 1 (priority and gang, both must hold).
+
+    Fewer tasks hold or wait for a node than the job has (priority) and than its gang needs
+    (gang): only such a job may reclaim or preempt room from others.
+    """
+    held = ready_task_num(tasks) + waiting_task_num(tasks)
+    return held < len(tasks) and held < job.min_member
 
 
 def validity(job: JobInfo, tasks: Sequence[TaskInfo]) -> tuple[str, str] | None:

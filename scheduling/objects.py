@@ -38,6 +38,7 @@ from scheduling.snapshot import (
 # Keys Volcano reads on pods that models/labels.py does not spell yet.
 VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
 TASK_PRIORITY: Final = "volcano.sh/task-priority"
+PREEMPTABLE: Final = "volcano.sh/preemptable"
 DEFAULT_TASK_PRIORITY: Final = 1
 _PHASES: Final = {
     "Running": TaskStatus.RUNNING,
@@ -70,6 +71,14 @@ def task_status(pod: Obj) -> TaskStatus:
     if phase == "Running" and deleting:
         return TaskStatus.RELEASING
     return _PHASES.get(str(phase), TaskStatus.UNKNOWN)
+
+
+def _preemptable(annotations: Mapping[str, str], pod_labels: Mapping[str, str]) -> bool:
+    """GetPodPreemptable: the annotation, else the label, else true; unparsable is false."""
+    value = annotations.get(PREEMPTABLE, pod_labels.get(PREEMPTABLE))
+    if value is None:
+        return True
+    return value in ("1", "t", "T", "TRUE", "true", "True")  # Go's ParseBool
 
 
 def _index(name: str) -> int | None:
@@ -127,6 +136,9 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         gated=bool(as_list(spec.get("schedulingGates"))),
         creation=_time(meta.get("creationTimestamp")),
         index=_index(str(meta.get("name") or "")),
+        preemptable=_preemptable(annotations, pod_labels),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        preempts=spec.get("preemptionPolicy") != "Never",
     )
 
 
@@ -134,9 +146,11 @@ def node_info(node: Obj, pods: Sequence[TaskInfo] = ()) -> NodeInfo:
     """A node loaded with `pods` (already filtered to those on it and not terminated)."""
     meta, spec, status = (as_obj(node.get(k)) for k in ("metadata", "spec", "status"))
     allocatable = as_obj(status.get("allocatable")) or as_obj(status.get("capacity"))
-    used, nonzero = EMPTY, EMPTY
+    used, nonzero, releasing = EMPTY, EMPTY, EMPTY
     for pod in pods:
         used, nonzero = used.add(pod.request), nonzero.add(pod.nonzero_request)
+        if pod.status is TaskStatus.RELEASING:
+            releasing = releasing.add(pod.request)
     return NodeInfo(
         name=NodeName(str(meta.get("name") or "")),
         allocatable=Resources.from_resource_list(
@@ -144,6 +158,7 @@ def node_info(node: Obj, pods: Sequence[TaskInfo] = ()) -> NodeInfo:
         ),
         used=used,
         nonzero_used=nonzero,
+        releasing=releasing,
         labels=_strings(meta.get("labels")),
         taints=tuple(Taint.model_validate(t) for t in as_list(spec.get("taints"))),
         unschedulable=spec.get("unschedulable") is True,
@@ -182,6 +197,7 @@ def queue_info(queue: Queue) -> QueueInfo:
         parent=QueueName(spec.parent or "root") if name != "root" else None,
         priority=spec.priority or 0,
         creation=queue.metadata.creation_timestamp or EPOCH,
+        reclaimable=spec.reclaimable is not False,
     )
 
 

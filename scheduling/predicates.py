@@ -2,11 +2,12 @@
 
 Each predicate returns None when the node passes, else the reason kube-scheduler prints, so
 the histogram in a PodGroup's Unschedulable condition reads like `kubectl describe pod`
-("0/3 nodes are available: 3 Insufficient cpu"). The resource fit comes first and reports every
-short dimension, as NodeResourcesFit does; then pod number, NodeUnschedulable, NodeAffinity
-(nodeSelector and required terms) and TaintToleration, of which the first failure is reported,
-as Volcano stops at the first failing plugin. PreferNoSchedule taints and preferred affinity
-only score, so they never fail a node here.
+("0/3 nodes are available: 3 Insufficient cpu"). The resource fit comes first, against the
+room that will be free once releasing pods are gone (as Volcano's allocate predicate does), and
+reports every short dimension, as NodeResourcesFit does; then pod number, NodeUnschedulable,
+NodeAffinity (nodeSelector and required terms) and TaintToleration, of which the first failure
+is reported, as Volcano stops at the first failing plugin. PreferNoSchedule taints and
+preferred affinity only score, so they never fail a node here.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -25,6 +26,7 @@ from scheduling.constraints import (
     TaintEffect,
     Toleration,
 )
+from scheduling.resources import EMPTY
 from scheduling.snapshot import NodeInfo, TaskInfo
 
 TOO_MANY_PODS: Final = "Too many pods"
@@ -38,10 +40,17 @@ Predicate = Callable[[TaskInfo, NodeInfo], "str | None"]
 
 
 def resources_fit(task: TaskInfo, node: NodeInfo) -> tuple[str, ...]:
-    """One "Insufficient <resource>" per dimension the request does not fit the idle room in."""
-    return tuple(
-        f"Insufficient {name}" for name in task.request.insufficient(node.allocatable, node.used)
-    )
+    """One "Insufficient <resource>" per dimension the request does not fit the future idle
+    room in: idle plus what is being released, less what is already pipelined onto it."""
+    capacity, used = node.allocatable, node.used
+    if node.releasing != EMPTY or node.pipelined != EMPTY:
+        capacity, used = capacity.add(node.releasing), used.add(node.pipelined)
+    return tuple(f"Insufficient {name}" for name in task.request.insufficient(capacity, used))
+
+
+def fits_idle(task: TaskInfo, node: NodeInfo) -> bool:
+    """The request fits the idle room now, so it can be bound (not only pipelined)."""
+    return not task.request.insufficient(node.allocatable, node.used)
 
 
 def pod_number(task: TaskInfo, node: NodeInfo) -> str | None:

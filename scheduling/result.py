@@ -1,6 +1,7 @@
 """What one session decided, as plain data for the scheduler shell to act on.
 
-Placements go to the JobWorkflows that bind them; phase updates and conditions are written to
+Placements go to the JobWorkflows that bind them; evictions are pods the shell deletes so
+that a starving gang can run; phase updates and conditions are written to
 the PodGroups, pod conditions to the pods, allocated totals to the queues. Everything is sorted
 or in decision order, so two runs over the same snapshot give equal results.
 
@@ -45,6 +46,25 @@ class Placement(_Frozen):
     job: JobKey
 
 
+class EvictReason(StrEnum):
+    """Why the scheduler evicts a running pod (the reason Volcano passes to Evict)."""
+
+    RECLAIM = "reclaim"  # another queue takes back its deserved share
+    PREEMPT = "preempt"  # a higher-priority job of the same queue needs the room
+
+
+class Eviction(_Frozen):
+    """A running pod to delete so a starving gang can run (reclaim, preempt)."""
+
+    pod: PodKey
+    uid: str  # the victim's UID: a pod recreated under the same name is not the victim
+    job: JobKey
+    node: NodeName
+    reason: EvictReason
+    preemptor: PodKey  # the pending pod the room is for
+    message: str
+
+
 class PhaseUpdate(_Frozen):
     job: JobKey
     old: PodGroupPhase
@@ -68,6 +88,7 @@ class PodCondition(_Frozen):
 
 class SessionResult(_Frozen):
     placements: tuple[Placement, ...] = ()  # in the order they were committed
+    evictions: tuple[Eviction, ...] = ()  # in the order they were committed
     phase_updates: tuple[PhaseUpdate, ...] = ()  # by job key
     conditions: tuple[JobCondition, ...] = ()  # by job key
     pod_conditions: tuple[PodCondition, ...] = ()  # by pod key

@@ -52,6 +52,7 @@ SCHEDULED: Final = frozenset(
     {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
 )
 COMPLETED: Final = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+PREEMPTABLE: Final = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})  # may be evicted
 
 
 class _Frozen(BaseModel):
@@ -65,6 +66,8 @@ class NodeInfo(_Frozen):
     allocatable: Resources = EMPTY  # `pods` holds the pod capacity
     used: Resources = EMPTY  # requests of the pods on it; `pods` holds their count
     nonzero_used: Resources = EMPTY  # the same with kube's defaults for request-less pods
+    releasing: Resources = EMPTY  # requests of its pods being deleted (part of `used`)
+    pipelined: Resources = EMPTY  # session only: tasks waiting for the releasing room
     labels: dict[str, str] = Field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
@@ -75,8 +78,14 @@ class NodeInfo(_Frozen):
         return self.allocatable.sub(self.used)
 
     @property
+    def future_idle(self) -> Resources:
+        """Volcano's FutureIdle: idle plus what is being released, less what waits for it."""
+        return self.idle.add(self.releasing).sub(self.pipelined)
+
+    @property
     def pod_count(self) -> int:
-        return self.used.pods
+        """Pods on the node, counting those pipelined onto it (Volcano counts node.Tasks)."""
+        return self.used.pods + self.pipelined.pods
 
 
 class TaskInfo(_Frozen):
@@ -97,6 +106,9 @@ class TaskInfo(_Frozen):
     gated: bool = False  # the pod has schedulingGates
     creation: datetime = EPOCH
     index: int | None = None  # None: the pod name carries no numeric index
+    preemptable: bool = True  # volcano.sh/preemptable: others may evict it
+    priority_class: str = ""  # spec.priorityClassName ("" : none)
+    preempts: bool = True  # False: spec.preemptionPolicy Never, it evicts nobody
 
     @property
     def best_effort(self) -> bool:
@@ -137,6 +149,7 @@ class QueueInfo(_Frozen):
     parent: QueueName | None = None  # None: the root queue
     priority: int = 0
     creation: datetime = EPOCH
+    reclaimable: bool = True  # other queues may evict its tasks above its deserved share
 
 
 class Snapshot(_Frozen):

@@ -17,7 +17,9 @@ from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling import jobs, proportion
 from scheduling.resources import EMPTY, Resources
+from scheduling.result import Eviction
 from scheduling.snapshot import (
+    PREEMPTABLE,
     JobInfo,
     NodeInfo,
     NodeName,
@@ -64,6 +66,8 @@ class SessionState:
         # Tasks whose allocation a discarded statement undid: the node they would have had.
         self.discarded: dict[PodKey, NodeName] = {}
         self.dispatched: list[PodKey] = []
+        # Running pods to delete for starving gangs, in the order they were committed.
+        self.evictions: list[Eviction] = []
         # Gangs that can never be ready with the tasks they have (JobValid at session open).
         self.invalid: dict[JobKey, tuple[str, str]] = {}
         for key, job in self.jobs.items():
@@ -86,38 +90,78 @@ class SessionState:
     def set_phase(self, key: JobKey, phase: PodGroupPhase) -> None:
         self.jobs[key] = self.jobs[key].model_copy(update={"phase": phase})
 
-    def _book(self, task: TaskInfo, node: NodeName, undo: bool = False) -> None:
-        """Move a task's request onto (or, undoing, off) its node, queue and job together."""
-        move = Resources.sub if undo else Resources.add
+    def _book(self, task: TaskInfo, node: NodeName, bucket: str, sign: int) -> None:
+        """Move a task's request on or off its node's `bucket` and its queue and job books.
+
+        `used` is an allocation (it takes idle room), `pipelined` a task waiting for room
+        being released, `releasing` an evicted task whose room frees up once it is gone. A
+        task pipelined onto a node counts for its queue and job as if allocated; an evicted
+        one stops counting: these are the proportion and drf plugins' event handlers.
+        """
+        move = Resources.add if sign > 0 else Resources.sub
         current = self.nodes[node]
-        self.nodes[node] = current.model_copy(
-            update={
-                "used": move(current.used, task.request),
-                "nonzero_used": move(current.nonzero_used, task.nonzero_request),
-            }
-        )
+        update: dict[str, Resources] = {bucket: move(getattr(current, bucket), task.request)}
+        if bucket == "used":
+            update["nonzero_used"] = move(current.nonzero_used, task.nonzero_request)
+        self.nodes[node] = current.model_copy(update=update)
+        held = -sign if bucket == "releasing" else sign
+        holds = Resources.add if held > 0 else Resources.sub
         queue = self.jobs[task.job].queue
-        self.queue_allocated[queue] = move(self.allocated_of(queue), task.request)
-        self.job_allocated[task.job] = move(self.job_allocated[task.job], task.request)
+        self.queue_allocated[queue] = holds(self.allocated_of(queue), task.request)
+        self.job_allocated[task.job] = holds(self.job_allocated[task.job], task.request)
+
+    def _set(self, key: PodKey, status: TaskStatus, node: NodeName | None) -> None:
+        self.tasks[key] = self.tasks[key].model_copy(update={"status": status, "node_name": node})
 
     def allocate(self, key: PodKey, node: NodeName) -> None:
         """Pending -> Allocated on `node`, in the session only (Statement.Allocate)."""
         task = self.tasks[key]
         if task.status is not TaskStatus.PENDING or node not in self.nodes:
             raise ValueError(f"task {key}: cannot allocate from status {task.status} to {node}")
-        self.tasks[key] = task.model_copy(
-            update={"status": TaskStatus.ALLOCATED, "node_name": node}
-        )
-        self._book(task, node)
+        self._set(key, TaskStatus.ALLOCATED, node)
+        self._book(task, node, "used", +1)
 
     def deallocate(self, key: PodKey) -> None:
         """Allocated -> Pending, remembering the node for the pod's "could go to" message."""
         task = self.tasks[key]
         if task.status is not TaskStatus.ALLOCATED or task.node_name is None:
             raise ValueError(f"task {key}: cannot deallocate from status {task.status}")
-        self._book(task, task.node_name, undo=True)
+        self._book(task, task.node_name, "used", -1)
         self.discarded[key] = task.node_name
-        self.tasks[key] = task.model_copy(update={"status": TaskStatus.PENDING, "node_name": None})
+        self._set(key, TaskStatus.PENDING, None)
+
+    def pipeline(self, key: PodKey, node: NodeName) -> None:
+        """Pending -> Pipelined on `node`: it waits there for room being released."""
+        task = self.tasks[key]
+        if task.status is not TaskStatus.PENDING or node not in self.nodes:
+            raise ValueError(f"task {key}: cannot pipeline from status {task.status} to {node}")
+        self._set(key, TaskStatus.PIPELINED, node)
+        self._book(task, node, "pipelined", +1)
+
+    def unpipeline(self, key: PodKey) -> None:
+        """Pipelined -> Pending (a discarded statement)."""
+        task = self.tasks[key]
+        if task.status is not TaskStatus.PIPELINED or task.node_name is None:
+            raise ValueError(f"task {key}: cannot unpipeline from status {task.status}")
+        self._book(task, task.node_name, "pipelined", -1)
+        self._set(key, TaskStatus.PENDING, None)
+
+    def evict(self, key: PodKey) -> TaskStatus:
+        """Running/Bound -> Releasing; returns the status to restore should it be undone."""
+        task = self.tasks[key]
+        if task.status not in PREEMPTABLE or task.node_name is None:
+            raise ValueError(f"task {key}: cannot evict from status {task.status}")
+        self._set(key, TaskStatus.RELEASING, task.node_name)
+        self._book(task, task.node_name, "releasing", +1)
+        return task.status
+
+    def unevict(self, key: PodKey, status: TaskStatus) -> None:
+        """Releasing -> `status` (a discarded statement: the victim keeps running)."""
+        task = self.tasks[key]
+        if task.status is not TaskStatus.RELEASING or task.node_name is None:
+            raise ValueError(f"task {key}: cannot unevict from status {task.status}")
+        self._book(task, task.node_name, "releasing", -1)
+        self._set(key, status, task.node_name)
 
     def dispatch(self, key: PodKey) -> None:
         """Allocated -> Binding: the placement leaves the session as a result."""

@@ -112,6 +112,12 @@ def phase(job: JobInfo, tasks: Sequence[TaskInfo], unschedulable: bool) -> PodGr
 
 def _pod_condition(state: SessionState, task: TaskInfo) -> PodCondition | None:
     """PodScheduled=False for a task left unplaced (C10.6); None for the others."""
+    if task.status is TaskStatus.PIPELINED:
+        message = (
+            f"Pod {task.key} can possibly be assigned to {task.node_name}, "
+            "once resource is released and minAvailable is satisfied"
+        )
+        return PodCondition(pod=task.key, reason=PodReason.UNSCHEDULABLE, message=message)
     node = task.node_name if task.status is TaskStatus.ALLOCATED else state.discarded.get(task.key)
     if node is not None:
         message = (
@@ -162,6 +168,7 @@ def close(state: SessionState) -> SessionResult:
     ]
     return SessionResult(
         placements=tuple(placements),
+        evictions=tuple(state.evictions),
         phase_updates=tuple(updates),
         conditions=tuple(conditions),
         pod_conditions=tuple(p for p in pods if p is not None),

@@ -2,7 +2,8 @@
 
 `make_node("n1", cpu="4").taint("gpu", "yes").obj()`, `make_pod("a-w-0", group="a").obj()`,
 `make_podgroup("a", min_member=3).obj()`, `make_queue("q", weight=3).obj()`; `gang(...)` makes
-a PodGroup and its identical pods at once, and `snapshot(...)` runs the real builder over them.
+a PodGroup and its identical pending pods at once, `running(...)` one whose pods run on given
+nodes, and `snapshot(...)` runs the real builder over them.
 """
 
 from __future__ import annotations
@@ -105,6 +106,10 @@ class PodBuilder:
         self._spec.update(fields)
         return self
 
+    def annotate(self, key: str, value: str) -> Self:
+        self._meta["annotations"][key] = value
+        return self
+
     def deleting(self) -> Self:
         self._meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
         return self
@@ -170,6 +175,24 @@ def gang(
     """A PodGroup and `size` identical pending pods `<name>-worker-<i>`."""
     group = make_podgroup(name, size if min_member is None else min_member, queue, **spec)
     pods = [make_pod(f"{name}-worker-{i}", group=name, cpu=cpu).obj() for i in range(size)]
+    return group, pods
+
+
+def running(
+    name: str,
+    on: Sequence[str],
+    cpu: str = "1",
+    min_member: int | None = None,
+    queue: str = "default",
+    **spec: Any,
+) -> tuple[Obj, list[Obj]]:
+    """A Running PodGroup with one running pod `<name>-worker-<i>` on each node of `on`."""
+    group = make_podgroup(name, len(on) if min_member is None else min_member, queue, **spec)
+    group["status"]["phase"] = "Running"
+    pods = [
+        make_pod(f"{name}-worker-{i}", group=name, cpu=cpu).on(node).obj()
+        for i, node in enumerate(on)
+    ]
     return group, pods
 
 

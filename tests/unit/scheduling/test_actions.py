@@ -15,9 +15,9 @@ def test_every_action_has_an_implementation() -> None:
     assert sorted(ACTIONS) == sorted(Action)
 
 
-def test_default_config_is_volcanos() -> None:
+def test_default_config_is_volcanos_with_reclaim() -> None:
     config = SessionConfig()
-    assert config.actions == (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL)
+    assert config.actions == (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL, Action.RECLAIM)
     assert (config.scoring.least_allocated, config.scoring.binpack) == (1, 0)
 
 

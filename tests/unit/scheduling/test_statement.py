@@ -6,6 +6,7 @@ import pytest
 
 from models.keys import JobKey, QueueName
 from scheduling.resources import Resources
+from scheduling.result import EvictReason
 from scheduling.snapshot import NodeName, PodKey, TaskStatus
 from scheduling.state import SessionState
 from scheduling.statement import Statement
@@ -93,3 +94,67 @@ def test_deallocate_refuses_a_task_this_session_did_not_allocate(key: PodKey) ->
 def test_allocate_refuses_what_cannot_be_placed(key: PodKey, node: NodeName) -> None:
     with pytest.raises(ValueError, match="cannot allocate"):
         Statement(_state()).allocate(key, node)
+
+
+A9 = PodKey("default/a-worker-9")
+
+
+def test_evict_and_pipeline_move_room_from_releasing_to_waiting() -> None:
+    state = _state()
+    statement = Statement(state)
+    statement.evict(A9, EvictReason.RECLAIM, A0)
+    assert state.tasks[A9].status is TaskStatus.RELEASING
+    assert state.nodes[N1].releasing == Resources.of(1000, GI, 1)
+    assert state.allocated_of(QUEUE) == Resources.of(0, 0, 0)  # the victim stops counting
+    assert state.nodes[N1].future_idle.milli_cpu == 4000
+    statement.pipeline(A0, N1)
+    assert (state.tasks[A0].status, state.tasks[A0].node_name) == (TaskStatus.PIPELINED, N1)
+    assert state.nodes[N1].future_idle.milli_cpu == 3000
+    assert state.nodes[N1].idle.milli_cpu == 3000  # the victim still sits there
+    assert state.allocated_of(QUEUE) == Resources.of(1000, GI, 1)  # the waiting task counts
+    assert statement.evicted == (A9,)
+
+
+def test_discard_after_evict_and_pipeline_restores_every_book() -> None:
+    state = _state()
+    before = (dict(state.nodes), dict(state.tasks), dict(state.queue_allocated))
+    statement = Statement(state)
+    statement.evict(A9, EvictReason.PREEMPT, A0)
+    statement.pipeline(A0, N1)
+    statement.allocate(A1, N2)
+    statement.discard()
+    assert (state.nodes, state.tasks, state.queue_allocated) == before
+    assert state.evictions == []
+
+
+def test_commit_turns_evictions_into_results_and_leaves_pipelined_tasks_waiting() -> None:
+    state = _state()
+    statement = Statement(state)
+    statement.evict(A9, EvictReason.RECLAIM, A0)
+    statement.pipeline(A0, N1)
+    assert statement.commit() == ()  # nothing to bind yet
+    (eviction,) = state.evictions
+    assert (eviction.pod, eviction.node, eviction.reason) == (A9, N1, EvictReason.RECLAIM)
+    assert eviction.message == f"Pod is evicted, because of reclaim by {A0} (queue default)"
+    assert state.tasks[A0].status is TaskStatus.PIPELINED and state.dispatched == []
+
+
+def test_merge_hands_a_trials_operations_to_the_job_statement() -> None:
+    state = _state()
+    job, trial = Statement(state), Statement(state)
+    trial.evict(A9, EvictReason.RECLAIM, A0)
+    trial.pipeline(A0, N1)
+    job.merge(trial)
+    trial.discard()  # empty now: changes nothing
+    assert state.tasks[A9].status is TaskStatus.RELEASING
+    job.discard()
+    assert state.tasks[A9].status is TaskStatus.RUNNING
+
+
+def test_evict_refuses_a_task_that_is_not_running() -> None:
+    statement = Statement(_state())
+    with pytest.raises(ValueError, match="cannot evict"):
+        statement.evict(A0, EvictReason.RECLAIM, A1)  # pending: on no node
+    statement.evict(A9, EvictReason.RECLAIM, A0)
+    with pytest.raises(ValueError, match="cannot evict"):
+        statement.evict(A9, EvictReason.RECLAIM, A1)  # already releasing
