@@ -34,6 +34,8 @@ class _Batch:
     pods: OrderedDict[str, signals.PodSnapshot] = field(default_factory=OrderedDict)
     # Keyed by "<ns>/<name>": a queue counts PodGroups by key, so only the latest state matters.
     groups: OrderedDict[str, signals.PodGroupRef] = field(default_factory=OrderedDict)
+    # Pods of a batch/v1 Job, keyed by uid like `pods`.
+    batch_pods: OrderedDict[str, signals.BatchPodSnapshot] = field(default_factory=OrderedDict)
 
 
 class Coalescer:
@@ -46,10 +48,12 @@ class Coalescer:
 
     def __len__(self) -> int:
         """Pending pod snapshots and PodGroup refs, all workflows together."""
-        return sum(len(b.pods) + len(b.groups) for b in self._batches.values())
+        return sum(len(b.pods) + len(b.groups) + len(b.batch_pods) for b in self._batches.values())
 
     def add(self, update: events.Batched, now: float) -> None:
-        target = update.job if isinstance(update, events.PodUpdate) else update.queue
+        target: events.Target = (
+            update.queue if isinstance(update, events.GroupRefUpdate) else update.job
+        )
         batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
@@ -58,6 +62,9 @@ class Coalescer:
         if isinstance(update, events.PodUpdate):
             batch.pods.pop(update.pod.uid, None)
             batch.pods[update.pod.uid] = update.pod
+        elif isinstance(update, events.BatchPodUpdate):
+            batch.batch_pods.pop(update.pod.uid, None)
+            batch.batch_pods[update.pod.uid] = update.pod
         else:
             batch.groups.pop(update.group.key, None)
             batch.groups[update.group.key] = update.group
@@ -84,7 +91,16 @@ class Coalescer:
             return []
         n = self._max_items
         pods, groups = list(batch.pods.values()), list(batch.groups.values())
+        batch_pods = list(batch.batch_pods.values())
         return [
+            *(
+                events.Signal(
+                    batch.target,
+                    signals.SIGNAL_PODS_CHANGED,
+                    signals.BatchPodsChanged(pods=batch_pods[i : i + n]),
+                )
+                for i in range(0, len(batch_pods), n)
+            ),
             *(
                 events.Signal(
                     batch.target,

@@ -26,6 +26,8 @@ class Kind(StrEnum):
     POD_GROUP = "podgroups"
     COMMAND = "commands"
     QUEUE = "queues"
+    BATCH_JOB = "batchjobs"  # batch/v1 Jobs (those with Caldera's spec.managedBy are ours)
+    BATCH_POD = "batchpods"  # pods of batch/v1 Jobs
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,24 @@ class QueueRef:
         return keys.queue_workflow_id(self.name)
 
 
-Target = JobRef | QueueRef  # which workflow a message is for; its type picks the workflow type
+@dataclass(frozen=True)
+class BatchJobRef:
+    """The batch/v1 Job (spec.managedBy Caldera's) a message is addressed to."""
+
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> keys.JobKey:
+        return keys.job_key(self.namespace, self.name)
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.batch_job_workflow_id(self.namespace, self.name)
+
+
+# Which workflow a message is for; its type picks the workflow type.
+Target = JobRef | QueueRef | BatchJobRef
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,14 @@ class PodUpdate:
 
 
 @dataclass(frozen=True)
+class BatchPodUpdate:
+    """The latest snapshot of one pod of a batch/v1 Job, waiting for a BatchPodsChanged batch."""
+
+    job: BatchJobRef
+    pod: signals.BatchPodSnapshot
+
+
+@dataclass(frozen=True)
 class GroupRefUpdate:
     """The latest state of one PodGroup in a queue, waiting for a PodGroupsChanged batch."""
 
@@ -118,5 +145,5 @@ class ConsumeCommand:
     signal: Signal
 
 
-Batched = PodUpdate | GroupRefUpdate  # what the coalescer holds back
-Outbound = Signal | PodUpdate | GroupRefUpdate | ConsumeCommand
+Batched = PodUpdate | GroupRefUpdate | BatchPodUpdate  # what the coalescer holds back
+Outbound = Signal | PodUpdate | GroupRefUpdate | BatchPodUpdate | ConsumeCommand

@@ -15,7 +15,7 @@ import urllib3
 from kubernetes import client, config
 
 from forwarder import events
-from models import batch, bus, labels, scheduling
+from models import batch, batchv1, bus, labels, scheduling
 from service.reflector import GONE as GONE  # re-exported
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from service.reflector import ListCall as ListCall
@@ -48,6 +48,15 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
         # Only pods that carry Volcano's job-name label: everything else is not ours.
         return functools.partial(
             client.CoreV1Api(api).list_pod_for_all_namespaces, label_selector=labels.JOB_NAME
+        )
+    if kind is events.Kind.BATCH_JOB:
+        # Every batch/v1 Job: whose spec.managedBy is Caldera's is decided client side.
+        return client.BatchV1Api(api).list_job_for_all_namespaces
+    if kind is events.Kind.BATCH_POD:
+        # Pods the apiserver's Job selector labels; the owner reference says whose they are.
+        return functools.partial(
+            client.CoreV1Api(api).list_pod_for_all_namespaces,
+            label_selector=batchv1.CONTROLLER_UID_LABEL,
         )
     group, version = {
         events.Kind.JOB: (batch.GROUP, batch.VERSION),

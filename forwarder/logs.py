@@ -42,4 +42,6 @@ def for_target(logger: logging.Logger, target: events.Target) -> ObjectLogger:
     """Whichever workflow a message is addressed to: `job=` for Jobs, `queue=` for Queues."""
     if isinstance(target, events.QueueRef):
         return for_queue(logger, target.key)
+    if isinstance(target, events.BatchJobRef):
+        return ObjectLogger(logger, "batchjob", target.key)  # a batch/v1 Job, not a vcjob
     return for_job(logger, target.key)

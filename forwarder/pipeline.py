@@ -24,7 +24,8 @@ from forwarder import coalesce, events, kube, logs, router, signaller, watch
 logger = logging.getLogger(__name__)
 
 DELETE_ATTEMPTS: Final = 4
-FIRST: Final = frozenset({events.Kind.JOB, events.Kind.QUEUE})  # the workflows' own objects
+# The workflows' own objects.
+FIRST: Final = frozenset({events.Kind.JOB, events.Kind.QUEUE, events.Kind.BATCH_JOB})
 DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → deleted by us?
 
 
@@ -117,7 +118,7 @@ class Pipeline:
             logger.exception("event not forwarded kind=%s", item.kind)
             return
         for out in outgoing:
-            if isinstance(out, events.PodUpdate | events.GroupRefUpdate):
+            if isinstance(out, events.PodUpdate | events.GroupRefUpdate | events.BatchPodUpdate):
                 self._coalescer.add(out, time.monotonic())
             elif isinstance(out, events.Signal):
                 self._submit(self._coalescer.add_signal(out))

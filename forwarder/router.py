@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from forwarder import bounded, events, logs, queue_router, translate
+from forwarder import batch_router, bounded, events, logs, queue_router, translate
 from forwarder import queue_translate as qt
 from models import signals
 
@@ -61,6 +61,7 @@ class Router:
         self._groups: dict[str, _GroupSeen] = {}
         self._deleted_jobs = bounded.BoundedSet(deleted_capacity)
         self._queues = queue_router.QueueRouter(deleted_capacity)
+        self._batch = batch_router.BatchRouter(deleted_capacity)  # batch/v1 Jobs and pods
         self._handlers: dict[
             events.Kind, Callable[[events.WatchType, events.Obj, bool], list[events.Outbound]]
         ] = {
@@ -69,6 +70,8 @@ class Router:
             events.Kind.POD_GROUP: self._pod_group,
             events.Kind.COMMAND: self._command,
             events.Kind.QUEUE: self._queues.queue,
+            events.Kind.BATCH_JOB: self._batch.job,
+            events.Kind.BATCH_POD: self._batch.pod,
         }
 
     def job_deleted(self, uid: str) -> bool:
@@ -88,6 +91,8 @@ class Router:
         """Deletions for what vanished unseen, then the current state of everything listed."""
         if item.kind is events.Kind.QUEUE:
             return self._queues.queues_relisted(item.objects)
+        if item.kind in (events.Kind.BATCH_JOB, events.Kind.BATCH_POD):
+            return self._batch.relisted(item.kind, item.objects)
         listed = {translate.uid(o) for o in item.objects}
         out = self._vanished(item.kind, listed)
         handle = self._handlers[item.kind]

@@ -46,7 +46,8 @@ _QUIET: Final = frozenset({signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUP
 
 def summary(target: events.Target) -> str:
     kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
-    text = f"Volcano {kind} {target.key}"
+    owner = "Kubernetes" if isinstance(target, events.BatchJobRef) else "Volcano"
+    text = f"{owner} {kind} {target.key}"
     return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
 
 
@@ -139,6 +140,8 @@ class Signaller:
         workflow = signals.JOB_WORKFLOW
         if isinstance(target, events.QueueRef):
             start, workflow = signals.QueueStart(), signals.QUEUE_WORKFLOW
+        elif isinstance(target, events.BatchJobRef):
+            start, workflow = signals.BatchJobStart(), signals.BATCH_JOB_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

@@ -97,7 +97,7 @@ async def run_term(
 
 async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
     sender, listed, _ = await run_term(True, [], {K.JOB: [job()], K.POD: [pod()]})
-    assert set(listed[:2]) == {K.JOB, K.QUEUE}
+    assert set(listed[: len(pipeline.FIRST)]) == pipeline.FIRST == {K.JOB, K.QUEUE, K.BATCH_JOB}
     assert sender.names() == [signals.SIGNAL_JOB_OBSERVED, signals.SIGNAL_PODS_CHANGED]
     assert not sender.abandoned
 
@@ -128,7 +128,7 @@ async def test_queues_started_before_their_pod_groups_and_commands() -> None:
         K.COMMAND: [command(name="q1-close", action="CloseQueue", target=queue_owner())],
     }
     sender, listed, deleted = await run_term(True, [True], objects)
-    assert set(listed[:2]) == {K.JOB, K.QUEUE}
+    assert set(listed[: len(pipeline.FIRST)]) == pipeline.FIRST == {K.JOB, K.QUEUE, K.BATCH_JOB}
     assert deleted == [("ns", "q1-close", "cmd-uid")]
     to_q1 = [s.name for s in sender.signals if s.target == events.QueueRef("q1")]
     # PodGroups and Commands are separate watches: either may come first, after the start.

@@ -15,6 +15,8 @@ PURE = (
     "bounded.py",
     "coalesce.py",
     "logs.py",
+    "batch_translate.py",
+    "batch_router.py",
 )
 
 
