@@ -38,7 +38,8 @@ def write_event(request: RecordEventInput) -> None:
             "apiVersion": request.api_version,
             "kind": request.kind,
             "name": request.name,
-            "namespace": request.namespace if request.kind == "Job" else None,
+            # Namespaced kinds name their namespace; a Queue is cluster-scoped.
+            "namespace": None if request.kind == "Queue" else request.namespace,
             "uid": request.uid,
         },
         "type": request.type,

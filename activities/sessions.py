@@ -4,8 +4,10 @@
 The scheduler owns PodGroup `status` (phase and conditions), queue `status.allocated`, and
 PodScheduled=False on pods that wait; each is written only when it changes, so an idle
 cluster costs reads only. Placements are returned, not bound: the JobWorkflow of each gang
-binds its own pods so its history shows them. Volumes get a plan here (a static PV that fits,
-or provisioning on the chosen node for a WaitForFirstConsumer class), executed by the binder.
+binds its own pods so its history shows them. Victims of reclaim and preempt are evicted here
+(`activities.evictions`), after the statuses are written. Volumes get a plan here (a static PV
+that fits, or provisioning on the chosen node for a WaitForFirstConsumer class), executed by
+the binder.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import binding, cluster, errors, events, kube
+from activities import binding, cluster, errors, events, evictions, kube, scheduler_config
 from activities.messages import (
     JobPlacements,
     RecordEventInput,
@@ -234,7 +236,7 @@ def schedule_session(request: SessionInput) -> SessionResult:
         scheduler_names=(request.scheduler_name,),
         assumed=request.assumed,
     )
-    result = run_session(snapshot)
+    result = run_session(snapshot, scheduler_config.session_config())
     groups = {
         f"{g['metadata']['namespace']}/{g['metadata']['name']}": g for g in world["podgroups"]
     }
@@ -242,6 +244,7 @@ def schedule_session(request: SessionInput) -> SessionResult:
     _write_pod_groups(result, groups, request.session)
     _write_pod_conditions(result, pods)
     _write_queue_allocated(result, world["queues"])
+    evictions.evict(result.evictions, groups)  # reclaim/preempt victims, after the statuses
     by_job: dict[str, JobPlacements] = {}
     for placement in result.placements:
         group = groups.get(placement.job)
@@ -268,10 +271,11 @@ def schedule_session(request: SessionInput) -> SessionResult:
         result.placements
     )
     activity.logger.info(
-        "session done session=%d placed=%d pending=%d bound=%d",
+        "session done session=%d placed=%d pending=%d bound=%d evicted=%d",
         request.session,
         len(result.placements),
         pending,
         len(bound),
+        len(result.evictions),
     )
     return SessionResult(jobs=list(by_job.values()), bound=bound, pending=max(pending, 0))
