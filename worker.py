@@ -5,12 +5,16 @@ Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORA
 CALDERA_TASK_QUEUE (default `caldera-controllers`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
-go to that scheduler and no gang scheduler runs).
+go to that scheduler and no gang scheduler runs). Flags, each defaulting to its variable:
+--metrics-address / CALDERA_METRICS_ADDRESS (Prometheus endpoint, default 127.0.0.1:9464,
+empty: off; see `service/metrics.py`), --log-format / CALDERA_LOG_FORMAT (text or json) and
+--log-level.
 Run any number of replicas; Temporal spreads the work.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
@@ -25,7 +29,8 @@ from temporalio.worker import Worker
 import activities
 import workflows
 from models import keys, task_queues
-from service import temporal
+from service import logs, metrics, temporal
+from workflows import sandbox
 from workflows.scheduler.session import SchedulerState
 from workflows.scheduler.workflow import SchedulerWorkflow, SchedulerWorkflowInput
 
@@ -33,14 +38,15 @@ log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32
 
 
-async def run() -> int:
+async def run(metrics_address: str = "") -> int:
+    """Serve until SIGINT/SIGTERM; `metrics_address` "" runs without a metrics endpoint."""
     options = temporal.options_from_env()
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
     # Gang schedulers to run (one SchedulerWorkflow per schedulerName it answers to); none
     # while pods are handed to another scheduler.
     names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
-    client = await temporal.connect(options)
+    client = await temporal.connect(options, runtime=metrics.runtime(metrics_address))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -52,6 +58,7 @@ async def run() -> int:
                 client,
                 task_queue=queue,
                 workflows=list(workflows.ALL),
+                workflow_runner=sandbox.runner(),
                 activities=list(activities.ALL),
                 activity_executor=pool,
                 max_concurrent_activities=MAX_ACTIVITIES,
@@ -90,9 +97,18 @@ async def _ensure_scheduler(client: Client, name: str, queue: str) -> None:
     )
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    sys.exit(asyncio.run(run()))
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="worker", description=__doc__)
+    p.add_argument(
+        "--metrics-address",
+        default=os.environ.get(metrics.ENV_ADDRESS, metrics.WORKER_ADDRESS),
+        help=f"Prometheus /metrics on host:port (${metrics.ENV_ADDRESS}; empty: off)",
+    )
+    p.add_argument("--log-level", default="INFO")
+    logs.add_arguments(p)
+    args = p.parse_args(argv)
+    logs.setup(args.log_level, args.log_format)
+    sys.exit(asyncio.run(run(args.metrics_address)))
 
 
 if __name__ == "__main__":

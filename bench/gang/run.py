@@ -83,11 +83,11 @@ def _pods(core: client.CoreV1Api) -> list[dict[str, Any]]:
     return items
 
 
-def run(scenario: str, nodes: int, budget: float) -> dict[str, Any]:
+def run(scenario: str, nodes: int, budget: float, singles: int = 1000) -> dict[str, Any]:
     jobs = (
         [(f"gang-{i}", 100) for i in range(10)]
         if scenario == "gangs"
-        else [(f"one-{i}", 1) for i in range(1000)]
+        else [(f"one-{i}", 1) for i in range(singles)]
     )
     total = sum(r for _, r in jobs)
     work = Path(tempfile.mkdtemp(prefix="caldera-bench-"))
@@ -206,8 +206,9 @@ def main() -> None:
     parser.add_argument("--scenario", choices=("gangs", "singles"), default="gangs")
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--budget", type=float, default=900, help="give up after this many seconds")
+    parser.add_argument("--singles", type=int, default=1000, help="jobs in `singles` (1000)")
     args = parser.parse_args()
-    result = run(args.scenario, args.nodes, args.budget)
+    result = run(args.scenario, args.nodes, args.budget, args.singles)
     (HERE / f"{args.scenario}.json").write_text(json.dumps(result, indent=2))
     plot(result, HERE / f"{args.scenario}.png")
     summary = {k: v for k, v in result.items() if k != "timeline"}

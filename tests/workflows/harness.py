@@ -29,6 +29,7 @@ from activities.messages import (
 from activities.plugins import PluginsInput, PluginsResult
 from models import signals
 from models.signals import PodSnapshot
+from workflows import sandbox
 from workflows.job.workflow import JobWorkflow, JobWorkflowInput
 from workflows.queue.workflow import QueueWorkflow
 
@@ -124,6 +125,7 @@ class Harness:
                 env.client,
                 task_queue=queue,
                 workflows=[JobWorkflow, QueueWorkflow],
+                workflow_runner=sandbox.runner(),
                 activities=fakes(calls),
                 activity_executor=pool,
             ):

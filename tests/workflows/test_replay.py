@@ -11,6 +11,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from workflows import sandbox
 from workflows.job.workflow import JobWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
@@ -20,7 +21,11 @@ HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
 async def test_replay(path: Path) -> None:
     events = json.loads(path.read_text())["events"]
     assert len(events) > 50, "the recorded story is not trivially short"
-    replayer = Replayer(workflows=[JobWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(
+        workflows=[JobWorkflow],
+        data_converter=pydantic_data_converter,
+        workflow_runner=sandbox.runner(),
+    )
     await replayer.replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
 
 
