@@ -84,6 +84,15 @@ NEEDS: Final[Mapping[str, Calls]] = {
             _p("list watch", "podgroups", SCHED) + _p("list watch", "queues", SCHED)
         ),
         ("activities/events.py", "create_namespaced_event"): _p("create", "events"),
+        # batch/v1 Jobs managed by Caldera (BatchJobWorkflow): pods, status, TTL deletion.
+        ("activities/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),
+        ("activities/batchpods.py", "read_namespaced_pod"): _p("get", "pods"),
+        ("activities/batchpods.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/batchpods.py", "delete_namespaced_pod"): _p("delete", "pods"),
+        ("activities/batchjobs.py", "patch_namespaced_job_status"): _p(
+            "patch", "jobs/status", "batch"
+        ),
+        ("activities/batchjobs.py", "delete_namespaced_job"): _p("delete", "jobs", "batch"),
         ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
         ("activities/jobs.py", "create_namespaced_persistent_volume_claim"): _p(
             "create", "persistentvolumeclaims"
@@ -150,6 +159,8 @@ NEEDS: Final[Mapping[str, Calls]] = {
             + _p("list watch", "commands", BUS)
         ),
         ("forwarder/kube.py", "delete_namespaced_custom_object"): _p("delete", "commands", BUS),
+        # Every batch/v1 Job; those with Caldera's spec.managedBy are picked client side.
+        ("forwarder/kube.py", "list_job_for_all_namespaces"): _p("list watch", "jobs", "batch"),
         ("forwarder/leader.py", "read_namespaced_lease"): _p(
             "get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE
         ),
@@ -167,10 +178,12 @@ NEEDS: Final[Mapping[str, Calls]] = {
 }
 
 # Needed without a client call of its own: owner references with blockOwnerDeletion on a Job
-# (pods, PodGroups, plugin objects) need `update jobs/finalizers` on clusters that run the
-# OwnerReferencesPermissionEnforcement admission plugin.
+# (pods, PodGroups, plugin objects; pods of batch/v1 Jobs) need `update jobs/finalizers` on
+# clusters that run the OwnerReferencesPermissionEnforcement admission plugin.
 IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
-    "caldera-worker": _p("update", "jobs/finalizers", BATCH),
+    "caldera-worker": (
+        _p("update", "jobs/finalizers", BATCH) + _p("update", "jobs/finalizers", "batch")
+    ),
 }
 
 # Where each process's code starts (its import closure is scanned for client calls).
