@@ -11,35 +11,20 @@ ago is seen by the next review (Volcano's lister can lag behind).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
 
 import urllib3
-from kubernetes import client, config
+from kubernetes import client
 
 from admission import rules
 from models import scheduling
+from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 
 PLURAL: Final = "queues"
 # The apiserver gives the webhook `timeoutSeconds` (5) in all; a parent walk makes a few reads.
 TIMEOUT: Final = 2.0  # seconds per read
-
-
-def new_api(kubeconfig: str | None) -> client.ApiClient:
-    """The webhook's own client: a kubeconfig when given (or in $KUBECONFIG), else in-cluster.
-
-    kubeconfig None: $KUBECONFIG, then the pod's service account.
-    """
-    path = kubeconfig or os.environ.get("KUBECONFIG")
-    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-        return client.ApiClient()
-    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
-        config_file=path
-    )
-    return loaded
 
 
 class LookupFailed(RuntimeError):

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ KUBE_TIMEOUT: Final = 15.0  # seconds per apiserver call
 ANSWER_TIMEOUT: Final = 60.0  # seconds an update or query may take (a worker must answer)
 
 T = TypeVar("T")
+_temporal_opened = False  # a Temporal client (and its runtime threads) exists in this process
 
 
 class CliError(Exception):
@@ -126,6 +128,8 @@ class Connections:
     async def temporal(self) -> Client:
         if self._client is None:
             o = self.temporal_options
+            global _temporal_opened
+            _temporal_opened = True  # the runtime starts with the first attempt
             try:
                 self._client = await temporal.connect(o)
             except (RuntimeError, ValueError, OSError) as e:
@@ -186,6 +190,20 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         return 1
 
     return run
+
+
+def finish(code: int) -> int:
+    """The process's exit code; once a Temporal runtime exists, exit here without finalizing.
+
+    The runtime's threads can abort a finalizing interpreter ("Fatal Python error:
+    PyGILState_Release", temporalio/sdk-python#300; seen here after `job view`), turning a
+    successful command into exit -6. The output is flushed first.
+    """
+    if _temporal_opened:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _api_message(e: client.ApiException) -> str:

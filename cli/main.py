@@ -11,7 +11,7 @@ from pathlib import Path
 
 from admission import lookup as admission_lookup
 from admission import server as admission_server
-from cli import crds, jobs, queues
+from cli import clients, crds, jobs, queues
 from cli.devstack import processes, stack, temporal, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
@@ -142,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     code: int = args.fn(args)
-    return code
+    return clients.finish(code)
 
 
 if __name__ == "__main__":

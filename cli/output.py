@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -69,7 +70,7 @@ def dump(data: object, fmt: Format) -> str:
 def history(entries: Sequence[Entry], workflow_id: str, url: str, fmt: Format) -> str:
     """A workflow's timeline and its UI link; JSON/YAML carry both."""
     if fmt is Format.TABLE:
-        rows = [(e.time, e.kind, e.detail) for e in entries]
+        rows = [(_millis(e.time), e.kind, e.detail) for e in entries]
         return f"{table(HISTORY_HEADERS, rows)}\n\nworkflow {workflow_id}: {url}"
     data = {"workflow_id": workflow_id, "url": url, "events": [e.model_dump() for e in entries]}
     return dump(data, fmt)
@@ -96,6 +97,11 @@ def age(created: str | None, now: datetime) -> str:
     if seconds < 48 * 3600:
         return f"{seconds // 3600}h"
     return f"{seconds // 86400}d"
+
+
+def _millis(time: str) -> str:
+    """Temporal writes nanoseconds; a timeline reads better to the millisecond."""
+    return re.sub(r"(\.\d{3})\d+Z$", r"\1Z", time)
 
 
 def _cell(value: object) -> str:

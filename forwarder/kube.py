@@ -8,14 +8,14 @@ translator as the apiserver's own JSON, whatever the Python client's models know
 from __future__ import annotations
 
 import functools
-import os
 from typing import Final
 
 import urllib3
-from kubernetes import client, config
+from kubernetes import client
 
 from forwarder import events
 from models import batch, batchv1, bus, labels, scheduling
+from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 from service.reflector import GONE as GONE  # re-exported
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from service.reflector import ListCall as ListCall
@@ -25,21 +25,6 @@ CONFLICT: Final = 409
 
 # Failures worth another try later: API errors, broken connections, timeouts.
 TRANSIENT: Final = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
-
-
-def new_api(kubeconfig: str | None) -> client.ApiClient:
-    """KUBECONFIG (or ~/.kube/config) when given or present, else the in-cluster account.
-
-    kubeconfig None: fall back to $KUBECONFIG, then the in-cluster service account.
-    """
-    path = kubeconfig or os.environ.get("KUBECONFIG")
-    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-        return client.ApiClient()
-    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
-        config_file=path
-    )
-    return loaded
 
 
 def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:

@@ -15,25 +15,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from models import keys, labels, signals
 from tests.builders import make_job
+from tests.e2e import volcano
 from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.volcano import EXIT, JOBS, RUN
 
 pytestmark = pytest.mark.usefixtures("controllers")
-
-JOBS = ("batch.volcano.sh", "v1alpha1")
-RUN = "sim.caldera.dev/run-seconds"
-EXIT = "sim.caldera.dev/exit-code"
-
-
-def _template(annotations: dict[str, str]) -> dict[str, Any]:
-    return {
-        "metadata": {"annotations": annotations},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [
-                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-            ],
-        },
-    }
 
 
 def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -42,31 +28,6 @@ def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> dict[st
         *JOBS, ns, "jobs", manifest
     )
     return created
-
-
-def _job(api: client.ApiClient, ns: str, name: str) -> dict[str, Any]:
-    got: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-        *JOBS, ns, "jobs", name
-    )
-    return got
-
-
-def _phase_becomes(
-    api: client.ApiClient, ns: str, name: str, phase: str, timeout: float = 60
-) -> dict[str, Any]:
-    seen: list[str] = []
-
-    def probe() -> dict[str, Any] | None:
-        job = _job(api, ns, name)
-        current = (job.get("status") or {}).get("state", {}).get("phase", "")
-        if not seen or seen[-1] != current:
-            seen.append(current)
-        return job if current == phase else None
-
-    try:
-        return eventually(probe, timeout, f"job {ns}/{name} {phase}")
-    except AssertionError as e:
-        raise AssertionError(f"{e}; phases seen {seen}") from None
 
 
 async def _temporal(stack: E2EStack) -> Client:
@@ -78,13 +39,13 @@ def test_job_runs_to_completion_with_volcano_pods_and_status(
 ) -> None:
     manifest = (
         make_job("hello")
-        .task("master", replicas=1, template=_template({RUN: "2"}))
-        .task("worker", replicas=2, template=_template({RUN: "2"}))
+        .task("master", replicas=1, template=volcano.template({RUN: "2"}))
+        .task("worker", replicas=2, template=volcano.template({RUN: "2"}))
         .spec(plugins={"svc": [], "env": []})
         .manifest()
     )
     created = _submit(api, namespace, manifest)
-    running = _phase_becomes(api, namespace, "hello", "Running")
+    running = volcano.phase_becomes(api, namespace, "hello", "Running")
     assert running["status"]["minAvailable"] == 3
     pods = client.CoreV1Api(api).list_namespaced_pod(namespace).items
     assert sorted(p.metadata.name for p in pods) == [
@@ -100,7 +61,7 @@ def test_job_runs_to_completion_with_volcano_pods_and_status(
     assert env["VC_TASK_INDEX"] == "1"  # env plugin
     assert worker.spec.hostname == "hello-worker-1" and worker.spec.subdomain == "hello"
     client.CoreV1Api(api).read_namespaced_service("hello", namespace)  # svc plugin
-    done = _phase_becomes(api, namespace, "hello", "Completed")
+    done = volcano.phase_becomes(api, namespace, "hello", "Completed")
     status = done["status"]
     assert status["succeeded"] == 3
     assert status["taskStatusCount"]["worker"]["phase"]["Succeeded"] == 2
@@ -111,12 +72,12 @@ def test_job_runs_to_completion_with_volcano_pods_and_status(
 def test_pod_failure_policy_restarts_until_max_retry(api: client.ApiClient, namespace: str) -> None:
     manifest = (
         make_job("flaky")
-        .task("worker", replicas=2, template=_template({RUN: "1", EXIT: "3"}))
+        .task("worker", replicas=2, template=volcano.template({RUN: "1", EXIT: "3"}))
         .spec(maxRetry=2, policies=[{"exitCode": 3, "action": "RestartJob"}])
         .manifest()
     )
     _submit(api, namespace, manifest)
-    failed = _phase_becomes(api, namespace, "flaky", "Failed", timeout=120)
+    failed = volcano.phase_becomes(api, namespace, "flaky", "Failed", timeout=120)
     status = failed["status"]
     assert status["retryCount"] == 2
     assert status["version"] >= 1
@@ -129,9 +90,9 @@ def test_pod_failure_policy_restarts_until_max_retry(api: client.ApiClient, name
 async def test_command_cr_and_temporal_update_abort_and_resume(
     api: client.ApiClient, namespace: str, e2e_stack: E2EStack
 ) -> None:
-    manifest = make_job("svc").task("server", replicas=2, template=_template({})).manifest()
+    manifest = make_job("svc").task("server", replicas=2, template=volcano.template({})).manifest()
     created = _submit(api, namespace, manifest)
-    _phase_becomes(api, namespace, "svc", "Running")
+    volcano.phase_becomes(api, namespace, "svc", "Running")
     command = {
         "apiVersion": "bus.volcano.sh/v1alpha1",
         "kind": "Command",
@@ -148,7 +109,7 @@ async def test_command_cr_and_temporal_update_abort_and_resume(
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         "bus.volcano.sh", "v1alpha1", namespace, "commands", command
     )
-    _phase_becomes(api, namespace, "svc", "Aborted")
+    volcano.phase_becomes(api, namespace, "svc", "Aborted")
     commands = client.CustomObjectsApi(api).list_namespaced_custom_object(
         "bus.volcano.sh", "v1alpha1", namespace, "commands"
     )
@@ -164,7 +125,7 @@ async def test_command_cr_and_temporal_update_abort_and_resume(
         "resume", signals.JobCommand(reason="back"), result_type=signals.JobCommandResult
     )
     assert (result.phase_before, result.phase_after) == ("Aborted", "Restarting")
-    running = _phase_becomes(api, namespace, "svc", "Running")
+    running = volcano.phase_becomes(api, namespace, "svc", "Running")
     assert running["status"]["retryCount"] == 1
 
 
@@ -173,12 +134,12 @@ async def test_ttl_deletes_job_and_same_name_gets_a_fresh_run(
 ) -> None:
     manifest = (
         make_job("short")
-        .task("w", replicas=1, template=_template({RUN: "1"}))
+        .task("w", replicas=1, template=volcano.template({RUN: "1"}))
         .spec(ttlSecondsAfterFinished=2)
         .manifest()
     )
     _submit(api, namespace, json.loads(json.dumps(manifest)))
-    _phase_becomes(api, namespace, "short", "Completed")
+    volcano.phase_becomes(api, namespace, "short", "Completed")
     custom = client.CustomObjectsApi(api)
 
     def gone() -> bool:
@@ -202,6 +163,6 @@ async def test_ttl_deletes_job_and_same_name_gets_a_fresh_run(
     again = json.loads(json.dumps(manifest))
     again["spec"]["ttlSecondsAfterFinished"] = 600
     _submit(api, namespace, again)
-    _phase_becomes(api, namespace, "short", "Completed")
+    volcano.phase_becomes(api, namespace, "short", "Completed")
     second = await temporal.get_workflow_handle(wid).describe()
     assert second.run_id != first.run_id

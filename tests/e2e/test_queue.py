@@ -20,26 +20,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from models import keys, signals
 from models.scheduling import CLOSED_BY_PARENT
 from tests.builders import make_job
+from tests.e2e import volcano
 from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.volcano import QUEUES as Q
 
 pytestmark = pytest.mark.usefixtures("controllers")
-
-Q = ("scheduling.volcano.sh", "v1beta1", "queues")
-
-
-def _queue(api: client.ApiClient, name: str) -> dict[str, Any]:
-    got: dict[str, Any] = client.CustomObjectsApi(api).get_cluster_custom_object(*Q, name)
-    return got
-
-
-def _state_becomes(
-    api: client.ApiClient, name: str, *states: str, timeout: float = 60
-) -> dict[str, Any]:
-    def probe() -> dict[str, Any] | None:
-        queue = _queue(api, name)
-        return queue if (queue.get("status") or {}).get("state") in states else None
-
-    return eventually(probe, timeout, f"queue {name} {states}")
 
 
 def _temporal_cli(stack: E2EStack, *args: str) -> str:
@@ -67,8 +52,8 @@ def family(api: client.ApiClient) -> Iterator[tuple[str, str]]:
             "spec": {"weight": 1, "parent": up},
         }
         custom.create_cluster_custom_object(*Q, body)
-    _state_becomes(api, parent, "Open")
-    _state_becomes(api, child, "Open")
+    volcano.state_becomes(api, parent, "Open")
+    volcano.state_becomes(api, child, "Open")
     yield parent, child
     for name in (child, parent):
         try:
@@ -116,14 +101,14 @@ def test_closing_parent_with_running_child_job_then_reopening_by_command(
             "apiVersion": "scheduling.volcano.sh/v1beta1",
             "kind": "Queue",
             "name": parent,
-            "uid": _queue(api, parent)["metadata"]["uid"],
+            "uid": volcano.queue(api, parent)["metadata"]["uid"],
         },
     }
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         "bus.volcano.sh", "v1alpha1", "default", "commands", command
     )
-    _state_becomes(api, parent, "Closing")
-    marked = _state_becomes(api, child, "Closing", "Closed")
+    volcano.state_becomes(api, parent, "Closing")
+    marked = volcano.state_becomes(api, child, "Closing", "Closed")
     assert marked["metadata"]["annotations"][CLOSED_BY_PARENT] == "true"
     # A closing queue takes no new job; the running one runs to its end.
     with pytest.raises(client.ApiException) as err:
@@ -133,14 +118,14 @@ def test_closing_parent_with_running_child_job_then_reopening_by_command(
     eventually(
         lambda: _job_phase(api, namespace, "long") == "Completed", 60, "running job completes"
     )
-    _state_becomes(api, child, "Closed")
-    _state_becomes(api, parent, "Closed")
+    volcano.state_becomes(api, child, "Closed")
+    volcano.state_becomes(api, parent, "Closed")
     reopen = {**command, "metadata": {"name": f"{parent}-open"}, "action": "OpenQueue"}
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         "bus.volcano.sh", "v1alpha1", "default", "commands", reopen
     )
-    _state_becomes(api, parent, "Open")
-    reopened = _state_becomes(api, child, "Open")
+    volcano.state_becomes(api, parent, "Open")
+    reopened = volcano.state_becomes(api, child, "Open")
     assert reopened["metadata"]["annotations"][CLOSED_BY_PARENT] == "false"
 
 
@@ -157,7 +142,7 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
         "close", signals.QueueCommand(reason="test"), result_type=signals.QueueCommandResult
     )
     assert (result.state_before, result.state_after) == ("Open", "Closed")
-    _state_becomes(api, child, "Closed")
+    volcano.state_becomes(api, child, "Closed")
     # The same update from the `temporal` CLI, as an operator types it.
     closed = _temporal_cli(
         e2e_stack,
@@ -172,15 +157,15 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
         '{"reason":"from the CLI"}',
     )
     assert "stateAfter:Closed" in closed, closed
-    _state_becomes(api, parent, "Closed")
+    volcano.state_becomes(api, parent, "Closed")
     with pytest.raises(Exception) as err:
         await c.execute_update(
             "open", signals.QueueCommand(), result_type=signals.QueueCommandResult
         )
     assert f"open the parent queue {parent} first" in str(getattr(err.value, "cause", err.value))
     await p.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
-    _state_becomes(api, parent, "Open")
-    assert _queue(api, child)["status"]["state"] == "Closed"  # closed by hand: stays closed
+    volcano.state_becomes(api, parent, "Open")
+    assert volcano.queue(api, child)["status"]["state"] == "Closed"  # closed by hand: stays closed
     await c.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
-    _state_becomes(api, child, "Open")
+    volcano.state_becomes(api, child, "Open")
     _submit(api, namespace, _job("ok", child, None))

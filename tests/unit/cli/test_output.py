@@ -83,11 +83,12 @@ def test_fields_align_values() -> None:
 
 
 def test_history_prints_the_timeline_then_the_link() -> None:
-    entries = [Entry(time="t1", kind="signal", detail="job_observed", event_id=3, run_id="r")]
+    time = "2026-11-30T07:53:34.770751927Z"
+    entries = [Entry(time=time, kind="signal", detail="job_observed", event_id=3, run_id="r")]
     text = output.history(entries, "vcjob/ns/a", "http://ui/x", output.Format.TABLE)
     assert text.splitlines() == [
-        "TIME   EVENT    DETAIL",
-        "t1     signal   job_observed",
+        "TIME                       EVENT    DETAIL",
+        "2026-11-30T07:53:34.770Z   signal   job_observed",
         "",
         "workflow vcjob/ns/a: http://ui/x",
     ]
@@ -96,6 +97,6 @@ def test_history_prints_the_timeline_then_the_link() -> None:
         "workflow_id": "vcjob/ns/a",
         "url": "http://ui/x",
         "events": [
-            {"time": "t1", "kind": "signal", "detail": "job_observed", "event_id": 3, "run_id": "r"}
+            {"time": time, "kind": "signal", "detail": "job_observed", "event_id": 3, "run_id": "r"}
         ],
     }
