@@ -7,10 +7,11 @@ the answer carries CORS headers for the UI's origin (`--ui-origin`), and preflig
 requests are answered without authentication (browsers send no credentials on them).
 
 Authorisation: with `CALDERA_CODEC_TOKEN` set, every encode/decode needs
-`Authorization: Bearer <token>` (`temporal ... --codec-auth "Bearer <token>"`). The UI sends
-the signed-in user's own Authorization header instead, and only when its "include
-cross-origin credentials" setting is on; in production an authenticating proxy in front of
-this server checks that user, and this server stays on loopback or a private network.
+`Authorization: Bearer <token>` (`temporal ... --codec-auth "Bearer <token>"`). The UI never
+sends that token: it sends the signed-in user's own access token as the Authorization header
+("pass the user access token") and the browser's credentials ("include cross-origin
+credentials"). In production an authenticating proxy in front of this server checks that
+user, and this server stays on loopback or a private network.
 
 The stdlib server is enough (one thread per request, as `caldera webhook`); the codec's sync
 methods do the work in the request thread.
