@@ -12,6 +12,9 @@ from typing import Any
 
 from kubernetes import client, config
 
+# Activity threads (worker.MAX_ACTIVITIES) plus the session's parallel status writes.
+CONNECTIONS = 64
+
 
 @functools.cache
 def api() -> client.ApiClient:
@@ -19,14 +22,19 @@ def api() -> client.ApiClient:
     return new_api()
 
 
-def new_api() -> client.ApiClient:
+def new_api(connections: int = CONNECTIONS) -> client.ApiClient:
+    """A client keeping up to `connections` open: the client's default (cpu count x 5, 10
+    here) is below the worker's concurrent activities, and every request beyond it paid a
+    new TLS handshake ("Connection pool is full, discarding connection" in the log)."""
+    configuration = client.Configuration()
     if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-        return client.ApiClient()
-    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
-        config_file=os.environ.get("KUBECONFIG")
-    )
-    return loaded
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    else:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration
+        )
+    configuration.connection_pool_maxsize = connections
+    return client.ApiClient(configuration)
 
 
 def core() -> client.CoreV1Api:
