@@ -1,1 +1,2 @@
-"""Volcano's job controller: the pure core (phase x action table, policies, reconcile) and its workflow shell."""
+"""Volcano's job controller: the pure core (phase x action table, policies, reconcile) and
+its workflow shell."""
