@@ -15,8 +15,20 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 IO_PACKAGES = ("temporalio", "kubernetes", "activities", "forwarder", "cli", "service")
 # Workflow shells may import Temporal and the activities; the cores beside them may not.
-SHELL_NAMES = {"workflow.py", "__init__.py", "search_attributes.py", "activity_call.py", "inbox.py"}
-SHELL_MODULES = ("workflows.activity_call", "workflows.search_attributes", "workflows.inbox")
+SHELL_NAMES = {
+    "workflow.py",
+    "__init__.py",
+    "search_attributes.py",
+    "activity_call.py",
+    "inbox.py",
+    "sandbox.py",
+}
+SHELL_MODULES = (
+    "workflows.activity_call",
+    "workflows.search_attributes",
+    "workflows.inbox",
+    "workflows.sandbox",
+)
 
 
 def _imports(path: Path) -> set[str]:
