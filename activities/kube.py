@@ -1,16 +1,18 @@
 """The one Kubernetes client the activities share, configured once per worker process.
 
-KUBECONFIG (or ~/.kube/config) when present, else the in-cluster service account. Activities
-are sync functions on the worker's thread pool because the official client blocks.
+KUBECONFIG (or ~/.kube/config) when present, else the in-cluster service account
+(`service.kube`). Activities are sync functions on the worker's thread pool because the
+official client blocks.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
+
+from service import kube
 
 # Activity threads (worker.MAX_ACTIVITIES) plus the session's parallel status writes.
 CONNECTIONS = 64
@@ -22,19 +24,8 @@ def api() -> client.ApiClient:
     return new_api()
 
 
-def new_api(connections: int = CONNECTIONS) -> client.ApiClient:
-    """A client keeping up to `connections` open: the client's default (cpu count x 5, 10
-    here) is below the worker's concurrent activities, and every request beyond it paid a
-    new TLS handshake ("Connection pool is full, discarding connection" in the log)."""
-    configuration = client.Configuration()
-    if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    else:
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration
-        )
-    configuration.connection_pool_maxsize = connections
-    return client.ApiClient(configuration)
+def new_api() -> client.ApiClient:
+    return kube.new_api(None, CONNECTIONS)
 
 
 def core() -> client.CoreV1Api:

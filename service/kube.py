@@ -16,16 +16,21 @@ def kubeconfig_path(kubeconfig: str | None) -> str | None:
     return kubeconfig or os.environ.get("KUBECONFIG") or None
 
 
-def new_api(kubeconfig: str | None) -> client.ApiClient:
+def new_api(kubeconfig: str | None, connections: int | None = None) -> client.ApiClient:
     """KUBECONFIG (or ~/.kube/config) when given or present, else the in-cluster account.
 
-    kubeconfig None: fall back to $KUBECONFIG, then the in-cluster service account.
+    `connections`: how many connections the client keeps open (the client's default is cpu
+    count x 5); a process with more concurrent callers than that redoes a TLS handshake for
+    every request beyond it ("Connection pool is full, discarding connection").
     """
     path = kubeconfig_path(kubeconfig)
+    configuration = client.Configuration()
     if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-        return client.ApiClient()
-    loaded: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
-        config_file=path
-    )
-    return loaded
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    else:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, client_configuration=configuration
+        )
+    if connections is not None:
+        configuration.connection_pool_maxsize = connections
+    return client.ApiClient(configuration)
