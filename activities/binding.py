@@ -30,6 +30,7 @@ from activities.messages import (
     Unschedulable,
     VolumesInput,
 )
+from service import metrics
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 _PARALLEL = 16
@@ -96,7 +97,30 @@ def bind_pods(request: BindPodsInput) -> BindPodsResult:
     failed = {
         p.pod: why for p, why in zip(request.placements, outcomes, strict=True) if why is not None
     }
+    _count(bound, failed)
     return BindPodsResult(bound=bound, failed=failed)
+
+
+def failure_reason(why: str) -> str:
+    """The `reason` label of caldera_bind_failures for a failure message (a few fixed values)."""
+    if why.startswith("execute preBind"):
+        return "VolumeBinding"
+    if why.startswith("already bound"):
+        return "BoundElsewhere"
+    if why == "pod does not exist any more":
+        return "PodGone"
+    if why.endswith("node not found"):
+        return "NodeNotFound"
+    return "BindRejected"  # the apiserver refused the binding (404/409)
+
+
+def _count(bound: list[str], failed: dict[str, str]) -> None:
+    """Once per completed attempt: a failed attempt raised before getting here."""
+    meter = metrics.activity_meter()
+    metrics.PODS_BOUND.on(meter).add(len(bound))
+    failures = metrics.BIND_FAILURES.on(meter)
+    for why in failed.values():
+        failures.add(1, {"reason": failure_reason(why)})
 
 
 @activity.defn(name="mark_unschedulable")
@@ -204,6 +228,7 @@ def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
             placements=[Placement(pod=p.pod, uid=p.uid, node=p.node) for p in ready],
         )
     )
+    _count([], failed)  # the volume failures; bind_pods counted the node bindings
     return BindPodsResult(bound=nodes.bound, failed={**failed, **nodes.failed})
 
 

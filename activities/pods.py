@@ -12,22 +12,25 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio import activity
+from temporalio.common import MetricCounter
 
 from activities import errors, kube, plugins, podspec
 from activities.messages import CreatePodsInput, CreatePodsResult, DeletePodsInput, DeletePodsResult
 from models import labels
 from models.batch import Job
+from service import metrics
 
 _PARALLEL = 16
 
 
-def _create(namespace: str, manifest: dict[str, Any]) -> bool:
+def _create(namespace: str, manifest: dict[str, Any], counter: MetricCounter) -> bool:
     """True when created now, False when it already existed."""
     name = manifest["metadata"]["name"]
     created = False
     with errors.kube_call(f"create pod {namespace}/{name}", ok=errors.EXISTS_OK):
         kube.core().create_namespaced_pod(namespace, kube.body(manifest))
         created = True
+        counter.add(1)
     return created
 
 
@@ -59,10 +62,12 @@ def create_pods(request: CreatePodsInput) -> CreatePodsResult:
     created: list[str] = []
     existing: list[str] = []
     start = 0
+    # Counted as each is created: what a failed attempt created is "existing" on the retry.
+    counter = metrics.PODS_CREATED.on(metrics.activity_meter())
     with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
         for size in slow_start_batches(len(manifests)):
             batch = manifests[start : start + size]
-            results = list(pool.map(lambda m: _create(namespace, m), batch))
+            results = list(pool.map(lambda m: _create(namespace, m, counter), batch))
             for manifest, fresh in zip(batch, results, strict=True):
                 (created if fresh else existing).append(manifest["metadata"]["name"])
             start += size

@@ -32,6 +32,7 @@ from models import batch, keys, scheduling, signals
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
 from scheduling.snapshot import TaskStatus
+from service import metrics
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
 T = TypeVar("T")
@@ -226,6 +227,12 @@ def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
 
 @activity.defn(name="schedule_session")
 def schedule_session(request: SessionInput) -> SessionResult:
+    """One session, counted and timed (caldera_scheduling_session_duration_seconds)."""
+    with metrics.session_timer(metrics.activity_meter(), request.scheduler_name):
+        return _session(request)
+
+
+def _session(request: SessionInput) -> SessionResult:
     world = _world()
     snapshot = snapshot_from_objects(
         world["nodes"],

@@ -30,6 +30,7 @@ from types import FrameType
 from typing import Any, Final, cast
 
 from admission import lookup, rules
+from service import logs
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class Options:
     key: str = "tls.key"
     kubeconfig: str | None = None  # None: $KUBECONFIG, then the in-cluster service account
     max_queue_depth: int = rules.DEFAULT_MAX_DEPTH
+    log_format: str = "text"  # service.logs.FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,6 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"queue levels allowed below root ({rules.DEFAULT_MAX_DEPTH})",
     )
     p.add_argument("--log-level", default="INFO")
+    logs.add_arguments(p)
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -72,6 +75,7 @@ def options_from(args: argparse.Namespace) -> Options:
         key=args.key,
         kubeconfig=args.kubeconfig,
         max_queue_depth=args.max_queue_depth,
+        log_format=args.log_format,
     )
 
 
@@ -189,9 +193,7 @@ def serve(
     on_stop (None: nothing to do) runs on the first signal while requests are still answered,
     then the server stops; a second signal exits at once.
     """
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logs.setup(log_level, options.log_format)
     queues = lookup.ApiLookup(lookup.new_api(options.kubeconfig))
     server = _Server(options, queues, tls_context(options.cert, options.key))
     stopping = threading.Event()

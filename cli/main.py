@@ -54,6 +54,8 @@ def _dev_status(args: argparse.Namespace) -> int:
     for p in current.processes:
         print(f"  {p.name:<24} pid {p.pid:<8} {'alive' if processes.alive(p.pid) else 'DEAD'}")
     print(current.summary().splitlines()[0])
+    for line in current.metrics_lines():
+        print(line)
     return 0 if current.healthy() else 1
 
 

@@ -29,6 +29,7 @@ MAX_PER_SIGNAL = 100  # pod snapshots or PodGroup refs in one signal
 class _Batch:
     target: events.Target
     deadline: float
+    received: float | None = None  # receipt of the oldest watch event in it; None: unknown
     # Keyed by pod uid, in order of last change: a recreated pod of the same name is another
     # pod, and the workflow must hear the old one's deletion too.
     pods: OrderedDict[str, signals.PodSnapshot] = field(default_factory=OrderedDict)
@@ -50,7 +51,8 @@ class Coalescer:
         """Pending pod snapshots and PodGroup refs, all workflows together."""
         return sum(len(b.pods) + len(b.groups) + len(b.batch_pods) for b in self._batches.values())
 
-    def add(self, update: events.Batched, now: float) -> None:
+    def add(self, update: events.Batched, now: float, received: float | None = None) -> None:
+        """`received`: when the watch event behind `update` arrived (None: unknown)."""
         target: events.Target = (
             update.queue if isinstance(update, events.GroupRefUpdate) else update.job
         )
@@ -59,6 +61,8 @@ class Coalescer:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
             batch = _Batch(target, now + self._delay)
             self._batches[target.workflow_id] = batch
+        if received is not None:
+            batch.received = min(received, batch.received or received)
         if isinstance(update, events.PodUpdate):
             batch.pods.pop(update.pod.uid, None)
             batch.pods[update.pod.uid] = update.pod
@@ -106,6 +110,7 @@ class Coalescer:
                     batch.target,
                     signals.SIGNAL_PODS_CHANGED,
                     signals.PodsChanged(pods=pods[i : i + n]),
+                    received=batch.received,
                 )
                 for i in range(0, len(pods), n)
             ),
@@ -114,6 +119,7 @@ class Coalescer:
                     batch.target,
                     signals.SIGNAL_POD_GROUPS_CHANGED,
                     signals.PodGroupsChanged(groups=groups[i : i + n]),
+                    received=batch.received,
                 )
                 for i in range(0, len(groups), n)
             ),

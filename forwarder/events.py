@@ -9,8 +9,9 @@ between the watch and the Temporal client is testable without a server.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from models import keys, signals
@@ -37,6 +38,8 @@ class Observed:
     kind: Kind
     type: WatchType
     obj: Obj
+    # time.monotonic() when the watch thread received it (the signal lag metric starts here).
+    received: float = field(default_factory=time.monotonic, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Relisted:
 
     kind: Kind
     objects: Sequence[Obj]
+    received: float = field(default_factory=time.monotonic, compare=False, repr=False)
 
 
 Inbound = Observed | Relisted
@@ -109,6 +113,8 @@ class Signal:
     name: str  # one of models.signals.SIGNAL_*
     payload: signals.Payload
     start: bool = False
+    # time.monotonic() of the oldest watch event behind it; None: unknown (not measured).
+    received: float | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,33 +1,20 @@
 """Loggers bound to one Job or Queue, so every forwarder line about it names it the same way.
 
-After kopf's `ObjectLogger`: the key travels in `extra` (for structured handlers) and is
-appended to the message as `job=<ns>/<name>` or `queue=<name>` (for people reading plain
-text), giving the house style "event phrase key=value ... job=ns/name".
+After kopf's `ObjectLogger` (`service.logs`, shared by every process): the key travels in
+`extra` (the `job`/`queue` field of JSON logs) and is appended to the message as
+`job=<ns>/<name>` or `queue=<name>` (for people reading plain text), giving the house style
+"event phrase key=value ... job=ns/name".
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import MutableMapping
-from typing import Any
 
 from forwarder import events
 from models import keys
+from service.logs import ObjectLogger
 
-
-class ObjectLogger(logging.LoggerAdapter[logging.Logger]):
-    """Appends `<field>=<key>` to every message and puts `{field: key}` into `extra`."""
-
-    def __init__(self, logger: logging.Logger, field: str, key: str) -> None:
-        super().__init__(logger, {field: key})
-        self.field = field
-        self.key = key
-
-    def process(
-        self, msg: Any, kwargs: MutableMapping[str, Any]
-    ) -> tuple[Any, MutableMapping[str, Any]]:
-        kwargs["extra"] = {**(kwargs.get("extra") or {}), self.field: self.key}
-        return f"{msg} {self.field}={self.key}", kwargs
+__all__ = ["ObjectLogger", "for_job", "for_queue", "for_target"]
 
 
 def for_job(logger: logging.Logger, job: keys.JobKey) -> ObjectLogger:

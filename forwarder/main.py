@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 from kubernetes.client import ApiClient, CoordinationV1Api
 from temporalio.client import Client
+from temporalio.common import MetricMeter
 
 from forwarder import coalesce, events, kube, leader, pipeline, signaller
 from models import signals
-from service import temporal
+from service import logs, metrics, temporal
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ class Options:
     # None: Volcano's behaviour, pods wait until their PodGroup is Inqueue.
     scheduler_override: str | None = None
     lease: leader.LeaseConfig = field(default_factory=leader.LeaseConfig)
+    metrics_address: str = ""  # host:port of the Prometheus endpoint; "": none
+    log_format: str = "text"  # service.logs.FORMATS
 
     def job_start(self) -> signals.JobStart:
         settings = signals.ControllerSettings(scheduler_override=self.scheduler_override)
@@ -42,14 +45,16 @@ class Options:
 
 async def run(options: Options, stop: asyncio.Event) -> None:
     """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
-    client = await temporal.connect(options.temporal)
+    runtime = metrics.runtime(options.metrics_address)
+    client = await temporal.connect(options.temporal, runtime=runtime)
+    meters = metrics.Forwarder(runtime.metric_meter if runtime else MetricMeter.noop)
     # Separate clients: Lease renewals must never wait behind watch connections.
     leases = CoordinationV1Api(kube.new_api(options.kubeconfig))
     elector = leader.Elector(leases, options.lease)
     watches = kube.new_api(options.kubeconfig)
     try:
         while await elector.acquire(stop):
-            await _lead(options, client, watches, elector, stop)
+            await _lead(options, client, watches, elector, stop, meters)
     finally:
         await asyncio.to_thread(elector.release)
 
@@ -60,6 +65,7 @@ async def _lead(
     api: ApiClient,
     elector: leader.Elector,
     stop: asyncio.Event,
+    meters: metrics.Forwarder,
 ) -> None:
     """One term: forward until `stop` (flush everything) or until the Lease is lost (drop)."""
     halt = asyncio.Event()
@@ -70,8 +76,9 @@ async def _lead(
     term = pipeline.Pipeline(
         {kind: kube.list_call(api, kind) for kind in events.Kind},
         functools.partial(kube.delete_command, api),
-        signaller.Signaller(client, options.job_start()),
+        signaller.Signaller(client, options.job_start(), meters=meters),
         options.coalesce,
+        meters,
     )
     try:
         await term.run(halt)
@@ -100,6 +107,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--renew-interval", type=float, default=5.0, help="seconds (5)")
     p.add_argument("--retry-interval", type=float, default=2.0, help="standby poll, seconds (2)")
     p.add_argument("--log-level", default="INFO")
+    logs.add_arguments(p)
+    p.add_argument(
+        "--metrics-address",
+        default=env(metrics.ENV_ADDRESS, metrics.FORWARDER_ADDRESS),
+        help=f"Prometheus /metrics on host:port (${metrics.ENV_ADDRESS}, default "
+        f"{metrics.FORWARDER_ADDRESS}; empty: off)",
+    )
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -115,14 +129,14 @@ def options_from(args: argparse.Namespace) -> Options:
             renew_interval=args.renew_interval,
             retry_interval=args.retry_interval,
         ),
+        metrics_address=args.metrics_address,
+        log_format=args.log_format,
     )
 
 
 def serve(options: Options, log_level: str = "INFO") -> int:
     """Run until SIGTERM or SIGINT; exit code 0 after a graceful stop."""
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logs.setup(log_level, options.log_format)
     return asyncio.run(_serve(options))
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from forwarder import coalesce, events, kube, logs, router, signaller, watch
+from service import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +38,10 @@ class Pipeline:
         delete_command: DeleteCommand,
         sender: signaller.Signaller,
         delay: float = coalesce.DEFAULT_DELAY,
+        meters: metrics.Forwarder | None = None,  # None: record nothing
     ) -> None:
         self._calls = calls
+        self._meters = meters or metrics.Forwarder()
         self._delete_command = delete_command
         self._sender = sender
         self._router = router.Router()
@@ -46,6 +50,7 @@ class Pipeline:
         self._watchers: list[watch.Watcher] = []
         self._listed: set[events.Kind] = set()  # which of FIRST have been listed once
         self._synced = False  # FIRST listed and signalled; the other watches are running
+        self._relisted: set[events.Kind] = set()  # kinds listed at least once this term
 
     async def run(self, halt: asyncio.Event) -> None:
         """Forward until `halt` is set; then stop the watches (call `finish` next)."""
@@ -111,19 +116,33 @@ class Pipeline:
             self._start(later, emit)
 
     async def _handle(self, item: events.Inbound) -> None:
+        self._count(item)
         try:
             outgoing = self._router.route(item)
         except Exception:
             # One malformed object must not stop forwarding for every other Job.
             logger.exception("event not forwarded kind=%s", item.kind)
             return
+        received = item.received  # where each outgoing signal's lag starts
         for out in outgoing:
             if isinstance(out, events.PodUpdate | events.GroupRefUpdate | events.BatchPodUpdate):
-                self._coalescer.add(out, time.monotonic())
+                self._coalescer.add(out, time.monotonic(), received)
             elif isinstance(out, events.Signal):
+                out = dataclasses.replace(out, received=received)
                 self._submit(self._coalescer.add_signal(out))
             elif await self._consume(out):
-                self._submit(self._coalescer.add_signal(out.signal))
+                signal = dataclasses.replace(out.signal, received=received)
+                self._submit(self._coalescer.add_signal(signal))
+
+    def _count(self, item: events.Inbound) -> None:
+        kind = str(item.kind)
+        if isinstance(item, events.Observed):
+            self._meters.events.add(1, {"kind": kind, "type": item.type})
+            return
+        reason = "expired" if item.kind in self._relisted else "initial"
+        self._relisted.add(item.kind)
+        self._meters.relists.add(1, {"kind": kind, "reason": reason})
+        self._meters.events.add(len(item.objects), {"kind": kind, "type": "LISTED"})
 
     def _submit(self, outgoing: list[events.Signal]) -> None:
         for s in outgoing:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 from typing import Final
 
 from temporalio.client import Client
@@ -21,6 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder import events, logs
 from models import signals, task_queues
+from service import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +62,10 @@ class Signaller:
         start: signals.JobStart,
         task_queue: str = task_queues.CONTROLLERS,
         concurrency: int = CONCURRENCY,
+        meters: metrics.Forwarder | None = None,  # None: record nothing
     ) -> None:
         self._client = client
+        self._meters = meters or metrics.Forwarder()
         self._start = start
         self._task_queue = task_queue
         self._slots = asyncio.Semaphore(concurrency)
@@ -108,15 +112,18 @@ class Signaller:
             try:
                 await self._deliver(signal)
                 self.sent += 1
+                self._sent(signal)
                 level = logging.DEBUG if signal.name in _QUIET else logging.INFO
                 log.log(level, "signal sent signal=%s start=%s", signal.name, signal.start)
                 return
             except RPCError as e:
                 if e.status == RPCStatusCode.NOT_FOUND:
                     log.info("signal dropped, no open workflow signal=%s", signal.name)
+                    self._meters.dropped.add(1, {"signal": signal.name, "reason": "closed"})
                     return
                 if e.status not in TRANSIENT or attempt == MAX_ATTEMPTS:
                     log.error("signal lost signal=%s attempts=%d error=%s", signal.name, attempt, e)
+                    self._meters.dropped.add(1, {"signal": signal.name, "reason": "lost"})
                     return
                 log.warning(
                     "signal failed signal=%s retry_in=%.1fs error=%s", signal.name, delay, e
@@ -127,7 +134,14 @@ class Signaller:
                 # Not a server answer (e.g. a payload that does not serialise): retrying cannot
                 # help, and the lane must go on with the next signal.
                 log.exception("signal lost signal=%s", signal.name)
+                self._meters.dropped.add(1, {"signal": signal.name, "reason": "lost"})
                 return
+
+    def _sent(self, signal: events.Signal) -> None:
+        labels = {"signal": signal.name}
+        self._meters.sent.add(1, labels)
+        if signal.received is not None:
+            self._meters.lag.record(max(0.0, time.monotonic() - signal.received), labels)
 
     async def _deliver(self, signal: events.Signal) -> None:
         target = signal.target

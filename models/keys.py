@@ -25,6 +25,19 @@ def queue_workflow_id(name: str) -> str:
     return f"queue/{name}"
 
 
+def job_key_from_workflow_id(workflow_id: str) -> JobKey | None:
+    """The job a JobWorkflow id names; None: not a JobWorkflow id."""
+    kind, _, rest = workflow_id.partition("/")
+    namespace, _, name = rest.partition("/")
+    return job_key(namespace, name) if kind == "vcjob" and namespace and name else None
+
+
+def queue_name_from_workflow_id(workflow_id: str) -> QueueName | None:
+    """The queue a QueueWorkflow id names; None: not a QueueWorkflow id."""
+    kind, _, name = workflow_id.partition("/")
+    return QueueName(name) if kind == "queue" and name else None
+
+
 def scheduler_workflow_id(scheduler_name: str) -> str:
     return f"scheduler/{scheduler_name}"
 

@@ -4,6 +4,10 @@ Until Caldera's gang scheduler exists, pods are handed to kube-scheduler
 (`CALDERA_SCHEDULER_OVERRIDE=default-scheduler`) and the PodGroup gate is skipped; set
 `scheduler_override=None` to get Volcano's gate (pods wait for an Inqueue PodGroup).
 
+The worker and the forwarder serve Prometheus metrics on loopback (`service/metrics.py`): on
+the ports asked for when they are free (the dev stack asks for the defaults, 9464 and 9465),
+else on free ones; each `Process` records its URL.
+
 The webhook (`caldera webhook`) serves on a free loopback port with certificates kept beside
 the logs (`<log_dir>/../webhook`); once it listens, its ValidatingWebhookConfiguration is
 registered (replacing the one of an earlier start) and `start` returns only when the apiserver
@@ -22,8 +26,13 @@ from typing import Final
 from admission import server as admission_server
 from cli.devstack import controlplane, processes, webhook
 from cli.devstack.processes import Process
+from service import metrics
 
 DEFAULT_SCHEDULER_OVERRIDE: Final = "default-scheduler"
+WORKER_ARGV: Final = (sys.executable, "-m", "worker")
+FORWARDER_ARGV: Final = (sys.executable, "-m", "cli.main", "forwarder")
+# The processes' own defaults, which the dev stack asks for (a busy one moves to a free port).
+DEFAULT_METRICS_PORTS: Final = (metrics.WORKER_PORT, metrics.FORWARDER_PORT)
 
 
 def start(
@@ -32,17 +41,17 @@ def start(
     log_dir: Path,
     scheduler_override: str | None = DEFAULT_SCHEDULER_OVERRIDE,
     webhook_port: int | None = None,  # None: a free port
+    metrics_ports: tuple[int, int] | None = None,  # worker's, forwarder's; None: free ports
 ) -> list[Process]:
     """Start the worker, the forwarder and the webhook; returns them in that order."""
     env = _env(kubeconfig, temporal_address, scheduler_override)
     cert_dir = webhook.ensure_certs(log_dir.parent / "webhook")
     port = webhook_port or processes.free_port()
-    worker = processes.start("worker", [sys.executable, "-m", "worker"], log_dir, env)
+    wanted = metrics_ports or (None, None)
+    worker = _with_metrics("worker", WORKER_ARGV, log_dir, env, wanted[0])
     started = [worker]
     try:
-        forwarder = processes.start(
-            "forwarder", [sys.executable, "-m", "cli.main", "forwarder"], log_dir, env
-        )
+        forwarder = _with_metrics("forwarder", FORWARDER_ARGV, log_dir, env, wanted[1])
         started.append(forwarder)
         hook = processes.start("webhook", _webhook_argv(kubeconfig, port, cert_dir), log_dir, env)
         started.append(hook)
@@ -76,9 +85,20 @@ def start_worker(
 ) -> Process:
     """Another worker (e.g. after one was killed), ready when this returns."""
     env = _env(kubeconfig, temporal_address, scheduler_override)
-    worker = processes.start("worker", [sys.executable, "-m", "worker"], log_dir, env)
+    worker = _with_metrics("worker", WORKER_ARGV, log_dir, env, None)
     processes.wait_until(worker, _logged(worker, "worker started"), 60, "ready")
     return worker
+
+
+def _with_metrics(
+    name: str, argv: tuple[str, ...], log_dir: Path, env: dict[str, str], port: int | None
+) -> Process:
+    """Start `argv` serving metrics on loopback: `port` if free (None: any free port)."""
+    if port is None or not processes.port_free(port):
+        port = processes.free_port()
+    address = f"127.0.0.1:{port}"
+    started = processes.start(name, [*argv, f"--metrics-address={address}"], log_dir, env)
+    return started.model_copy(update={"metrics_url": metrics.url(address)})
 
 
 def _webhook_argv(kubeconfig: str, port: int, cert_dir: Path) -> list[str]:

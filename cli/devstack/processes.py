@@ -35,6 +35,7 @@ class Process(BaseModel):
     pid: int
     log: str
     log_offset: int = 0  # where this run's output starts in an appended log
+    metrics_url: str = ""  # its Prometheus endpoint (http://host:port/metrics); "": none
 
 
 def free_port() -> int:

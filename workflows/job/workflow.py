@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from models import signals
     from models.bus import Action
+    from service import metrics
     from workflows import activity_call, search_attributes
     from workflows.inbox import Inbox, continue_due
     from workflows.job import controller, views
@@ -303,6 +304,10 @@ class JobWorkflow:
                         [search_attributes.JOB_PHASE.value_set(effect.phase)]
                     )
                     workflow.set_current_details(f"{effect.phase}: {effect.reason}")
+                    # The workflow meter records nothing on replay: one count per transition.
+                    metrics.JOB_PHASE_TRANSITIONS.on(workflow.metric_meter()).add(
+                        1, {"phase": str(effect.phase)}
+                    )
                     workflow.logger.info(
                         "phase changed job=%s/%s from=%s to=%s reason=%s",
                         namespace,
