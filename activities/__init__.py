@@ -45,6 +45,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     batchpods.remove_pod_finalizers,
     batchjobs.write_batch_job_status,
     batchjobs.delete_batch_job,
+    batchjobs.ensure_batch_pod_group,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).

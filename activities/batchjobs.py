@@ -1,4 +1,5 @@
-"""batch/v1 Job writes: the status subresource, and the TTL-after-finished deletion.
+"""batch/v1 Job writes: the status subresource, the TTL-after-finished deletion, and the
+PodGroup of a Job whose pods Caldera's gang scheduler places.
 
 The status is replaced whole with a JSON patch that first tests `metadata.uid`: the workflow
 is the Job's only status writer and orders its own writes, and the test makes sure a status
@@ -14,8 +15,9 @@ from typing import Any
 from kubernetes import client
 from temporalio import activity
 
-from activities import errors, kube
-from activities.messages import BatchJobStatusInput, DeleteJobInput, Done
+from activities import batchpodspec, errors, kube
+from activities.messages import BatchJobStatusInput, DeleteJobInput, Done, JobInput
+from models import batchv1, scheduling
 
 
 @activity.defn(name="write_batch_job_status")
@@ -46,5 +48,18 @@ def delete_batch_job(request: DeleteJobInput) -> Done:
     ):
         client.BatchV1Api(kube.api()).delete_namespaced_job(
             request.name, request.namespace, body=options
+        )
+    return Done()
+
+
+@activity.defn(name="ensure_batch_pod_group")
+def ensure_batch_pod_group(request: JobInput) -> Done:
+    """Create the Job's PodGroup (AlreadyExists is success: it is never changed afterwards)."""
+    job = batchv1.BatchJob.model_validate(request.job)
+    group = batchpodspec.pod_group(job)
+    namespace = job.metadata.namespace or "default"
+    with errors.kube_call(f"create podgroup {namespace}/{job.pod_group_name}", ok=errors.EXISTS_OK):
+        kube.custom().create_namespaced_custom_object(
+            scheduling.GROUP, scheduling.VERSION, namespace, "podgroups", group
         )
     return Done()

@@ -13,8 +13,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from activities import podspec
 from activities.messages import JobPod
-from models import batchv1
+from models import batchv1, scheduling
+from models import labels as volcano_labels
+from models.quantity import format_quantity
 
 
 def owner_reference(job: batchv1.BatchJob) -> dict[str, Any]:
@@ -47,6 +50,8 @@ def build_pod(job: batchv1.BatchJob, pod: JobPod) -> dict[str, Any]:
     finalizers = list(meta.get("finalizers") or [])
     if batchv1.TRACKING_FINALIZER not in finalizers:
         finalizers.append(batchv1.TRACKING_FINALIZER)
+    if job.gang_scheduled:
+        annotations[volcano_labels.GROUP_NAME] = job.pod_group_name
     if pod.index is not None:
         index = str(pod.index)
         annotations[batchv1.COMPLETION_INDEX] = index
@@ -68,6 +73,33 @@ def build_pod(job: batchv1.BatchJob, pod: JobPod) -> dict[str, Any]:
             "labels": labels,
             "annotations": annotations,
             "finalizers": finalizers,
+            "ownerReferences": [owner_reference(job)],
+        },
+        "spec": spec,
+    }
+
+
+def pod_group(job: batchv1.BatchJob) -> dict[str, Any]:
+    """The PodGroup of a Job whose pods name Caldera's gang scheduler, as Volcano's PodGroup
+    controller makes one for pods it did not create: one pod is enough to run (minMember 1),
+    minResources one pod's requests, the queue from the template's queue-name annotation."""
+    template = job.spec.template
+    notes = (template.metadata or {}).get("annotations") or {}
+    pod_spec = template.spec or {}
+    requests = podspec.pod_requests(pod_spec)
+    spec: dict[str, Any] = {
+        "minMember": 1,
+        "queue": notes.get(batchv1.QUEUE_ANNOTATION) or scheduling.DEFAULT_QUEUE,
+        "minResources": {k: format_quantity(v) for k, v in sorted(requests.items()) if v},
+    }
+    if pod_spec.get("priorityClassName"):
+        spec["priorityClassName"] = pod_spec["priorityClassName"]
+    return {
+        "apiVersion": f"{scheduling.GROUP}/{scheduling.VERSION}",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": job.pod_group_name,
+            "namespace": job.metadata.namespace,
             "ownerReferences": [owner_reference(job)],
         },
         "spec": spec,

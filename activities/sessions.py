@@ -28,7 +28,7 @@ from activities.messages import (
     SessionResult,
     Unschedulable,
 )
-from models import batch, keys, scheduling, signals
+from models import batch, batchv1, keys, scheduling, signals
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
 from scheduling.snapshot import TaskStatus
@@ -50,6 +50,22 @@ def _owner_job(group: dict[str, Any]) -> str | None:
     for ref in group.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("kind") == "Job" and ref.get("apiVersion") == batch.API_VERSION:
             return str(ref.get("name"))
+    return None
+
+
+def _owner_workflow(group: dict[str, Any]) -> str | None:
+    """The workflow that binds a PodGroup's pods: its Volcano Job's, or its batch/v1 Job's
+    (one Caldera runs, whose pods name the gang scheduler); None: no Job owns it."""
+    meta = group.get("metadata", {})
+    namespace = str(meta.get("namespace", ""))
+    for ref in meta.get("ownerReferences") or []:
+        name = str(ref.get("name"))
+        if ref.get("kind") != "Job":
+            continue
+        if ref.get("apiVersion") == batch.API_VERSION:
+            return keys.job_workflow_id(namespace, name)
+        if ref.get("apiVersion") == batchv1.API_VERSION:
+            return keys.batch_job_workflow_id(namespace, name)
     return None
 
 
@@ -255,12 +271,11 @@ def _session(request: SessionInput) -> SessionResult:
     by_job: dict[str, JobPlacements] = {}
     for placement in result.placements:
         group = groups.get(placement.job)
-        job = _owner_job(group) if group else None
+        wid = _owner_workflow(group) if group else None
         pod = pods.get(placement.pod)
-        if job is None or pod is None:
+        if wid is None or pod is None:
             continue
         namespace = pod["metadata"]["namespace"]
-        wid = keys.job_workflow_id(namespace, job)
         placed = signals.PlacedPod(
             pod=pod["metadata"]["name"],
             uid=pod["metadata"].get("uid", ""),

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from models.base import INT32_MAX, ApiModel
 from models.batch import PodTemplateSpec
+from models.defaults import DEFAULT_SCHEDULER
 from models.meta import ObjectMeta
 
 GROUP: Final = "batch"
@@ -42,6 +43,9 @@ JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 COMPLETION_INDEX_ENV: Final = "JOB_COMPLETION_INDEX"
 
 DEFAULT_BACKOFF_LIMIT: Final = 6
+# Pods naming Caldera's gang scheduler are placed through a PodGroup per Job, as Volcano's
+# PodGroup controller does for pods it did not create: `podgroup-<job uid>`, one pod enough.
+QUEUE_ANNOTATION: Final = "scheduling.volcano.sh/queue-name"  # on the pod template
 
 
 class CompletionMode(StrEnum):
@@ -208,6 +212,19 @@ class BatchJob(ApiModel):
     @property
     def managed_by_caldera(self) -> bool:
         return self.spec.managed_by == CONTROLLER_NAME
+
+    @property
+    def scheduler_name(self) -> str:
+        return str((self.spec.template.spec or {}).get("schedulerName") or "default-scheduler")
+
+    @property
+    def gang_scheduled(self) -> bool:
+        """Its pods name Caldera's gang scheduler, which places PodGroups' pods only."""
+        return self.scheduler_name == DEFAULT_SCHEDULER
+
+    @property
+    def pod_group_name(self) -> str:
+        return f"podgroup-{self.metadata.uid}"
 
 
 def defaulted(job: BatchJob) -> BatchJob:

@@ -93,6 +93,9 @@ NEEDS: Final[Mapping[str, Calls]] = {
             "patch", "jobs/status", "batch"
         ),
         ("activities/batchjobs.py", "delete_namespaced_job"): _p("delete", "jobs", "batch"),
+        ("activities/batchjobs.py", "create_namespaced_custom_object"): _p(
+            "create", "podgroups", SCHED
+        ),
         ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
         ("activities/jobs.py", "create_namespaced_persistent_volume_claim"): _p(
             "create", "persistentvolumeclaims"

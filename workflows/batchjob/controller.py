@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from models import signals
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
-from workflows.batchjob import backoff, sync
+from workflows.batchjob import backoff, placements, sync
 from workflows.batchjob import effects as fx
 from workflows.batchjob.state import BatchJobState, ContainerExit, PodRecord
 
@@ -52,6 +52,13 @@ class FinalizersRemoved(Input):
     pods: dict[str, str]  # name → uid
 
 
+class BindOutcome(Input):
+    """Pods the gang scheduler placed that could not be bound, and why."""
+
+    kind: Literal["BindOutcome"] = "BindOutcome"
+    failed: dict[str, str]  # pod name → why
+
+
 class ActionFailed(Input):
     """An activity gave up (retries exhausted or a permanent error)."""
 
@@ -68,6 +75,8 @@ AnyInput = (
     | PodsCreated
     | FinalizersRemoved
     | ActionFailed
+    | signals.PodsPlaced
+    | BindOutcome
 )
 
 
@@ -290,6 +299,11 @@ def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
             state = _finalizers_removed(state, event)
         case ActionFailed():
             state, out = _failed(state, event, now)
+        case signals.PodsPlaced():
+            return Decision(state=state, effects=tuple(placements.placed(state, event)))
+        case BindOutcome():
+            out = placements.bound(state, event.failed)
+    state, group = _pod_group(state)
     plan = sync.sync(state, now)
     state, timed = _timers(plan.state, plan.timers)
     state, ttl = _ttl(state, now)
@@ -298,7 +312,18 @@ def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
     if after != before:
         reason = _reason(state.status)
         changed.append(fx.PhaseChanged(phase=after, previous=before, reason=reason))
-    return Decision(state=state, effects=(*out, *plan.effects, *timed, *ttl, *changed))
+    effects = (*out, *group, *plan.effects, *timed, *ttl, *changed)
+    return Decision(state=state, effects=effects)
+
+
+def _pod_group(state: BatchJobState) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+    """Before the first pod of a gang-scheduled Job: the PodGroup its pods are placed by."""
+    job = state.job
+    if job is None or state.pod_group or state.deleted or not job.gang_scheduled:
+        return state, []
+    if state.status.finished:
+        return state, []
+    return state.model_copy(update={"pod_group": True}), [fx.EnsurePodGroup(job=job.dump())]
 
 
 def _finalizers_removed(state: BatchJobState, removed: FinalizersRemoved) -> BatchJobState:

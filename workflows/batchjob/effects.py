@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from models import signals
+
 
 class Effect(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -94,6 +96,34 @@ class Finish(Effect):
     kind: Literal["Finish"] = "Finish"
 
 
+class EnsurePodGroup(Effect):
+    """The PodGroup Caldera's gang scheduler places the Job's pods through."""
+
+    kind: Literal["EnsurePodGroup"] = "EnsurePodGroup"
+    job: dict[str, Any]
+
+
+class BindPlacements(Effect):
+    """Bind pods the gang scheduler placed: volumes first, then nodes (one activity)."""
+
+    kind: Literal["BindPlacements"] = "BindPlacements"
+    session: int
+    placements: list[signals.PlacedPod]
+
+
+class MarkUnschedulable(Effect):
+    kind: Literal["MarkUnschedulable"] = "MarkUnschedulable"
+    pods: dict[str, str]  # pod name → why
+
+
+class TellScheduler(Effect):
+    """Tell the SchedulerWorkflow these binds failed, so it drops its assumptions."""
+
+    kind: Literal["TellScheduler"] = "TellScheduler"
+    scheduler: str  # its workflow id
+    failed: dict[str, str]  # "<ns>/<pod>" → why
+
+
 class StartOver(Effect):
     """A new Job under the same name: continue as new with a fresh state for it."""
 
@@ -113,4 +143,8 @@ AnyEffect = (
     | DeleteJob
     | Finish
     | StartOver
+    | EnsurePodGroup
+    | BindPlacements
+    | MarkUnschedulable
+    | TellScheduler
 )

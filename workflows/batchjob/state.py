@@ -82,6 +82,7 @@ class BatchJobState(Record):
     timers: dict[str, datetime] = Field(default_factory=dict)  # armed timer key → fires at
     ttl_expired: bool = False
     deleted: bool = False
+    pod_group: bool = False  # the gang scheduler's PodGroup was ensured (gang-scheduled Jobs)
 
     @property
     def key(self) -> str:

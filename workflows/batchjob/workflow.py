@@ -21,16 +21,20 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import batchjobs, batchpods, options
+    from activities import batchjobs, batchpods, binding, options
     from activities import events as event_activities
     from activities.messages import (
         BatchJobStatusInput,
+        BindPlacementsInput,
         CreateJobPodsInput,
         DeleteJobInput,
         DeleteJobPodsInput,
+        JobInput,
         JobPod,
+        MarkUnschedulableInput,
         RecordEventInput,
         RemoveFinalizersInput,
+        Unschedulable,
     )
     from models import batchv1, signals
     from workflows import activity_call, search_attributes
@@ -108,6 +112,10 @@ class BatchJobWorkflow:
     @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
     def pods_changed(self, changed: signals.BatchPodsChanged) -> None:
         self._inbox.accept(changed)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
+    def pods_placed(self, placed: signals.PodsPlaced) -> None:
+        self._inbox.accept(placed)
 
     @workflow.query
     def status(self) -> signals.BatchJobView:
@@ -221,6 +229,30 @@ class BatchJobWorkflow:
                         options.KUBE_WRITE,
                         "delete job: ttlSecondsAfterFinished expired",
                     )
+                case fx.EnsurePodGroup():
+                    await activity_call.run(
+                        batchjobs.ensure_batch_pod_group,
+                        JobInput(job=effect.job),
+                        options.KUBE_WRITE,
+                        f"ensure PodGroup {self._job().pod_group_name}",
+                    )
+                case fx.BindPlacements():
+                    await self._bind(effect)
+                case fx.MarkUnschedulable():
+                    await activity_call.run(
+                        binding.mark_unschedulable,
+                        MarkUnschedulableInput(
+                            namespace=self._job().metadata.namespace or "",
+                            pods=[
+                                Unschedulable(pod=pod, reason="SchedulerError", message=why)
+                                for pod, why in effect.pods.items()
+                            ],
+                        ),
+                        options.KUBE_WRITE,
+                        f"mark {len(effect.pods)} pods unschedulable",
+                    )
+                case fx.TellScheduler():
+                    await self._tell_scheduler(effect)
                 case fx.Finish():
                     self._finished = True
                 case fx.StartOver():
@@ -258,6 +290,27 @@ class BatchJobWorkflow:
         }
         outcome = controller.PodsCreated(created=created, failed=result.failed)
         self._inbox.internal(outcome, first=True)
+
+    async def _bind(self, effect: fx.BindPlacements) -> None:
+        nodes = sorted({p.node for p in effect.placements})
+        result = await activity_call.run(
+            binding.bind_placements,
+            BindPlacementsInput(
+                namespace=self._job().metadata.namespace or "", placements=effect.placements
+            ),
+            options.VOLUME_BINDING,
+            f"bind {len(effect.placements)} pods (session {effect.session}) to {', '.join(nodes)}",
+        )
+        if result.failed:
+            self._inbox.internal(controller.BindOutcome(failed=result.failed), first=True)
+
+    async def _tell_scheduler(self, effect: fx.TellScheduler) -> None:
+        """Best effort: a scheduler that does not hear it lets the assumption expire."""
+        handle = workflow.get_external_workflow_handle(effect.scheduler)
+        try:
+            await handle.signal(signals.SIGNAL_BIND_FAILED, signals.BindFailed(pods=effect.failed))
+        except Exception as e:
+            workflow.logger.info("scheduler not told scheduler=%s error=%s", effect.scheduler, e)
 
     async def _record(self, effect: fx.RecordEvent) -> None:
         meta = self._job().metadata

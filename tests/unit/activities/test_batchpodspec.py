@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from activities import batchpodspec
 from activities.messages import JobPod
+from models import batchv1
 from tests.builders import make_batch_job
 
 
@@ -56,3 +57,27 @@ def test_indexed_pod_carries_its_index_everywhere() -> None:
         },
     }
     assert "env" not in (job.spec.template.spec or {})["containers"][0], "template untouched"
+
+
+def test_gang_scheduled_pods_name_their_pod_group() -> None:
+    manifest = make_batch_job("train").manifest()
+    template = manifest["spec"]["template"]
+    template["spec"]["schedulerName"] = "volcano"
+    template["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "250m"}}
+    template["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "research"}
+    job = batchv1.defaulted(batchv1.BatchJob.model_validate(manifest))
+    pod = batchpodspec.build_pod(job, JobPod(name="train-bcdfg"))
+    assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "podgroup-job-uid"
+    group = batchpodspec.pod_group(job)
+    assert group["metadata"]["name"] == "podgroup-job-uid"
+    assert group["metadata"]["ownerReferences"] == [batchpodspec.owner_reference(job)]
+    assert group["spec"] == {
+        "minMember": 1,
+        "queue": "research",
+        "minResources": {"cpu": "250m", "pods": "1"},
+    }
+
+
+def test_pods_for_kube_scheduler_have_no_pod_group() -> None:
+    pod = batchpodspec.build_pod(make_batch_job("train").build(), JobPod(name="train-bcdfg"))
+    assert "scheduling.k8s.io/group-name" not in pod["metadata"]["annotations"]

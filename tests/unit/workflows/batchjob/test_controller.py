@@ -299,3 +299,50 @@ def test_phase_changes_name_the_condition() -> None:
     cluster.finish(cluster.live()[0])
     phases = [(e.previous, e.phase) for e in cluster.effects if isinstance(e, fx.PhaseChanged)]
     assert phases == [("Pending", "Running"), ("Running", "Completing"), ("Completing", "Complete")]
+
+
+def _gang() -> FakeCluster:
+    cluster = FakeCluster()
+    template = make_batch_job("j").manifest()["spec"]["template"]
+    template["spec"]["schedulerName"] = "volcano"
+    cluster.observe(
+        make_batch_job("j").spec(parallelism=2, completions=2, template=template).manifest()
+    )
+    return cluster
+
+
+def test_gang_scheduled_job_gets_its_pod_group_before_its_pods() -> None:
+    cluster = _gang()
+    kinds = [e.kind for e in cluster.effects]
+    assert kinds.index("EnsurePodGroup") < kinds.index("CreatePods")
+    assert kinds.count("EnsurePodGroup") == 1 and cluster.state.pod_group
+
+
+def test_placed_pods_are_bound_and_stale_ones_returned() -> None:
+    cluster = _gang()
+    waiting = cluster.live()[0]
+    placed = signals.PodsPlaced(
+        session=7,
+        placements=[
+            signals.PlacedPod(pod=waiting, node="kwok-node-0"),
+            signals.PlacedPod(pod="j-gone0", node="kwok-node-1"),
+        ],
+    )
+    decision = controller.decide(cluster.state, placed, cluster.now)
+    bind, tell = decision.effects
+    assert isinstance(bind, fx.BindPlacements) and bind.session == 7
+    assert [p.pod for p in bind.placements] == [waiting]
+    assert isinstance(tell, fx.TellScheduler) and tell.scheduler == "scheduler/volcano"
+    assert tell.failed == {"ns/j-gone0": "pod no longer waits for a node"}
+
+
+def test_failed_bind_marks_the_pod_and_tells_the_scheduler() -> None:
+    cluster = _gang()
+    pod = cluster.live()[0]
+    decision = controller.decide(
+        cluster.state, controller.BindOutcome(failed={pod: "node not found"}), cluster.now
+    )
+    kinds = [e.kind for e in decision.effects]
+    assert kinds[:3] == ["MarkUnschedulable", "RecordEvent", "TellScheduler"]
+    tell = decision.effects[2]
+    assert isinstance(tell, fx.TellScheduler) and tell.failed == {f"ns/{pod}": "node not found"}
