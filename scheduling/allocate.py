@@ -22,6 +22,7 @@ from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling import jobs, ordering, predicates, proportion, scoring
 from scheduling.config import Action, SessionConfig
+from scheduling.resources import EMPTY
 from scheduling.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
 from scheduling.state import SessionState
 from scheduling.statement import Statement
@@ -93,8 +94,9 @@ def allocate_job(
             if jobs.need_continue_allocating(job, tasks, _failed_roles(state, job.key)):
                 continue
             break
-        # Nodes with idle room first; only if none, one where room is being released.
-        idle = [node for node in feasible if predicates.fits_idle(task, node)]
+        # Nodes with idle room first; only if none, one where room is being released. Without
+        # releasing room, future idle is at most idle: a feasible node fits idle room too.
+        idle = [n for n in feasible if n.releasing == EMPTY or predicates.fits_idle(task, n)]
         best = scoring.best_node(task, idle or feasible, config.scoring).name
         if idle:
             statement.allocate(task.key, best)
