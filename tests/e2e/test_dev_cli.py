@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 from cli.devstack import processes
@@ -36,6 +37,12 @@ def test_dev_up_is_idempotent_and_down_stops_what_it_started(tmp_path: Path) -> 
         pids += [p["pid"] for p in state["controllers"]]
         assert len(pids) == 9 and all(processes.alive(p) for p in pids)
         assert "history: http://127.0.0.1:" in first.stdout
+        urls = {p["name"]: p["metrics_url"] for p in state["controllers"] if p["metrics_url"]}
+        assert set(urls) == {"worker", "forwarder"}
+        for name, url in urls.items():
+            assert f"metrics:      {url}  ({name})" in first.stdout
+            with urllib.request.urlopen(url, timeout=10) as scraped:
+                assert b"temporal_request" in scraped.read()
 
         again = _caldera(env, "dev", "up", "--nodes", "1", *ports)
         assert again.returncode == 0, again.stderr
@@ -44,6 +51,7 @@ def test_dev_up_is_idempotent_and_down_stops_what_it_started(tmp_path: Path) -> 
 
         status = _caldera(env, "dev", "status")
         assert status.returncode == 0 and status.stdout.startswith("up")
+        assert all(url in status.stdout for url in urls.values())
     finally:
         down = _caldera(env, "dev", "down")
     assert down.returncode == 0, down.stderr
