@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from models import signals
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
-from workflows.batchjob import backoff, placements, sync
+from workflows.batchjob import backoff, placements, sync, tracking
 from workflows.batchjob import effects as fx
 from workflows.batchjob.state import BatchJobState, ContainerExit, PodRecord
 
@@ -277,7 +277,7 @@ def _deleted(state: BatchJobState, deleted: signals.JobDeleted) -> Decision:
 
 def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
-    before = sync.phase(state.status)
+    before = tracking.phase(state.status)
     out: list[fx.AnyEffect] = []
     match event:
         case signals.JobObserved():
@@ -307,7 +307,7 @@ def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
     plan = sync.sync(state, now)
     state, timed = _timers(plan.state, plan.timers)
     state, ttl = _ttl(state, now)
-    after = sync.phase(state.status)
+    after = tracking.phase(state.status)
     changed: list[fx.AnyEffect] = []
     if after != before:
         reason = _reason(state.status)

@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from models import batchv1, signals
     from workflows import activity_call, search_attributes
-    from workflows.batchjob import controller, sync
+    from workflows.batchjob import controller, tracking
     from workflows.batchjob import effects as fx
     from workflows.batchjob.state import BatchJobState
     from workflows.inbox import Inbox, continue_due
@@ -79,7 +79,7 @@ class BatchJobWorkflow:
             while self._inbox and not self._done():
                 ticket, item = self._inbox.take()
                 await self._process(item)
-                self._inbox.done(ticket, sync.phase(self._state.status))
+                self._inbox.done(ticket, tracking.phase(self._state.status))
             if self._done() or continue_due(self._max_history):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox and not self._done():
@@ -125,7 +125,7 @@ class BatchJobWorkflow:
             namespace=(meta.namespace if meta else None) or "",
             name=(meta.name if meta else None) or "",
             uid=(meta.uid if meta else None) or "",
-            phase=sync.phase(state.status),
+            phase=tracking.phase(state.status),
             status=state.status.dump(),
             pods={
                 n: p.phase + (" terminating" if p.deleting else "")
