@@ -57,8 +57,8 @@ def _preempt_for(
     nodes.sort(key=lambda n: (-scoring.total_score(task, n, config.scoring), n.name))
     for node in nodes:
         keys = on_nodes[node.name]
-        found = victims.candidates(state, task, keys, victims.Kind.PREEMPT, same_job=own)
-        units = victims.units(state, found, victims.Kind.PREEMPT, own_job=own)
+        found = victims.candidates(state, task, keys, EvictReason.PREEMPT, same_job=own)
+        units = victims.units(state, found, EvictReason.PREEMPT, own_job=own)
         reason = EvictReason.PREEMPT
         if eviction.try_node(state, statement, task, node.name, units, reason, _fits, _anyone):
             return True

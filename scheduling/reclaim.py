@@ -73,10 +73,10 @@ def _reclaim_for(
     for name in sorted(on_nodes):
         if predicates.check(task, state.nodes[name], fit_resources=False):
             continue
-        found = victims.candidates(state, task, on_nodes[name], victims.Kind.RECLAIM)
+        found = victims.candidates(state, task, on_nodes[name], EvictReason.RECLAIM)
         if not found:
             continue
-        units = victims.units(state, found, victims.Kind.RECLAIM)
+        units = victims.units(state, found, EvictReason.RECLAIM)
         placed = eviction.try_node(
             state,
             statement,

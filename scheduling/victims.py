@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -37,16 +36,12 @@ from pydantic import BaseModel, ConfigDict
 from models.keys import JobKey
 from scheduling import jobs, ordering
 from scheduling.resources import Missing
+from scheduling.result import EvictReason
 from scheduling.snapshot import PREEMPTABLE, NodeName, PodKey, TaskInfo, TaskStatus
 from scheduling.state import SessionState
 
 CRITICAL_CLASSES: Final = frozenset({"system-cluster-critical", "system-node-critical"})
 SYSTEM_NAMESPACE: Final = "kube-system"
-
-
-class Kind(StrEnum):
-    RECLAIM = "reclaim"  # across queues, for a queue below its deserved share
-    PREEMPT = "preempt"  # within a queue, for a higher-priority job
 
 
 class Unit(BaseModel):
@@ -65,18 +60,18 @@ def conformant(task: TaskInfo) -> bool:
     return task.priority_class not in CRITICAL_CLASSES and namespace != SYSTEM_NAMESPACE
 
 
-def _evictable(task: TaskInfo, kind: Kind) -> bool:
+def _evictable(task: TaskInfo, kind: EvictReason) -> bool:
     """Reclaim takes Running pods only; preempt Bound ones too (Volcano's status filters)."""
-    statuses = {TaskStatus.RUNNING} if kind is Kind.RECLAIM else PREEMPTABLE
+    statuses = {TaskStatus.RUNNING} if kind is EvictReason.RECLAIM else PREEMPTABLE
     return task.status in statuses and task.preemptable and conformant(task)
 
 
-def _related(state: SessionState, preemptor: TaskInfo, victim: TaskInfo, kind: Kind) -> bool:
+def _related(state: SessionState, preemptor: TaskInfo, victim: TaskInfo, kind: EvictReason) -> bool:
     """Reclaim: another queue that lets itself be reclaimed. Preempt: another job of the same
     queue with a lower priority, or a lower-priority task of the same job. A best-effort
     preemptor only ever displaces best-effort pods."""
     mine, theirs = state.jobs[preemptor.job], state.jobs[victim.job]
-    if kind is Kind.RECLAIM:
+    if kind is EvictReason.RECLAIM:
         return theirs.queue != mine.queue and state.queues[theirs.queue].reclaimable
     if preemptor.best_effort and not victim.best_effort:
         return False
@@ -100,7 +95,7 @@ def candidates(
     state: SessionState,
     preemptor: TaskInfo,
     on_node: Sequence[PodKey],
-    kind: Kind,
+    kind: EvictReason,
     same_job: bool = False,
 ) -> list[TaskInfo]:
     """The tasks of one node (`on_nodes`) the preemptor may displace, before the gang and
@@ -125,7 +120,7 @@ def _victim_order(state: SessionState, units: list[Unit]) -> list[Unit]:
     return units
 
 
-def _whole_job(state: SessionState, job: JobKey, kind: Kind) -> tuple[PodKey, ...] | None:
+def _whole_job(state: SessionState, job: JobKey, kind: EvictReason) -> tuple[PodKey, ...] | None:
     """Every running task of the job, if each may be evicted; None: one of them may not."""
     held = [t for t in state.tasks_of(job) if t.status in PREEMPTABLE]
     if not all(_evictable(t, kind) for t in held):
@@ -134,7 +129,7 @@ def _whole_job(state: SessionState, job: JobKey, kind: Kind) -> tuple[PodKey, ..
 
 
 def units(
-    state: SessionState, found: Sequence[TaskInfo], kind: Kind, own_job: bool = False
+    state: SessionState, found: Sequence[TaskInfo], kind: EvictReason, own_job: bool = False
 ) -> list[Unit]:
     """The candidates grouped into units the gang rule allows, in victim order.
 

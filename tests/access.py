@@ -136,6 +136,8 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/podgroups.py", "delete_namespaced_custom_object"): _p(
             "delete", "podgroups", SCHED
         ),
+        ("activities/evictions.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
+        ("activities/evictions.py", "delete_namespaced_pod"): _p("delete", "pods"),
         ("activities/pods.py", "create_namespaced_pod"): _p("create", "pods"),
         ("activities/pods.py", "patch_namespaced_pod"): _p("patch", "pods"),
         ("activities/pods.py", "delete_namespaced_pod"): _p("delete", "pods"),

@@ -8,6 +8,7 @@ import pytest
 
 from models.keys import JobKey
 from scheduling import victims
+from scheduling.result import EvictReason
 from scheduling.snapshot import NodeName, PodKey, TaskStatus
 from scheduling.state import SessionState
 from tests.unit.scheduling.builders import (
@@ -30,7 +31,7 @@ def state_of(gangs: list[tuple[Obj, list[Obj]]], cpu: str = "64", **options: Any
     return SessionState(snapshot([make_node("n0", cpu=cpu).obj()], gangs=gangs, **options))
 
 
-def candidate_names(state: SessionState, preemptor: str, kind: victims.Kind) -> list[str]:
+def candidate_names(state: SessionState, preemptor: str, kind: EvictReason) -> list[str]:
     keys = victims.on_nodes(state)[N0]
     found = victims.candidates(state, state.tasks[PodKey(preemptor)], keys, kind)
     return [t.key.split("/")[1] for t in found]
@@ -63,9 +64,9 @@ def test_reclaim_candidates_are_running_pods_of_other_reclaimable_queues() -> No
     ]
     state = state_of(jobs)
     assert state.tasks[PodKey("default/lb-worker-0")].status is TaskStatus.BOUND
-    assert candidate_names(state, "default/h0-worker-0", victims.Kind.RECLAIM) == ["la-worker-0"]
+    assert candidate_names(state, "default/h0-worker-0", EvictReason.RECLAIM) == ["la-worker-0"]
     # preempt takes bound pods too, but only of lower-priority jobs in its own queue
-    assert candidate_names(state, "default/h0-worker-0", victims.Kind.PREEMPT) == []
+    assert candidate_names(state, "default/h0-worker-0", EvictReason.PREEMPT) == []
 
 
 def test_unreclaimable_queue_offers_no_candidates() -> None:
@@ -73,7 +74,7 @@ def test_unreclaimable_queue_offers_no_candidates() -> None:
     state = state_of(
         [running("la", ["n0"], queue="light"), gang("h0", 1, queue="heavy")], queues=queues
     )
-    assert candidate_names(state, "default/h0-worker-0", victims.Kind.RECLAIM) == []
+    assert candidate_names(state, "default/h0-worker-0", EvictReason.RECLAIM) == []
 
 
 def test_best_effort_preemptor_sees_only_best_effort_victims() -> None:
@@ -84,7 +85,7 @@ def test_best_effort_preemptor_sees_only_best_effort_victims() -> None:
     pod = make_pod("c-worker-0", group="c", cpu="").obj()
     hi = (make_podgroup("c", priorityClassName="high"), [pod])
     state = state_of([plain, be, hi], queues=[make_queue()], priority_classes=classes)
-    assert candidate_names(state, "default/c-worker-0", victims.Kind.PREEMPT) == ["b-worker-0"]
+    assert candidate_names(state, "default/c-worker-0", EvictReason.PREEMPT) == ["b-worker-0"]
 
 
 def unit_view(units: list[victims.Unit]) -> list[tuple[str, ...]]:
@@ -96,7 +97,7 @@ def unit_view(units: list[victims.Unit]) -> list[tuple[str, ...]]:
 def test_spare_tasks_go_singly_first_then_the_rest_of_the_gang_as_one() -> None:
     state = state_of([running("l", ["n0"] * 4, min_member=2, queue="light")])
     found = [state.tasks[k] for k in victims.on_nodes(state)[N0]]
-    assert unit_view(victims.units(state, found, victims.Kind.RECLAIM)) == [
+    assert unit_view(victims.units(state, found, EvictReason.RECLAIM)) == [
         ("l-worker-3",),
         ("l-worker-2",),
         ("l-worker-3", "l-worker-2", "l-worker-1", "l-worker-0", "whole"),
@@ -110,7 +111,7 @@ def test_role_minimum_limits_the_spare_tasks() -> None:
     pods += [make_pod(f"l-worker-{i}", group="l").role("worker").on("n0").obj() for i in range(3)]
     state = state_of([(group, pods)])
     found = [state.tasks[k] for k in victims.on_nodes(state)[N0]]
-    spare = [u for u in victims.units(state, found, victims.Kind.RECLAIM) if not u.whole]
+    spare = [u for u in victims.units(state, found, EvictReason.RECLAIM) if not u.whole]
     assert unit_view(spare) == [("l-worker-2",), ("l-worker-1",)]  # never the only ps
 
 
@@ -122,7 +123,7 @@ def test_gang_with_an_unevictable_task_cannot_go_whole() -> None:
     )
     state = state_of([(group, pods)])
     found = [state.tasks[k] for k in victims.on_nodes(state)[N0]]
-    assert victims.units(state, found, victims.Kind.RECLAIM) == []
+    assert victims.units(state, found, EvictReason.RECLAIM) == []
 
 
 def test_victim_order_lowest_priority_then_newest_then_last_index() -> None:
@@ -138,7 +139,7 @@ def test_victim_order_lowest_priority_then_newest_then_last_index() -> None:
     jobs[2][0]["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
     state = state_of(jobs, priority_classes=classes)
     found = [state.tasks[k] for k in victims.on_nodes(state)[N0]]
-    assert unit_view(victims.units(state, found, victims.Kind.RECLAIM)) == [
+    assert unit_view(victims.units(state, found, EvictReason.RECLAIM)) == [
         ("c-worker-1",),  # a spare task breaks no gang
         ("b-worker-0", "whole"),  # then the lowest priority
         ("c-worker-1", "c-worker-0", "whole"),  # then the newer of the equals
