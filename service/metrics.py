@@ -16,8 +16,9 @@ prometheus_client is not needed: the Temporal meter has counters and histograms 
 which is all Caldera records. It has no up-down counter, and a gauge set by one worker process
 cannot hold a cluster-wide count of jobs in a phase anyway (jobs live on whichever worker runs
 their workflow task, and a restarted worker starts from nothing); so jobs by phase is a counter
-of transitions (see `JOB_PHASE_TRANSITIONS`) and the current count per phase is the `VcJobPhase`
-search attribute (`temporal workflow count --query 'VcJobPhase="Running"'`).
+of transitions (see `JOB_PHASE_TRANSITIONS`) and the current count per phase is the
+`CalderaJobPhase` search attribute (`temporal workflow count --query
+'CalderaJobPhase="Running"'`).
 
 Counters are exposed without a `_total` suffix and durations in seconds, as the SDK's are.
 Labels added by the SDK to every workflow/activity series (`namespace`, `task_queue`,
@@ -82,7 +83,7 @@ Metric = Counter | Histogram
 JOB_PHASE_TRANSITIONS: Final = Counter(
     "caldera_job_phase_transitions",
     "Jobs entering a phase (JobWorkflow, counted once per transition: not on replay). "
-    "Rate of jobs entering a phase; current counts come from the VcJobPhase search attribute.",
+    "Rate of jobs entering a phase; current counts come from the CalderaJobPhase search attribute.",
     "worker",
     ("phase",),
 )
