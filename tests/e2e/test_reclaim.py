@@ -8,6 +8,7 @@ deleted.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import Counter
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 from models import labels
 from tests.builders import make_job
@@ -85,6 +86,39 @@ def weighted(api: client.ApiClient) -> Iterator[tuple[str, str]]:
         custom.delete_cluster_custom_object(_G, _V, "queues", name)
 
 
+class Deleted:
+    """Watches the namespace's pods and keeps the last state of each deleted one: an evicted
+    pod is gone within moments, and its conditions are what `kubectl get -w` would show."""
+
+    def __init__(self, api: client.ApiClient, ns: str) -> None:
+        self.pods: dict[str, Any] = {}
+        self._stopped = threading.Event()
+        self._error: Exception | None = None  # None: the watch has not failed
+        self._watch = watch.Watch()
+        core = client.CoreV1Api(api)
+        stream = self._watch.stream(core.list_namespaced_pod, ns, timeout_seconds=600)
+        self._thread = threading.Thread(target=self._run, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _run(self, stream: Iterator[dict[str, Any]]) -> None:
+        try:
+            for event in stream:
+                if event["type"] == "DELETED":
+                    self.pods[event["object"].metadata.name] = event["object"]
+        except Exception as e:  # the connection drops once the stack goes away
+            if not self._stopped.is_set():
+                self._error = e
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._watch.stop()
+        if self._error is not None:
+            raise self._error
+
+    def conditions(self, name: str) -> dict[str, Any]:
+        return {c.type: c for c in self.pods[name].status.conditions or []}
+
+
 def _split(api: client.ApiClient, ns: str, queues: tuple[str, str]) -> tuple[int, int]:
     counts = _running(api, ns)
     return counts[queues[0]], counts[queues[1]]
@@ -107,6 +141,7 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
         order.reverse()
     (early, early_prefix), (late, late_prefix) = order
     _fill(api, namespace, early, early_prefix)
+    deleted = Deleted(api, namespace)
     start = time.monotonic()
     for i in range(SLOTS):  # the late queue asks for the whole cluster too
         _submit(api, namespace, f"{late_prefix}{i}", late)
@@ -143,6 +178,14 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
         (e.message or "").startswith(f"Pod is evicted, because of reclaim by {namespace}/")
         for e in evicted
     )
+    deleted.stop()
+    assert sorted(deleted.pods) == sorted(e.involved_object.name for e in evicted)
+    for name in deleted.pods:  # what a user watching the pod saw before it went
+        conditions = deleted.conditions(name)
+        disruption = conditions["DisruptionTarget"]
+        assert (disruption.status, disruption.reason) == ("True", "PreemptionByScheduler")
+        assert disruption.message.endswith(f"(queue {late})"), disruption.message
+        assert (conditions["Ready"].status, conditions["Ready"].reason) == ("False", "Evict")
     phases = Counter(_phase(api, namespace, f"{early_prefix}{i}") for i in range(SLOTS))
     assert phases == {"Running": SLOTS - taken, "Pending": taken}, phases
     waiting = [
