@@ -27,6 +27,7 @@ from activities.messages import (
 )
 from models import signals
 from tests.builders import make_batch_job
+from workflows import sandbox
 from workflows.batchjob.workflow import BatchJobWorkflow, BatchJobWorkflowInput
 
 
@@ -103,6 +104,7 @@ class BatchHarness:
                 env.client,
                 task_queue=queue,
                 workflows=[BatchJobWorkflow],
+                workflow_runner=sandbox.runner(),
                 activities=fakes(calls),
                 activity_executor=pool,
             ):

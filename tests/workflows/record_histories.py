@@ -1,6 +1,6 @@
-"""Record the JobWorkflow histories the replay test guards.
+"""Record the JobWorkflow and BatchJobWorkflow histories the replay test guards.
 
-Usage: `python -m tests.workflows.record_histories`.
+Usage: `python -m tests.workflows.record_histories [NAME ...]`.
 
 Run it on purpose when a change to the workflow is meant to alter its commands (behind a
 `workflow.patched` gate), then commit the files: they stand for histories of workflows that
@@ -10,6 +10,8 @@ were already running when the change shipped.
 from __future__ import annotations
 
 import asyncio
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -17,6 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from models import signals
 from tests.builders import make_job
+from tests.workflows import batch_harness as batch
 from tests.workflows.conftest import _test_server, register_search_attributes
 from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until
 
@@ -57,17 +60,51 @@ async def _restart_with_timeout(h: Harness) -> str:
     return history.to_json()
 
 
-async def main() -> None:
+async def _batch_backoff_then_ttl(h: batch.BatchHarness) -> str:
+    """A batch/v1 Job: two failures with 10 s and 20 s back-off, success, TTL delete."""
+    handle = await h.submit(backoffLimit=3, ttlSecondsAfterFinished=60)
+    for attempt in (1, 2):
+        await batch.until(handle, lambda v, n=attempt: len(h.calls.created()) == n, "pod")
+        now = await h.env.get_current_time()
+        name = h.calls.created()[-1]
+        await batch.pods_changed(handle, batch.pod(name, "Failed", finished_at=now))
+        await batch.until(handle, lambda v: "backoff" in v.timers, "back-off armed")
+        await h.env.sleep(timedelta(seconds=10 * attempt + 1))
+    await batch.until(handle, lambda v: len(h.calls.created()) == 3, "third pod")
+    name = h.calls.created()[-1]
+    await batch.pods_changed(handle, batch.pod(name))
+    await batch.pods_changed(handle, batch.pod(name, "Succeeded", ready=False))
+    await batch.until(handle, lambda v: v.phase == "Complete", "Complete")
+    await h.env.sleep(timedelta(seconds=61))
+    await batch.until(handle, lambda v: bool(h.calls.named("delete_batch_job")), "TTL")
+    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="job-uid"))
+    await handle.result()
+    history = await handle.fetch_history()
+    return history.to_json()
+
+
+STORIES = {
+    "restart_with_timeout": (Harness, _restart_with_timeout),
+    "batch_backoff_then_ttl": (batch.BatchHarness, _batch_backoff_then_ttl),
+}
+
+
+async def main(names: list[str]) -> None:
+    """Record the named stories, or those without a file yet: a committed history stands for
+    workflows already running, so it is re-recorded only when asked by name."""
+    wanted = names or [n for n in STORIES if not (HISTORIES / f"{n}.json").exists()]
     async with await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=_test_server(), data_converter=pydantic_data_converter
     ) as env:
         await register_search_attributes(env)
-        async with Harness.running(env) as h:
-            text = await _restart_with_timeout(h)
-    HISTORIES.mkdir(exist_ok=True)
-    (HISTORIES / "restart_with_timeout.json").write_text(text)
-    print(f"wrote {HISTORIES / 'restart_with_timeout.json'}")
+        for name in wanted:
+            harness, story = STORIES[name]
+            async with harness.running(env) as h:
+                text = await story(h)
+            HISTORIES.mkdir(exist_ok=True)
+            (HISTORIES / f"{name}.json").write_text(text)
+            print(f"wrote {HISTORIES / name}.json")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))

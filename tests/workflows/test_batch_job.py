@@ -49,7 +49,8 @@ async def test_failed_pods_wait_10s_then_20s_then_backoff_limit_fails(h: BatchHa
         failed_at = await _fail_latest(h, handle)
         status = await until(handle, lambda v: "backoff" in v.timers, f"back-off {attempt}")
         fires = datetime.fromisoformat(status.timers["backoff"])
-        assert fires - failed_at == timedelta(seconds=wait)
+        # At the first whole second from then: the controller's syncs see whole seconds.
+        assert timedelta(seconds=wait) <= fires - failed_at < timedelta(seconds=wait + 1)
         await h.env.sleep(timedelta(seconds=wait - 2))
         assert len(h.calls.created()) == attempt, "no pod before the back-off is over"
         await h.env.sleep(timedelta(seconds=3))
@@ -65,6 +66,12 @@ async def test_failed_pods_wait_10s_then_20s_then_backoff_limit_fails(h: BatchHa
     assert h.calls.statuses()[-1] == final.status
     # Started when the failure was processed, to fire 10 s and 20 s after the pod finished.
     started = await _timers(handle)
+    failed_tasks = [
+        e
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert not failed_tasks, "a fired timer must not spin the workflow (deadlock detector)"
     assert len(started) == 2
     assert all(w - 3 < t <= w for t, w in zip(started, (10, 20), strict=True))
 

@@ -1,5 +1,5 @@
-"""Recorded JobWorkflow histories still replay: a change that would break running workflows
-(a new command sequence without `workflow.patched`) fails here."""
+"""Recorded JobWorkflow and BatchJobWorkflow histories still replay: a change that would break
+running workflows (a new command sequence without `workflow.patched`) fails here."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from workflows import sandbox
+from workflows.batchjob.workflow import BatchJobWorkflow
 from workflows.job.workflow import JobWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
@@ -22,7 +23,7 @@ async def test_replay(path: Path) -> None:
     events = json.loads(path.read_text())["events"]
     assert len(events) > 50, "the recorded story is not trivially short"
     replayer = Replayer(
-        workflows=[JobWorkflow],
+        workflows=[JobWorkflow, BatchJobWorkflow],
         data_converter=pydantic_data_converter,
         workflow_runner=sandbox.runner(),
     )

@@ -6,7 +6,7 @@ controller's own strings, so a user comparing a Caldera Job with a built-in one 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final
 
 from models.batchv1 import ConditionType, JobCondition, Reason
@@ -23,6 +23,13 @@ COMPLETIONS_MESSAGE: Final = "Reached expected number of succeeded pods"
 def seconds(now: datetime) -> datetime:
     """A time as the apiserver stores it (RFC 3339, whole seconds)."""
     return now.replace(microsecond=0)
+
+
+def next_second(at: datetime) -> datetime:
+    """The first whole second not before `at`: when a sync, which sees time in whole seconds,
+    will find a deadline at `at` passed."""
+    whole = seconds(at)
+    return whole if whole == at else whole + timedelta(seconds=1)
 
 
 def new(type_: str, reason: str, message: str, now: datetime, status: str = "True") -> JobCondition:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from models import signals
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
-from workflows.batchjob import backoff, placements, sync, tracking
+from workflows.batchjob import backoff, conditions, placements, sync, tracking
 from workflows.batchjob import effects as fx
 from workflows.batchjob.state import BatchJobState, ContainerExit, PodRecord
 
@@ -219,9 +219,11 @@ def _timers(
         if want is None and key in timers:
             del timers[key]
             out.append(fx.CancelTimer(key=key))
-        elif want is not None and timers.get(key) != want.fires_at:
-            timers[key] = want.fires_at
-            out.append(fx.StartTimer(key=key, fires_at=want.fires_at, summary=want.summary))
+        elif want is not None and timers.get(key) != (at := conditions.next_second(want.fires_at)):
+            # A sync sees whole seconds: a timer firing before the next whole second would find
+            # its deadline not yet passed and ask for itself again, in the same activation.
+            timers[key] = at
+            out.append(fx.StartTimer(key=key, fires_at=at, summary=want.summary))
     return state.model_copy(update={"timers": timers}), out
 
 
