@@ -5,10 +5,11 @@ Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORA
 CALDERA_TASK_QUEUE (default `caldera-controllers`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
-go to that scheduler and no gang scheduler runs). Flags, each defaulting to its variable:
---metrics-address / CALDERA_METRICS_ADDRESS (Prometheus endpoint, default 127.0.0.1:9464,
-empty: off; see `service/metrics.py`), --log-format / CALDERA_LOG_FORMAT (text or json) and
---log-level.
+go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_ACTIONS (Volcano's
+`actions` string, default `enqueue, allocate, backfill, reclaim`). Flags, each defaulting to
+its variable: --metrics-address / CALDERA_METRICS_ADDRESS (Prometheus endpoint, default
+127.0.0.1:9464, empty: off; see `service/metrics.py`), --log-format / CALDERA_LOG_FORMAT
+(text or json) and --log-level.
 Run any number of replicas; Temporal spreads the work.
 """
 
