@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from models import signals
-
-
-class Effect(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from workflows.effects import BindPlacements as BindPlacements
+from workflows.effects import DeleteJob as DeleteJob
+from workflows.effects import Effect as Effect
+from workflows.effects import Finish as Finish
+from workflows.effects import MarkUnschedulable as MarkUnschedulable
+from workflows.effects import RecordEvent as RecordEvent
+from workflows.effects import TellScheduler as TellScheduler
 
 
 class NewPod(Effect):
@@ -55,13 +55,6 @@ class WriteStatus(Effect):
     summary: str
 
 
-class RecordEvent(Effect):
-    kind: Literal["RecordEvent"] = "RecordEvent"
-    type: Literal["Normal", "Warning"] = "Normal"
-    reason: str
-    message: str
-
-
 class StartTimer(Effect):
     kind: Literal["StartTimer"] = "StartTimer"
     key: str
@@ -83,45 +76,11 @@ class PhaseChanged(Effect):
     reason: str
 
 
-class DeleteJob(Effect):
-    kind: Literal["DeleteJob"] = "DeleteJob"
-    namespace: str
-    name: str
-    uid: str
-
-
-class Finish(Effect):
-    """The Job is gone: the workflow ends once its handlers are done."""
-
-    kind: Literal["Finish"] = "Finish"
-
-
 class EnsurePodGroup(Effect):
     """The PodGroup Caldera's gang scheduler places the Job's pods through."""
 
     kind: Literal["EnsurePodGroup"] = "EnsurePodGroup"
     job: dict[str, Any]
-
-
-class BindPlacements(Effect):
-    """Bind pods the gang scheduler placed: volumes first, then nodes (one activity)."""
-
-    kind: Literal["BindPlacements"] = "BindPlacements"
-    session: int
-    placements: list[signals.PlacedPod]
-
-
-class MarkUnschedulable(Effect):
-    kind: Literal["MarkUnschedulable"] = "MarkUnschedulable"
-    pods: dict[str, str]  # pod name → why
-
-
-class TellScheduler(Effect):
-    """Tell the SchedulerWorkflow these binds failed, so it drops its assumptions."""
-
-    kind: Literal["TellScheduler"] = "TellScheduler"
-    scheduler: str  # its workflow id
-    failed: dict[str, str]  # "<ns>/<pod>" → why
 
 
 class StartOver(Effect):

@@ -9,14 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from models import signals
 from models.batch import JobPhase, JobStatus
-
-
-class Effect(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from workflows.effects import BindPlacements as BindPlacements
+from workflows.effects import DeleteJob as DeleteJob
+from workflows.effects import Effect as Effect
+from workflows.effects import Finish as Finish
+from workflows.effects import MarkUnschedulable as MarkUnschedulable
+from workflows.effects import RecordEvent as RecordEvent
+from workflows.effects import TellScheduler as TellScheduler
 
 
 class WriteStatus(Effect):
@@ -64,13 +64,6 @@ class DeletePods(Effect):
     why: str
 
 
-class RecordEvent(Effect):
-    kind: Literal["RecordEvent"] = "RecordEvent"
-    type: Literal["Normal", "Warning"] = "Normal"
-    reason: str
-    message: str
-
-
 class StartTimer(Effect):
     kind: Literal["StartTimer"] = "StartTimer"
     key: str
@@ -91,45 +84,11 @@ class PhaseChanged(Effect):
     reason: str
 
 
-class DeleteJob(Effect):
-    kind: Literal["DeleteJob"] = "DeleteJob"
-    namespace: str
-    name: str
-    uid: str
-
-
-class Finish(Effect):
-    """The Job is gone: the workflow ends once its handlers are done."""
-
-    kind: Literal["Finish"] = "Finish"
-
-
 class StartOver(Effect):
     """A new Job under the same name: continue as new with a fresh state for it."""
 
     kind: Literal["StartOver"] = "StartOver"
     job: dict[str, Any]
-
-
-class BindPlacements(Effect):
-    """Bind a gang the scheduler placed: volumes first, then nodes (one activity)."""
-
-    kind: Literal["BindPlacements"] = "BindPlacements"
-    session: int
-    placements: list[signals.PlacedPod]
-
-
-class MarkUnschedulable(Effect):
-    kind: Literal["MarkUnschedulable"] = "MarkUnschedulable"
-    pods: dict[str, str]  # pod name → why
-
-
-class TellScheduler(Effect):
-    """Tell the job's SchedulerWorkflow: work arrived, or these binds failed."""
-
-    kind: Literal["TellScheduler"] = "TellScheduler"
-    scheduler: str
-    failed: dict[str, str] = {}  # "<ns>/<pod>" → why; empty: work arrived
 
 
 AnyEffect = (
