@@ -22,12 +22,16 @@ SHELL_NAMES = {
     "activity_call.py",
     "inbox.py",
     "sandbox.py",
+    "timers.py",
+    "placing.py",
 }
 SHELL_MODULES = (
     "workflows.activity_call",
     "workflows.search_attributes",
     "workflows.inbox",
     "workflows.sandbox",
+    "workflows.timers",
+    "workflows.placing",
 )
 
 

@@ -12,8 +12,6 @@ Patches in force: none yet.
 
 from __future__ import annotations
 
-import asyncio
-from datetime import timedelta
 from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict
@@ -21,27 +19,25 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import batchjobs, batchpods, binding, options
+    from activities import batchjobs, batchpods, options
     from activities import events as event_activities
     from activities.messages import (
         BatchJobStatusInput,
-        BindPlacementsInput,
         CreateJobPodsInput,
         DeleteJobInput,
         DeleteJobPodsInput,
         JobInput,
         JobPod,
-        MarkUnschedulableInput,
         RecordEventInput,
         RemoveFinalizersInput,
-        Unschedulable,
     )
     from models import batchv1, signals
-    from workflows import activity_call, search_attributes
+    from workflows import activity_call, placing, search_attributes
     from workflows.batchjob import controller, tracking
     from workflows.batchjob import effects as fx
     from workflows.batchjob.state import BatchJobState
     from workflows.inbox import Inbox, continue_due
+    from workflows.timers import Timers
 
 
 class BatchJobWorkflowInput(BaseModel):
@@ -61,7 +57,7 @@ class BatchJobWorkflow:
     def __init__(self, start: BatchJobWorkflowInput) -> None:
         self._state = start.state or BatchJobState()
         self._inbox: Inbox[controller.AnyInput] = Inbox()
-        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._timers = Timers[fx.StartTimer](self._timer_fired)
         self._finished = False
         self._start_over: signals.JobObserved | None = None
         self._max_history = start.max_history
@@ -71,7 +67,7 @@ class BatchJobWorkflow:
     @workflow.run
     async def run(self, start: BatchJobWorkflowInput) -> None:
         for effect in controller.restored_timers(self._state):
-            self._start_timer(effect)
+            self._timers.start(effect)
         while True:
             await workflow.wait_condition(
                 lambda: bool(self._inbox) or continue_due(self._max_history)
@@ -84,8 +80,7 @@ class BatchJobWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox and not self._done():
                     continue
-                for task in self._timers.values():
-                    task.cancel()
+                self._timers.cancel_all()
                 if self._finished:
                     return
                 workflow.continue_as_new(
@@ -98,6 +93,9 @@ class BatchJobWorkflow:
 
     def _done(self) -> bool:
         return self._finished or self._start_over is not None
+
+    def _timer_fired(self, effect: fx.StartTimer) -> None:
+        self._inbox.internal(controller.TimerFired(key=effect.key))
 
     # -- inputs -------------------------------------------------------------------------------
 
@@ -203,11 +201,9 @@ class BatchJobWorkflow:
                 case fx.RecordEvent():
                     await self._record(effect)
                 case fx.StartTimer():
-                    self._start_timer(effect)
+                    self._timers.start(effect)
                 case fx.CancelTimer():
-                    task = self._timers.pop(effect.key, None)
-                    if task is not None:
-                        task.cancel()
+                    self._timers.cancel(effect.key)
                 case fx.PhaseChanged():
                     workflow.upsert_search_attributes(
                         [search_attributes.JOB_PHASE.value_set(effect.phase)]
@@ -237,22 +233,14 @@ class BatchJobWorkflow:
                         f"ensure PodGroup {self._job().pod_group_name}",
                     )
                 case fx.BindPlacements():
-                    await self._bind(effect)
+                    result = await placing.bind(self._job().metadata.namespace or "", effect)
+                    if result.failed:
+                        outcome = controller.BindOutcome(failed=result.failed)
+                        self._inbox.internal(outcome, first=True)
                 case fx.MarkUnschedulable():
-                    await activity_call.run(
-                        binding.mark_unschedulable,
-                        MarkUnschedulableInput(
-                            namespace=self._job().metadata.namespace or "",
-                            pods=[
-                                Unschedulable(pod=pod, reason="SchedulerError", message=why)
-                                for pod, why in effect.pods.items()
-                            ],
-                        ),
-                        options.KUBE_WRITE,
-                        f"mark {len(effect.pods)} pods unschedulable",
-                    )
+                    await placing.mark_unschedulable(self._job().metadata.namespace or "", effect)
                 case fx.TellScheduler():
-                    await self._tell_scheduler(effect)
+                    await placing.tell_scheduler(effect)
                 case fx.Finish():
                     self._finished = True
                 case fx.StartOver():
@@ -291,27 +279,6 @@ class BatchJobWorkflow:
         outcome = controller.PodsCreated(created=created, failed=result.failed)
         self._inbox.internal(outcome, first=True)
 
-    async def _bind(self, effect: fx.BindPlacements) -> None:
-        nodes = sorted({p.node for p in effect.placements})
-        result = await activity_call.run(
-            binding.bind_placements,
-            BindPlacementsInput(
-                namespace=self._job().metadata.namespace or "", placements=effect.placements
-            ),
-            options.VOLUME_BINDING,
-            f"bind {len(effect.placements)} pods (session {effect.session}) to {', '.join(nodes)}",
-        )
-        if result.failed:
-            self._inbox.internal(controller.BindOutcome(failed=result.failed), first=True)
-
-    async def _tell_scheduler(self, effect: fx.TellScheduler) -> None:
-        """Best effort: a scheduler that does not hear it lets the assumption expire."""
-        handle = workflow.get_external_workflow_handle(effect.scheduler)
-        try:
-            await handle.signal(signals.SIGNAL_BIND_FAILED, signals.BindFailed(pods=effect.failed))
-        except Exception as e:
-            workflow.logger.info("scheduler not told scheduler=%s error=%s", effect.scheduler, e)
-
     async def _record(self, effect: fx.RecordEvent) -> None:
         meta = self._job().metadata
         try:
@@ -336,16 +303,3 @@ class BatchJobWorkflow:
             )
 
     # -- durable timers -------------------------------------------------------------------------
-
-    def _start_timer(self, effect: fx.StartTimer) -> None:
-        old = self._timers.pop(effect.key, None)
-        if old is not None:
-            old.cancel()
-        self._timers[effect.key] = asyncio.create_task(self._sleep(effect))
-
-    async def _sleep(self, effect: fx.StartTimer) -> None:
-        delay = effect.fires_at - workflow.now()
-        if delay > timedelta(0):
-            await workflow.sleep(delay, summary=effect.summary)
-        self._timers.pop(effect.key, None)
-        self._inbox.internal(controller.TimerFired(key=effect.key))

@@ -10,8 +10,6 @@ Patches in force: none yet.
 
 from __future__ import annotations
 
-import asyncio
-from datetime import timedelta
 from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict
@@ -19,29 +17,27 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import binding, jobs, options, podgroups, pods, status
     from activities import events as event_activities
+    from activities import jobs, options, podgroups, pods, status
     from activities.messages import (
-        BindPlacementsInput,
         CreatePodsInput,
         DeleteJobInput,
         DeletePodsInput,
         JobInput,
-        MarkUnschedulableInput,
         PodGroupInput,
         RecordEventInput,
-        Unschedulable,
         WriteStatusInput,
     )
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from models import signals
     from models.bus import Action
     from service import metrics
-    from workflows import activity_call, search_attributes
+    from workflows import activity_call, placing, search_attributes
     from workflows.inbox import Inbox, continue_due
     from workflows.job import controller, views
     from workflows.job import effects as fx
     from workflows.job.state import JobState
+    from workflows.timers import Timers
 
 
 class JobWorkflowInput(BaseModel):
@@ -62,7 +58,7 @@ class JobWorkflow:
     def __init__(self, start: JobWorkflowInput) -> None:
         self._state = start.state or JobState(settings=start.settings)
         self._inbox: Inbox[controller.Input] = Inbox()
-        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._timers = Timers[fx.StartTimer](self._timer_fired)
         self._finished = False
         self._start_over: signals.JobObserved | None = None
         self._max_history = start.max_history
@@ -72,7 +68,7 @@ class JobWorkflow:
     @workflow.run
     async def run(self, start: JobWorkflowInput) -> None:
         for effect in controller.restored_timers(self._state):
-            self._start_timer(effect)
+            self._timers.start(effect)
         while True:
             await workflow.wait_condition(
                 lambda: bool(self._inbox) or continue_due(self._max_history)
@@ -86,8 +82,7 @@ class JobWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self._inbox and not self._done():
                     continue
-                for task in self._timers.values():
-                    task.cancel()
+                self._timers.cancel_all()
                 if self._finished:
                     return
                 workflow.continue_as_new(
@@ -101,6 +96,9 @@ class JobWorkflow:
 
     def _done(self) -> bool:
         return self._finished or self._start_over is not None
+
+    def _timer_fired(self, effect: fx.StartTimer) -> None:
+        self._inbox.internal(controller.TimerFired(key=effect.key, timer=effect.timer))
 
     # -- inputs -------------------------------------------------------------------------------
 
@@ -294,11 +292,9 @@ class JobWorkflow:
                 case fx.RecordEvent():
                     await self._record(effect, namespace, name, uid)
                 case fx.StartTimer():
-                    self._start_timer(effect)
+                    self._timers.start(effect)
                 case fx.CancelTimer():
-                    task = self._timers.pop(effect.key, None)
-                    if task is not None:
-                        task.cancel()
+                    self._timers.cancel(effect.key)
                 case fx.PhaseChanged():
                     workflow.upsert_search_attributes(
                         [search_attributes.JOB_PHASE.value_set(effect.phase)]
@@ -330,32 +326,14 @@ class JobWorkflow:
                 case fx.StartOver():
                     self._start_over = signals.JobObserved(job=effect.job)
                 case fx.BindPlacements():
-                    nodes = sorted({p.node for p in effect.placements})
-                    result = await activity_call.run(
-                        binding.bind_placements,
-                        BindPlacementsInput(namespace=namespace, placements=effect.placements),
-                        options.VOLUME_BINDING,
-                        f"bind {len(effect.placements)} pods (session {effect.session}) "
-                        f"to {', '.join(nodes)}",
-                    )
+                    result = await placing.bind(namespace, effect)
                     if result.failed:
                         outcome = controller.BindOutcome(failed=result.failed)
                         self._inbox.internal(outcome, first=True)
                 case fx.MarkUnschedulable():
-                    await activity_call.run(
-                        binding.mark_unschedulable,
-                        MarkUnschedulableInput(
-                            namespace=namespace,
-                            pods=[
-                                Unschedulable(pod=pod, reason="SchedulerError", message=why)
-                                for pod, why in effect.pods.items()
-                            ],
-                        ),
-                        options.KUBE_WRITE,
-                        f"mark {len(effect.pods)} pods unschedulable",
-                    )
+                    await placing.mark_unschedulable(namespace, effect)
                 case fx.TellScheduler():
-                    await self._tell_scheduler(effect)
+                    await placing.tell_scheduler(effect)
                 case _:
                     assert_never(effect)
         except ActivityError as e:
@@ -364,18 +342,6 @@ class JobWorkflow:
             self._inbox.internal(
                 controller.ActionFailed(effect=effect.kind, error=cause), first=True
             )
-
-    async def _tell_scheduler(self, effect: fx.TellScheduler) -> None:
-        handle = workflow.get_external_workflow_handle(effect.scheduler)
-        try:
-            if effect.failed:
-                await handle.signal(
-                    signals.SIGNAL_BIND_FAILED, signals.BindFailed(pods=effect.failed)
-                )
-            else:
-                await handle.signal(signals.SIGNAL_WORK_ARRIVED, signals.WorkArrived())
-        except Exception as e:
-            workflow.logger.info("scheduler not told scheduler=%s error=%s", effect.scheduler, e)
 
     async def _record(self, effect: fx.RecordEvent, namespace: str, name: str, uid: str) -> None:
         try:
@@ -398,19 +364,6 @@ class JobWorkflow:
             )
 
     # -- durable timers -------------------------------------------------------------------------
-
-    def _start_timer(self, effect: fx.StartTimer) -> None:
-        old = self._timers.pop(effect.key, None)
-        if old is not None:
-            old.cancel()
-        self._timers[effect.key] = asyncio.create_task(self._sleep(effect))
-
-    async def _sleep(self, effect: fx.StartTimer) -> None:
-        delay = effect.fires_at - workflow.now()
-        if delay > timedelta(0):
-            await workflow.sleep(delay, summary=effect.summary)
-        self._timers.pop(effect.key, None)
-        self._inbox.internal(controller.TimerFired(key=effect.key, timer=effect.timer))
 
 
 def _phase(status: object) -> str:
