@@ -381,7 +381,7 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
     name = f"rbac-{uuid.uuid4().hex[:6]}"
     doc = (
         make_job(name, namespace=namespace)
-        .task("w", replicas=2, template=volcano.template({volcano.RUN: "2"}))
+        .task("w", replicas=2, template=volcano.template({volcano.RUN: "8"}))
         .spec(
             minAvailable=2,
             schedulerName="volcano",
@@ -393,14 +393,16 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         *volcano.JOBS, namespace, "jobs", doc
     )
-    volcano.phase_becomes(api, namespace, name, "Completed", timeout=120)
+    # The plugins' objects live while the job runs (Volcano removes them once it finishes).
+    volcano.phase_becomes(api, namespace, name, "Running", timeout=120)
     core = client.CoreV1Api(api)
+    assert core.read_namespaced_secret(f"{name}-ssh", namespace).data  # the ssh plugin's pair
+    assert core.read_namespaced_service(name, namespace).spec.cluster_ip == "None"
+    volcano.phase_becomes(api, namespace, name, "Completed", timeout=120)
     pods = [
         p for p in core.list_namespaced_pod(namespace).items if p.metadata.name.startswith(name)
     ]
     assert len(pods) == 2 and all(p.spec.node_name for p in pods)  # bound by the worker
-    assert core.read_namespaced_secret(f"{name}-ssh", namespace).data  # the ssh plugin's pair
-    assert core.read_namespaced_service(name, namespace).spec.cluster_ip == "None"
     pvc = core.read_namespaced_persistent_volume_claim(f"{name}-pvc-0", namespace)
     assert pvc.status.phase == "Bound"
     (group,) = client.CustomObjectsApi(api).list_namespaced_custom_object(
