@@ -83,7 +83,9 @@ def _pods(core: client.CoreV1Api) -> list[dict[str, Any]]:
     return items
 
 
-def run(scenario: str, nodes: int, budget: float, singles: int = 1000) -> dict[str, Any]:
+def run(
+    scenario: str, nodes: int, budget: float, singles: int = 1000, db_dir: Path | None = None
+) -> dict[str, Any]:
     jobs = (
         [(f"gang-{i}", 100) for i in range(10)]
         if scenario == "gangs"
@@ -91,7 +93,8 @@ def run(scenario: str, nodes: int, budget: float, singles: int = 1000) -> dict[s
     )
     total = sum(r for _, r in jobs)
     work = Path(tempfile.mkdtemp(prefix="caldera-bench-"))
-    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port())
+    db = Path(tempfile.mkdtemp(dir=db_dir)) / "temporal.db" if db_dir else None
+    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port(), db=db)
     plane = controlplane.start(
         work / "cluster", NodeTemplate(count=nodes, cpu="32", memory="256Gi", pods=110)
     )
@@ -169,6 +172,8 @@ def run(scenario: str, nodes: int, budget: float, singles: int = 1000) -> dict[s
         controlplane.stop(plane, remove=True)
         processes.stop(server.process)
         shutil.rmtree(work, ignore_errors=True)
+        if db is not None:
+            shutil.rmtree(db.parent, ignore_errors=True)
 
 
 def _sessions(log: Path) -> int:
@@ -207,10 +212,16 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--budget", type=float, default=900, help="give up after this many seconds")
     parser.add_argument("--singles", type=int, default=1000, help="jobs in `singles` (1000)")
+    parser.add_argument(
+        "--temporal-db-dir", type=Path, help="put Temporal's SQLite file here (e.g. /dev/shm)"
+    )
+    parser.add_argument("--out", default="", help="suffix for the result files")
     args = parser.parse_args()
-    result = run(args.scenario, args.nodes, args.budget, args.singles)
-    (HERE / f"{args.scenario}.json").write_text(json.dumps(result, indent=2))
-    plot(result, HERE / f"{args.scenario}.png")
+    result = run(args.scenario, args.nodes, args.budget, args.singles, args.temporal_db_dir)
+    result["temporal_db"] = str(args.temporal_db_dir or "workdir (disk)")
+    name = f"{args.scenario}{args.out}"
+    (HERE / f"{name}.json").write_text(json.dumps(result, indent=2))
+    plot(result, HERE / f"{name}.png")
     summary = {k: v for k, v in result.items() if k != "timeline"}
     print(json.dumps(summary, indent=2))
 

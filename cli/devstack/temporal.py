@@ -45,8 +45,13 @@ def _listening(port: int) -> bool:
 
 
 def start(
-    workdir: Path, port: int = DEFAULT_PORT, ui_port: int = DEFAULT_UI_PORT, timeout: float = 60
+    workdir: Path,
+    port: int = DEFAULT_PORT,
+    ui_port: int = DEFAULT_UI_PORT,
+    timeout: float = 60,
+    db: Path | None = None,
 ) -> TemporalServer:
+    """The dev server, its SQLite file in `workdir` unless `db` names another (e.g. on tmpfs)."""
     workdir.mkdir(parents=True, exist_ok=True)
     for p in (port, ui_port):
         if _listening(p):
@@ -62,7 +67,7 @@ def start(
         "--ui-port",
         str(ui_port),
         "--db-filename",
-        str(workdir / "temporal.db"),
+        str(db or workdir / "temporal.db"),
         "--log-level",
         "warn",
     ]
