@@ -6,7 +6,9 @@ PodGroup status); its placements are assumed here, with an expiry, before they a
 the JobWorkflows that bind them, so a worker that dies between decision and bind neither loses
 nor double-books a node. Bind failures come back as signals and drop the assumption.
 
-Patches in force: none yet.
+Patches in force: `handoffs-in-background` (a session's placements are delivered while the
+next session runs; before it, each session waited for every delivery, which made the server's
+signal throughput the pace of scheduling).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SchedulerWorkflow:
         self._failed: list[signals.BindFailed] = []
         self._period = timedelta(milliseconds=start.period_ms)
         self._max_history = start.max_history
+        self._handoffs: set[asyncio.Task[None]] = set()
 
     @workflow.signal(name=signals.SIGNAL_WORK_ARRIVED)
     def work_arrived(self, work: signals.WorkArrived) -> None:
@@ -76,7 +79,9 @@ class SchedulerWorkflow:
             self._failed.clear()
             await self._session()
             if continue_due(self._max_history):
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished() and not self._handoffs
+                )
                 workflow.continue_as_new(
                     SchedulerWorkflowInput(
                         state=self._state,
@@ -109,6 +114,15 @@ class SchedulerWorkflow:
         self._state, handoffs = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
         )
+        if workflow.patched("handoffs-in-background"):
+            # The assumptions are recorded: the next session may run while these are delivered.
+            task = asyncio.create_task(self._hand_over_all(handoffs))
+            self._handoffs.add(task)
+            task.add_done_callback(self._handoffs.discard)
+        else:
+            await self._hand_over_all(handoffs)
+
+    async def _hand_over_all(self, handoffs: list[session.Handoff]) -> None:
         # All gangs are handed over at once: one round trip per session, not one per job.
         outcomes = await asyncio.gather(
             *(self._hand_over(h) for h in handoffs), return_exceptions=False
