@@ -161,7 +161,6 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
         time.sleep(1)
         seen.append(_split(api, namespace, weighted))
     print(f"{first} first: splits {timeline} in {took:.0f} s, then {sorted(set(seen))} for 15 s")
-    assert all(abs(light_n - 3) <= 1 and heavy_n >= 8 for light_n, heavy_n in timeline[-3:])
     assert set(seen) == {(3, 9)}, seen
 
     # Exactly the late queue's share was taken back: one eviction per pod it gained, and the
