@@ -49,9 +49,11 @@ def _urls(controllers: list[processes.Process]) -> Mapping[str, str]:
     if not started:  # CALDERA_E2E_REUSE: the dev stack's own processes
         dev = stack.load()
         started = dev.controllers if dev is not None else []
+        reused = {p.name for p in started if p.metrics_url}
+        if reused != {"worker", "forwarder"}:
+            pytest.skip("the reused dev stack predates metrics endpoints: restart `caldera dev up`")
     urls = {p.name: p.metrics_url for p in started if p.metrics_url}
-    if set(urls) != {"worker", "forwarder"}:
-        pytest.skip("the controllers were started without metrics endpoints")
+    assert set(urls) == {"worker", "forwarder"}, f"started without metrics endpoints: {urls}"
     return urls
 
 
