@@ -3,7 +3,6 @@ answer like a healthy apiserver, and helpers that speak the forwarder's signals.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -27,6 +26,7 @@ from activities.messages import (
 )
 from models import signals
 from tests.builders import make_batch_job
+from tests.workflows.harness import settled
 from workflows import sandbox
 from workflows.batchjob.workflow import BatchJobWorkflow, BatchJobWorkflowInput
 
@@ -145,12 +145,4 @@ async def until(
     what: str,
     timeout: float = 10,
 ) -> signals.BatchJobView:
-    """Poll the status query (real time) until `check` holds and the inbox is empty."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last = None
-    while asyncio.get_running_loop().time() < deadline:
-        last = await view(handle)
-        if last.backlog == 0 and check(last):
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
+    return await settled(lambda: view(handle), check, what, timeout)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
 from temporalio.client import WorkflowHandle
@@ -177,22 +177,35 @@ async def view(handle: WorkflowHandle[Any, Any]) -> signals.JobView:
     return result
 
 
+class _Settles(Protocol):
+    backlog: int
+
+
+V = TypeVar("V", bound=_Settles)
+
+
+async def settled(
+    read: Callable[[], Awaitable[V]], check: Callable[[V], bool], what: str, timeout: float
+) -> V:
+    """Poll a workflow's view (real time, no skipping) until `check` holds and every input
+    received so far has been carried out; shared by the job and batch-job harnesses."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await read()
+        if last.backlog == 0 and check(last):
+            return last
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
+
+
 async def until(
     handle: WorkflowHandle[Any, Any],
     check: Callable[[signals.JobView], bool],
     what: str,
     timeout: float = 10,
 ) -> signals.JobView:
-    """Poll the status query (real time, no skipping) until `check` holds and every input
-    received so far has been carried out."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last = None
-    while asyncio.get_running_loop().time() < deadline:
-        last = await view(handle)
-        if last.backlog == 0 and check(last):
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
+    return await settled(lambda: view(handle), check, what, timeout)
 
 
 def phase_is(phase: str) -> Callable[[signals.JobView], bool]:
