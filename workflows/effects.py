@@ -56,3 +56,15 @@ class TellScheduler(Effect):
     kind: Literal["TellScheduler"] = "TellScheduler"
     scheduler: str  # its workflow id
     failed: dict[str, str] = {}  # "<ns>/<pod>" → why; empty: work arrived
+
+
+def handle_placements(
+    session: int, ok: list[signals.PlacedPod], stale: dict[str, str], scheduler: str
+) -> list[BindPlacements | TellScheduler]:
+    """Bind the placements that still fit the job; hand the others back to the scheduler."""
+    out: list[BindPlacements | TellScheduler] = []
+    if ok:
+        out.append(BindPlacements(session=session, placements=ok))
+    if stale:
+        out.append(TellScheduler(scheduler=scheduler, failed=stale))
+    return out

@@ -16,6 +16,7 @@ from workflows.effects import Finish as Finish
 from workflows.effects import MarkUnschedulable as MarkUnschedulable
 from workflows.effects import RecordEvent as RecordEvent
 from workflows.effects import TellScheduler as TellScheduler
+from workflows.effects import handle_placements as handle_placements
 
 
 class NewPod(Effect):

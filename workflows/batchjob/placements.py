@@ -33,12 +33,7 @@ def placed(state: BatchJobState, placed: signals.PodsPlaced) -> list[fx.AnyEffec
             stale[f"{ns}/{p.pod}"] = "pod no longer waits for a node"
         else:
             ok.append(p)
-    out: list[fx.AnyEffect] = []
-    if ok:
-        out.append(fx.BindPlacements(session=placed.session, placements=ok))
-    if stale:
-        out.append(fx.TellScheduler(scheduler=_scheduler(state), failed=stale))
-    return out
+    return [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
 
 
 def bound(state: BatchJobState, failed: dict[str, str]) -> list[fx.AnyEffect]:

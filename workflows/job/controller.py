@@ -362,12 +362,7 @@ def _placed(state: JobState, placed: signals.PodsPlaced) -> tuple[JobState, list
             stale[f"{job.metadata.namespace}/{p.pod}"] = "pod no longer waits for a node"
         else:
             ok.append(p)
-    out: list[fx.AnyEffect] = []
-    if ok:
-        out.append(fx.BindPlacements(session=placed.session, placements=ok))
-    if stale:
-        out.append(fx.TellScheduler(scheduler=_scheduler(state), failed=stale))
-    return state, out
+    return state, [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
 
 
 def _bound(state: JobState, outcome: BindOutcome) -> tuple[JobState, list[fx.AnyEffect]]:
