@@ -398,6 +398,11 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
     core = client.CoreV1Api(api)
     assert core.read_namespaced_secret(f"{name}-ssh", namespace).data  # the ssh plugin's pair
     assert core.read_namespaced_service(name, namespace).spec.cluster_ip == "None"
+    # The PodGroup lives while the job runs (it is deleted once the job finishes).
+    (group,) = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        "scheduling.volcano.sh", "v1beta1", namespace, "podgroups"
+    )["items"]
+    assert group["status"]["phase"] not in ("", "Pending")  # written by the scheduler session
     volcano.phase_becomes(api, namespace, name, "Completed", timeout=120)
     pods = [
         p for p in core.list_namespaced_pod(namespace).items if p.metadata.name.startswith(name)
@@ -405,10 +410,6 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
     assert len(pods) == 2 and all(p.spec.node_name for p in pods)  # bound by the worker
     pvc = core.read_namespaced_persistent_volume_claim(f"{name}-pvc-0", namespace)
     assert pvc.status.phase == "Bound"
-    (group,) = client.CustomObjectsApi(api).list_namespaced_custom_object(
-        "scheduling.volcano.sh", "v1beta1", namespace, "podgroups"
-    )["items"]
-    assert group["status"]["phase"] not in ("", "Pending")  # written by the scheduler session
     assert _refusals(deployed_processes) == {a: [] for a in deployed_processes}
 
 
