@@ -7,7 +7,7 @@ from temporalio import activity
 
 from activities import errors, kube, podspec
 from activities.messages import DeleteJobInput, Done, JobInput
-from models import batch
+from models import vcjob
 
 
 @activity.defn(name="delete_job")
@@ -20,7 +20,7 @@ def delete_job(request: DeleteJobInput) -> Done:
         f"delete job {request.namespace}/{request.name}", ok=frozenset({404, 409})
     ):
         kube.custom().delete_namespaced_custom_object(
-            batch.GROUP, batch.VERSION, request.namespace, "jobs", request.name, body=options
+            vcjob.GROUP, vcjob.VERSION, request.namespace, "jobs", request.name, body=options
         )
     return Done()
 
@@ -28,7 +28,7 @@ def delete_job(request: DeleteJobInput) -> Done:
 @activity.defn(name="ensure_volumes")
 def ensure_volumes(request: JobInput) -> Done:
     """Create the PVCs of volumes that carry a `volumeClaim` (AlreadyExists is success)."""
-    job = batch.Job.model_validate(request.job)
+    job = vcjob.Job.model_validate(request.job)
     for claim in podspec.claim_manifests(job):
         meta = claim["metadata"]
         with errors.kube_call(

@@ -14,7 +14,7 @@ from temporalio import activity
 from activities import errors, kube, podspec
 from activities.messages import Done, JobInput, PodGroupInput
 from models import scheduling
-from models.batch import Job
+from models.vcjob import Job
 
 _GROUP, _VERSION, _PLURAL = scheduling.GROUP, scheduling.VERSION, "podgroups"
 

@@ -17,7 +17,7 @@ from temporalio.common import MetricCounter
 from activities import errors, kube, plugins, podspec
 from activities.messages import CreatePodsInput, CreatePodsResult, DeletePodsInput, DeletePodsResult
 from models import labels
-from models.batch import Job
+from models.vcjob import Job
 from service import metrics
 
 _PARALLEL = 16

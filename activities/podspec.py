@@ -12,9 +12,9 @@ from fractions import Fraction
 from typing import Any
 
 from models import labels
-from models.batch import API_VERSION, Job, TaskSpec
 from models.defaults import DEFAULT_SCHEDULER
 from models.quantity import format_quantity, parse_quantity
+from models.vcjob import API_VERSION, Job, TaskSpec
 
 JOB_KIND = "Job"
 

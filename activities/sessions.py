@@ -28,7 +28,7 @@ from activities.messages import (
     SessionResult,
     Unschedulable,
 )
-from models import batch, batchv1, keys, scheduling, signals
+from models import batchv1, keys, scheduling, signals, vcjob
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
 from scheduling.snapshot import TaskStatus
@@ -48,7 +48,7 @@ def _world() -> dict[str, list[dict[str, Any]]]:
 
 def _owner_job(group: dict[str, Any]) -> str | None:
     for ref in group.get("metadata", {}).get("ownerReferences") or []:
-        if ref.get("kind") == "Job" and ref.get("apiVersion") == batch.API_VERSION:
+        if ref.get("kind") == "Job" and ref.get("apiVersion") == vcjob.API_VERSION:
             return str(ref.get("name"))
     return None
 
@@ -62,7 +62,7 @@ def _owner_workflow(group: dict[str, Any]) -> str | None:
         name = str(ref.get("name"))
         if ref.get("kind") != "Job":
             continue
-        if ref.get("apiVersion") == batch.API_VERSION:
+        if ref.get("apiVersion") == vcjob.API_VERSION:
             return keys.job_workflow_id(namespace, name)
         if ref.get("apiVersion") == batchv1.API_VERSION:
             return keys.batch_job_workflow_id(namespace, name)

@@ -11,7 +11,7 @@ from temporalio import activity
 
 from activities import errors, kube
 from activities.messages import Done, WriteStatusInput
-from models import batch
+from models import vcjob
 
 
 @activity.defn(name="write_job_status")
@@ -21,8 +21,8 @@ def write_job_status(request: WriteStatusInput) -> Done:
         f"write status of job {request.namespace}/{request.name}", ok=errors.GONE_OK
     ):
         kube.custom().patch_namespaced_custom_object_status(
-            batch.GROUP,
-            batch.VERSION,
+            vcjob.GROUP,
+            vcjob.VERSION,
             request.namespace,
             "jobs",
             request.name,

@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from models import batch, scheduling
+from models import scheduling, vcjob
 
-JOBS: Final = (batch.GROUP, "jobs")
+JOBS: Final = (vcjob.GROUP, "jobs")
 PODGROUPS: Final = (scheduling.GROUP, "podgroups")
 QUEUES: Final = (scheduling.GROUP, "queues")
 DEFAULT_QUEUE: Final = scheduling.DEFAULT_QUEUE

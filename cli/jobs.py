@@ -20,7 +20,7 @@ import yaml
 from cli import bus, jobview, output, remote
 from cli.clients import CliError, Connections, add_arguments, guarded
 from cli.resources import COMMANDS, JOBS, Resources
-from models import batch, keys, signals
+from models import keys, signals, vcjob
 from models.bus import Action
 
 LIST_HEADERS: Final = (
@@ -124,8 +124,8 @@ def _documents(filename: str) -> list[dict[str, Any]]:
     if not docs:
         raise CliError(f"{filename} holds no document")
     for i, doc in enumerate(docs):
-        if not isinstance(doc, dict) or doc.get("apiVersion") != batch.API_VERSION:
-            raise CliError(f"{filename}: document {i + 1} is not a {batch.API_VERSION} Job")
+        if not isinstance(doc, dict) or doc.get("apiVersion") != vcjob.API_VERSION:
+            raise CliError(f"{filename}: document {i + 1} is not a {vcjob.API_VERSION} Job")
         if doc.get("kind") != "Job":
             raise CliError(f"{filename}: document {i + 1} is a {doc.get('kind')}, not a Job")
     return docs

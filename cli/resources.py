@@ -13,7 +13,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from cli.clients import KUBE_TIMEOUT, CliError, Connections
-from models import batch, bus, scheduling
+from models import bus, scheduling, vcjob
 
 Obj = dict[str, Any]
 
@@ -34,7 +34,7 @@ class Kind:
         return f"{self.noun} {namespace}/{name}" if self.namespaced else f"{self.noun} {name}"
 
 
-JOBS: Final = Kind(batch.GROUP, batch.VERSION, "jobs", "job", namespaced=True)
+JOBS: Final = Kind(vcjob.GROUP, vcjob.VERSION, "jobs", "job", namespaced=True)
 QUEUES: Final = Kind(scheduling.GROUP, scheduling.VERSION, "queues", "queue", namespaced=False)
 COMMANDS: Final = Kind(bus.GROUP, bus.VERSION, "commands", "command", namespaced=True)
 

@@ -14,7 +14,7 @@ import urllib3
 from kubernetes import client
 
 from forwarder import events
-from models import batch, batchv1, bus, labels, scheduling
+from models import batchv1, bus, labels, scheduling, vcjob
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 from service.reflector import GONE as GONE  # re-exported
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT
@@ -44,7 +44,7 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
             label_selector=batchv1.CONTROLLER_UID_LABEL,
         )
     group, version = {
-        events.Kind.JOB: (batch.GROUP, batch.VERSION),
+        events.Kind.JOB: (vcjob.GROUP, vcjob.VERSION),
         events.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
         events.Kind.COMMAND: (bus.GROUP, bus.VERSION),
         events.Kind.QUEUE: (scheduling.GROUP, scheduling.VERSION),  # cluster-scoped anyway

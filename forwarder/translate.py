@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from forwarder import events
-from models import batch, labels, signals
+from models import labels, signals, vcjob
 
 Obj = events.Obj
 
@@ -50,7 +50,7 @@ def _controller_job(obj: Obj) -> Mapping[str, Any] | None:
     """The controller ownerReference to a Volcano Job; None: not owned by a Job."""
     for ref in metadata(obj).get("ownerReferences") or ():
         group = str(ref.get("apiVersion", "")).split("/")[0]
-        if ref.get("controller") and ref.get("kind") == "Job" and group == batch.GROUP:
+        if ref.get("controller") and ref.get("kind") == "Job" and group == vcjob.GROUP:
             found: Mapping[str, Any] = ref
             return found
     return None
@@ -194,7 +194,7 @@ def pod_group_observed(obj: Obj, deleted: bool = False) -> signals.PodGroupObser
 def command_job(obj: Obj) -> events.JobRef | None:
     """The Job a Command targets; None: it targets something else (a Queue) or nothing."""
     target = obj.get("target") or {}
-    if target.get("kind") != "Job" or target.get("apiVersion") != batch.API_VERSION:
+    if target.get("kind") != "Job" or target.get("apiVersion") != vcjob.API_VERSION:
         return None
     if not target.get("name"):
         return None

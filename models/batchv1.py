@@ -20,9 +20,9 @@ from typing import Any, Final, Literal
 from pydantic import Field
 
 from models.base import INT32_MAX, ApiModel
-from models.batch import PodTemplateSpec
 from models.defaults import DEFAULT_SCHEDULER
 from models.meta import ObjectMeta
+from models.vcjob import PodTemplateSpec
 
 GROUP: Final = "batch"
 VERSION: Final = "v1"

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from models import batch, bus, scheduling
+from models import bus, scheduling, vcjob
 
 _DROP: Final = frozenset({"title", "default", "$defs"})
 
@@ -39,9 +39,9 @@ def _age() -> dict[str, Any]:
 
 CRDS: Final = (
     CrdSpec(
-        model=batch.Job,
-        group=batch.GROUP,
-        version=batch.VERSION,
+        model=vcjob.Job,
+        group=vcjob.GROUP,
+        version=vcjob.VERSION,
         kind="Job",
         plural="jobs",
         short_names=("vcjob", "vj"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from models.batch import Job, TaskSpec
 from models.scheduling import DEFAULT_QUEUE, ROOT_QUEUE, Queue
+from models.vcjob import Job, TaskSpec
 
 DEFAULT_SCHEDULER: Final = "volcano"
 DEFAULT_MAX_RETRY: Final = 3

@@ -22,7 +22,7 @@ class Payload(BaseModel):
 class JobObserved(Payload):
     """The Job as the apiserver holds it now (added, spec or phase changed, or resynced)."""
 
-    job: dict[str, Any]  # the whole object, as read; parsed with models.batch.Job
+    job: dict[str, Any]  # the whole object, as read; parsed with models.vcjob.Job
 
 
 class JobDeleted(Payload):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Self
 
 from models import batchv1
-from models.batch import Job
+from models.vcjob import Job
 
 
 class JobBuilder:

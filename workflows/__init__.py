@@ -1,6 +1,6 @@
 """Workflow shells and their pure cores; `ALL` is what every worker registers.
 
-`ALL` is resolved lazily so importing a pure core (`workflows.job.states`) does not pull in
+`ALL` is resolved lazily so importing a pure core (`workflows.job.transitions`) does not pull in
 the shells, Temporal and the activities.
 """
 

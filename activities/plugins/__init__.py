@@ -32,7 +32,7 @@ from temporalio.exceptions import ApplicationError
 from activities import errors, kube
 from activities.plugins import base, env, ssh, svc
 from models import keys
-from models.batch import Job
+from models.vcjob import Job
 
 T = TypeVar("T")
 PodHook = Callable[[Job, dict[str, Any], str, int, Sequence[str]], dict[str, Any]]

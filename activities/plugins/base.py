@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from models import batch
-from models.batch import Job, TaskSpec
+from models import vcjob
 from models.meta import OwnerReference
+from models.vcjob import Job, TaskSpec
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -132,7 +132,7 @@ def owner_reference(job: Job) -> dict[str, Any]:
             "references; pass the Job as read from the apiserver"
         )
     ref = OwnerReference(
-        api_version=batch.API_VERSION,
+        api_version=vcjob.API_VERSION,
         kind="Job",
         name=job_name(job),
         uid=job.metadata.uid,

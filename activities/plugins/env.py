@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from activities.plugins import base
-from models.batch import Job
+from models.vcjob import Job
 
 NAME: Final = "env"
 # Both spellings: VK_ is the older prefix that existing images still read.

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from activities.plugins import base
-from models.batch import Job
+from models.vcjob import Job
 
 NAME: Final = "ssh"
 DEFAULT_PATH: Final = "/root/.ssh"

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from activities.plugins import base
 from models import labels
-from models.batch import Job
+from models.vcjob import Job
 
 NAME: Final = "svc"
 MOUNT_PATH: Final = "/etc/volcano"

@@ -24,7 +24,7 @@ from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
 from cli.devstack.temporal import TemporalServer
-from models import batch, keys
+from models import keys, vcjob
 
 CACHE: Final = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
 # Where `up` keeps its state, etcd data and Temporal's SQLite file (binaries stay in CACHE).
@@ -121,7 +121,7 @@ def submit_sample(api: client.ApiClient) -> None:
     doc = yaml.safe_load(SAMPLE_JOB.read_text())
     try:
         client.CustomObjectsApi(api).create_namespaced_custom_object(
-            batch.GROUP, batch.VERSION, doc["metadata"]["namespace"], "jobs", doc
+            vcjob.GROUP, vcjob.VERSION, doc["metadata"]["namespace"], "jobs", doc
         )
     except client.ApiException as e:
         if e.status != 409:  # already submitted by an earlier `up`

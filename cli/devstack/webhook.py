@@ -29,7 +29,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from models import batch, scheduling
+from models import scheduling, vcjob
 
 NAME: Final = "caldera-admission"
 PATH: Final = "/validate"
@@ -108,7 +108,7 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": NAME},
         "webhooks": [
-            hook("jobs", batch.GROUP, batch.VERSION, "jobs", "CREATE"),
+            hook("jobs", vcjob.GROUP, vcjob.VERSION, "jobs", "CREATE"),
             hook("podgroups", scheduling.GROUP, scheduling.VERSION, "podgroups", "CREATE"),
             queues,
         ],

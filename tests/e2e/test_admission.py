@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from models.batch import Job
 from models.scheduling import Queue
+from models.vcjob import Job
 from tests.builders import make_job
 
 JOBS = ("batch.volcano.sh", "v1alpha1", "jobs")

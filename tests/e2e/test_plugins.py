@@ -13,7 +13,7 @@ from temporalio.testing import ActivityEnvironment
 
 import activities.plugins as plugins
 from activities import kube
-from models.batch import Job
+from models.vcjob import Job
 from tests.builders import make_job
 from tests.e2e.conftest import E2EStack, eventually
 

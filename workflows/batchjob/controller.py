@@ -18,7 +18,7 @@ from models import signals
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
 from workflows.batchjob import backoff, conditions, placements, sync, tracking
 from workflows.batchjob import effects as fx
-from workflows.batchjob.state import BatchJobState, ContainerExit, PodRecord
+from workflows.batchjob.state import BatchJobRecord, ContainerExit, PodRecord
 
 TTL_TIMER: Final = "ttl"
 RETRY_TIMER: Final = sync.RETRY_TIMER
@@ -83,7 +83,7 @@ AnyInput = (
 class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: BatchJobState
+    state: BatchJobRecord
     effects: tuple[fx.AnyEffect, ...] = ()
 
 
@@ -124,7 +124,7 @@ def _settled(pod: PodRecord) -> bool:
     return pod.phase in ("Succeeded", "Failed") and not pod.finalizer
 
 
-def _pods(state: BatchJobState, changed: signals.BatchPodsChanged) -> BatchJobState:
+def _pods(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJobRecord:
     pods = dict(state.pods)
     removing = set(state.removing)
     for snapshot in changed.pods:
@@ -145,7 +145,7 @@ def _pods(state: BatchJobState, changed: signals.BatchPodsChanged) -> BatchJobSt
     return state.model_copy(update={"pods": pods, "removing": kept})
 
 
-def _observe(state: BatchJobState, observed: signals.JobObserved) -> tuple[BatchJobState, bool]:
+def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[BatchJobRecord, bool]:
     """The Job as now seen; True: it is a new Job under the same name (start over)."""
     job = defaulted(BatchJob.model_validate(observed.job))
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
@@ -159,8 +159,8 @@ def _observe(state: BatchJobState, observed: signals.JobObserved) -> tuple[Batch
 
 
 def _created(
-    state: BatchJobState, outcome: PodsCreated, now: datetime
-) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+    state: BatchJobRecord, outcome: PodsCreated, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     pods = dict(state.pods)
     for name, pod in outcome.created.items():
         old = pods.get(name)
@@ -179,8 +179,8 @@ def _created(
 
 
 def _retry(
-    state: BatchJobState, what: str, why: str, now: datetime
-) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+    state: BatchJobRecord, what: str, why: str, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     """The API back-off: sync again in 1 s, 2 s, … up to a minute (a durable timer)."""
     failures = state.api_failures + 1
     wait = backoff.api_retry(failures)
@@ -198,8 +198,8 @@ def _retry(
 
 
 def _failed(
-    state: BatchJobState, failed: ActionFailed, now: datetime
-) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+    state: BatchJobRecord, failed: ActionFailed, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     update: dict[str, object] = {}
     if failed.effect == "WriteStatus":
         update["written"] = None  # the apiserver may hold anything: write it again
@@ -209,8 +209,8 @@ def _failed(
 
 
 def _timers(
-    state: BatchJobState, wanted: dict[str, sync.Timer]
-) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+    state: BatchJobRecord, wanted: dict[str, sync.Timer]
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     """Start, move or cancel the timers a sync asks for."""
     timers = dict(state.timers)
     out: list[fx.AnyEffect] = []
@@ -235,7 +235,7 @@ def _finished_at(status: BatchJobStatus) -> datetime | None:
     return None
 
 
-def _ttl(state: BatchJobState, now: datetime) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     """ttlSecondsAfterFinished: a durable timer from the Complete/Failed transition."""
     job = state.job
     if job is None or state.deleted or state.ttl_expired or TTL_TIMER in state.timers:
@@ -250,7 +250,7 @@ def _ttl(state: BatchJobState, now: datetime) -> tuple[BatchJobState, list[fx.An
     return state, [fx.StartTimer(key=TTL_TIMER, fires_at=fires_at, summary=summary)]
 
 
-def _expire(state: BatchJobState) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+def _expire(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     job = state.job
     if job is None or state.deleted or state.ttl_expired:
         return state, []
@@ -261,7 +261,7 @@ def _expire(state: BatchJobState) -> tuple[BatchJobState, list[fx.AnyEffect]]:
     ]
 
 
-def restored_timers(state: BatchJobState) -> list[fx.StartTimer]:
+def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
     """The timers a run that continued as new re-arms, for the time they have left."""
     return [
         fx.StartTimer(key=key, fires_at=at, summary=f"{key} (continued)")
@@ -269,7 +269,7 @@ def restored_timers(state: BatchJobState) -> list[fx.StartTimer]:
     ]
 
 
-def _deleted(state: BatchJobState, deleted: signals.JobDeleted) -> Decision:
+def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted) -> Decision:
     if state.job is not None and deleted.uid != state.job.metadata.uid:
         return Decision(state=state)
     cancels = [fx.CancelTimer(key=k) for k in sorted(state.timers)]
@@ -277,7 +277,7 @@ def _deleted(state: BatchJobState, deleted: signals.JobDeleted) -> Decision:
     return Decision(state=state, effects=(*cancels, fx.Finish()))
 
 
-def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
+def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     before = tracking.phase(state.status)
     out: list[fx.AnyEffect] = []
@@ -318,7 +318,7 @@ def decide(state: BatchJobState, event: AnyInput, now: datetime) -> Decision:
     return Decision(state=state, effects=effects)
 
 
-def _pod_group(state: BatchJobState) -> tuple[BatchJobState, list[fx.AnyEffect]]:
+def _pod_group(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
     """Before the first pod of a gang-scheduled Job: the PodGroup its pods are placed by."""
     job = state.job
     if job is None or state.pod_group or state.deleted or not job.gang_scheduled:
@@ -328,7 +328,7 @@ def _pod_group(state: BatchJobState) -> tuple[BatchJobState, list[fx.AnyEffect]]
     return state.model_copy(update={"pod_group": True}), [fx.EnsurePodGroup(job=job.dump())]
 
 
-def _finalizers_removed(state: BatchJobState, removed: FinalizersRemoved) -> BatchJobState:
+def _finalizers_removed(state: BatchJobRecord, removed: FinalizersRemoved) -> BatchJobRecord:
     pods = dict(state.pods)
     for name, uid in removed.pods.items():
         pod = pods.get(name)

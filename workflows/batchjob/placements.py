@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from models import keys, signals
 from workflows.batchjob import effects as fx
-from workflows.batchjob.state import BatchJobState
+from workflows.batchjob.state import BatchJobRecord
 
 
-def _scheduler(state: BatchJobState) -> str:
+def _scheduler(state: BatchJobRecord) -> str:
     name = state.job.scheduler_name if state.job else "volcano"
     return keys.scheduler_workflow_id(name)
 
 
-def placed(state: BatchJobState, placed: signals.PodsPlaced) -> list[fx.AnyEffect]:
+def placed(state: BatchJobRecord, placed: signals.PodsPlaced) -> list[fx.AnyEffect]:
     """Bind what the scheduler placed, if the pods are still ours, unbound and waiting."""
     job = state.job
     ns = (job.metadata.namespace if job else None) or ""
@@ -36,7 +36,7 @@ def placed(state: BatchJobState, placed: signals.PodsPlaced) -> list[fx.AnyEffec
     return [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
 
 
-def bound(state: BatchJobState, failed: dict[str, str]) -> list[fx.AnyEffect]:
+def bound(state: BatchJobRecord, failed: dict[str, str]) -> list[fx.AnyEffect]:
     """Failed binds: PodScheduled=False on the pods, an Event, and the scheduler retries."""
     if not failed or state.job is None:
         return []

@@ -70,7 +70,7 @@ class Backoff(Record):
     last_failure: datetime | None = None  # None: no failure since the last success
 
 
-class BatchJobState(Record):
+class BatchJobRecord(Record):
     job: BatchJob | None = None  # None: the Job has not been observed yet
     status: BatchJobStatus = Field(default_factory=BatchJobStatus)  # what the Job should say
     written: BatchJobStatus | None = None  # None: not known to match what the apiserver holds

@@ -27,7 +27,7 @@ from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, JobCondition
 from models.batchv1 import UncountedTerminatedPods as Uncounted
 from workflows.batchjob import accounting, backoff, conditions, indexes, manage, policies, tracking
 from workflows.batchjob import effects as fx
-from workflows.batchjob.state import BatchJobState, PodRecord
+from workflows.batchjob.state import BatchJobRecord, PodRecord
 
 EXPECTATIONS_TIMEOUT: Final = timedelta(minutes=5)
 DEADLINE_TIMER: Final = "deadline"
@@ -46,7 +46,7 @@ class Timer(BaseModel):
 class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: BatchJobState
+    state: BatchJobRecord
     effects: tuple[fx.AnyEffect, ...] = ()
     timers: dict[str, Timer] = Field(default_factory=dict)  # the sync timers wanted now
 
@@ -99,7 +99,7 @@ def _terminal(
     return None, Timer(fires_at=ends, summary=summary)
 
 
-def sync(state: BatchJobState, now: datetime) -> Plan:
+def sync(state: BatchJobRecord, now: datetime) -> Plan:
     job = state.job
     if job is None or state.deleted or state.status.finished:
         return Plan(state=state)

@@ -19,7 +19,7 @@ from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, JobCondition
 from models.batchv1 import UncountedTerminatedPods as Uncounted
 from workflows.batchjob import accounting, conditions, indexes
 from workflows.batchjob import effects as fx
-from workflows.batchjob.state import BatchJobState, PodRecord
+from workflows.batchjob.state import BatchJobRecord, PodRecord
 
 MAX_UNCOUNTED: Final = 500  # MaxUncountedPods
 
@@ -27,7 +27,7 @@ MAX_UNCOUNTED: Final = 500  # MaxUncountedPods
 class Tracked(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: BatchJobState
+    state: BatchJobRecord
     effects: tuple[fx.AnyEffect, ...] = ()
 
 
@@ -72,7 +72,7 @@ def _count_uncounted(status: BatchJobStatus, with_finalizer: set[str]) -> BatchJ
 
 
 def track(
-    state: BatchJobState,
+    state: BatchJobRecord,
     seen: Sequence[PodRecord],
     job: BatchJob,
     status: BatchJobStatus,
@@ -217,7 +217,7 @@ def _finish_events(
     return [fx.RecordEvent(type="Warning", reason=final.reason or "", message=final.message or "")]
 
 
-def _write(state: BatchJobState, status: BatchJobStatus, why: str) -> list[fx.AnyEffect]:
+def _write(state: BatchJobRecord, status: BatchJobStatus, why: str) -> list[fx.AnyEffect]:
     if state.written == status:
         return []
     return [fx.WriteStatus(status=status.dump(), summary=why)]

@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import activity_call, placing, search_attributes
     from workflows.batchjob import controller, tracking
     from workflows.batchjob import effects as fx
-    from workflows.batchjob.state import BatchJobState
+    from workflows.batchjob.state import BatchJobRecord
     from workflows.inbox import Inbox, continue_due
     from workflows.timers import Timers
 
@@ -46,7 +46,7 @@ class BatchJobWorkflowInput(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: BatchJobState | None = None  # None: a new job
+    state: BatchJobRecord | None = None  # None: a new job
     observed: signals.JobObserved | None = None  # None: wait for the forwarder's first signal
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
@@ -55,7 +55,7 @@ class BatchJobWorkflowInput(BaseModel):
 class BatchJobWorkflow:
     @workflow.init
     def __init__(self, start: BatchJobWorkflowInput) -> None:
-        self._state = start.state or BatchJobState()
+        self._state = start.state or BatchJobRecord()
         self._inbox: Inbox[controller.AnyInput] = Inbox()
         self._timers = Timers[fx.StartTimer](self._timer_fired)
         self._finished = False

@@ -15,14 +15,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from models import keys, signals
-from models.batch import Job, JobPhase
 from models.bus import Action, Event
 from models.defaults import default_job
+from models.vcjob import Job, JobPhase
 from workflows.job import delays, events, reconcile
 from workflows.job import effects as fx
 from workflows.job.policies import SYNC, Request, Resolution, apply_policies
-from workflows.job.state import DelayedAction, JobState
-from workflows.job.states import FINISHED, JOB_ACTIONS, Operation, rule_for
+from workflows.job.state import DelayedAction, JobRecord
+from workflows.job.transitions import FINISHED, JOB_ACTIONS, Operation, rule_for
 
 TTL_KEY = "ttl"
 
@@ -70,7 +70,7 @@ Input = (
 class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: JobState
+    state: JobRecord
     effects: tuple[fx.AnyEffect, ...] = ()
 
 
@@ -94,7 +94,7 @@ def _story(request: Request, resolution: Resolution) -> str:
 
 
 def _execute(
-    state: JobState, action: Action, request: Request, now: datetime, why: str
+    state: JobRecord, action: Action, request: Request, now: datetime, why: str
 ) -> reconcile.Plan:
     rule = rule_for(state.phase, action)
     if rule.operation == Operation.SYNC:
@@ -103,7 +103,7 @@ def _execute(
     return reconcile.kill(state, rule, request, now, why, target)
 
 
-def _cancel(state: JobState, keys: Sequence[str]) -> tuple[JobState, list[fx.AnyEffect]]:
+def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[fx.AnyEffect]]:
     if not keys:
         return state, []
     delayed = {k: v for k, v in state.delayed.items() if k not in keys}
@@ -111,8 +111,8 @@ def _cancel(state: JobState, keys: Sequence[str]) -> tuple[JobState, list[fx.Any
 
 
 def _act(
-    state: JobState, request: Request, resolution: Resolution, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, request: Request, resolution: Resolution, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     """Run one resolved action now, then clean up delayed actions of its type."""
     out: list[fx.AnyEffect] = []
     why = _story(request, resolution)
@@ -131,8 +131,8 @@ def _act(
 
 
 def _handle(
-    state: JobState, requests: Sequence[Request], now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, requests: Sequence[Request], now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     out: list[fx.AnyEffect] = []
     sync_due: Request | None = None
     for request in requests:
@@ -170,8 +170,8 @@ def _handle(
 
 
 def _arm(
-    state: JobState, request: Request, resolution: Resolution, delay: timedelta, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, request: Request, resolution: Resolution, delay: timedelta, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     entry, replaced = delays.register(
         state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
     )
@@ -204,13 +204,13 @@ def _timer_for(entry: DelayedAction, when: str) -> fx.StartTimer:
     )
 
 
-def _ttl_timer(state: JobState, fires_at: datetime, when: str) -> fx.StartTimer:
+def _ttl_timer(state: JobRecord, fires_at: datetime, when: str) -> fx.StartTimer:
     ttl = state.job.spec.ttl_seconds_after_finished if state.job else None
     summary = f"delete job {when}: ttlSecondsAfterFinished {ttl}s after {state.phase}"
     return fx.StartTimer(key=TTL_KEY, timer=0, fires_at=fires_at, summary=summary)
 
 
-def restored_timers(state: JobState) -> list[fx.StartTimer]:
+def restored_timers(state: JobRecord) -> list[fx.StartTimer]:
     """The timers a run that continued as new re-arms, for the time they have left."""
     out = [_timer_for(d, "(continued)") for _, d in sorted(state.delayed.items())]
     if state.ttl_fires_at is not None and not state.ttl_expired:
@@ -219,8 +219,8 @@ def restored_timers(state: JobState) -> list[fx.StartTimer]:
 
 
 def _observe(
-    state: JobState, observed: signals.JobObserved, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, observed: signals.JobObserved, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     job = default_job(Job.model_validate(observed.job))
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
         return state, [fx.StartOver(job=observed.job)]
@@ -231,8 +231,8 @@ def _observe(
 
 
 def _pods(
-    state: JobState, changed: signals.PodsChanged, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, changed: signals.PodsChanged, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     pods = dict(state.pods)
     requests = []
     for snapshot in changed.pods:
@@ -248,8 +248,8 @@ def _pods(
 
 
 def _pod_group(
-    state: JobState, observed: signals.PodGroupObserved, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, observed: signals.PodGroupObserved, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     if state.job is None or observed.name != reconcile.pod_group_name(state.job):
         return state, []  # a legacy or foreign PodGroup
     if observed.deleted:
@@ -264,8 +264,8 @@ def _pod_group(
 
 
 def _command(
-    state: JobState, command: signals.CommandIssued, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, command: signals.CommandIssued, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     note = fx.RecordEvent(
         reason="CommandIssued",
         message=f"Command {command.command or '(update)'} issued {command.action}"
@@ -283,8 +283,8 @@ def _command(
 
 
 def _timer(
-    state: JobState, fired: TimerFired, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, fired: TimerFired, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     if fired.key == TTL_KEY:
         job = state.job
         if job is None or state.ttl_fires_at is None or state.ttl_expired or state.deleted:
@@ -313,8 +313,8 @@ def _timer(
 
 
 def _failed(
-    state: JobState, failed: ActionFailed, now: datetime
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, failed: ActionFailed, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     """Volcano terminates a job whose sync keeps failing (requeue budget, §5.3); the activity
     already spent its retries, so the budget is gone."""
     warn = fx.RecordEvent(
@@ -329,7 +329,7 @@ def _failed(
     return state, [warn, *out]
 
 
-def _ttl(state: JobState, now: datetime) -> tuple[JobState, list[fx.AnyEffect]]:
+def _ttl(state: JobRecord, now: datetime) -> tuple[JobRecord, list[fx.AnyEffect]]:
     """Arm ttlSecondsAfterFinished once the job is finished (Aborted is not, as in Volcano)."""
     job = state.job
     if job is None or state.deleted or state.ttl_fires_at is not None:
@@ -343,12 +343,12 @@ def _ttl(state: JobState, now: datetime) -> tuple[JobState, list[fx.AnyEffect]]:
     return state, [_ttl_timer(state, fires_at, f"in {_fmt(fires_at - now)}")]
 
 
-def _scheduler(state: JobState) -> str:
+def _scheduler(state: JobRecord) -> str:
     name = (state.job.spec.scheduler_name if state.job else None) or "volcano"
     return keys.scheduler_workflow_id(name)
 
 
-def _placed(state: JobState, placed: signals.PodsPlaced) -> tuple[JobState, list[fx.AnyEffect]]:
+def _placed(state: JobRecord, placed: signals.PodsPlaced) -> tuple[JobRecord, list[fx.AnyEffect]]:
     """Bind what the scheduler placed, if the pods are still ours, unbound and alive."""
     job = state.job
     if job is None or state.deleted or job.metadata.deletion_timestamp is not None:
@@ -365,7 +365,7 @@ def _placed(state: JobState, placed: signals.PodsPlaced) -> tuple[JobState, list
     return state, [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
 
 
-def _bound(state: JobState, outcome: BindOutcome) -> tuple[JobState, list[fx.AnyEffect]]:
+def _bound(state: JobRecord, outcome: BindOutcome) -> tuple[JobRecord, list[fx.AnyEffect]]:
     """Failed binds: PodScheduled=False on the pods, an Event, and the scheduler retries."""
     if not outcome.failed or state.job is None:
         return state, []
@@ -381,7 +381,7 @@ def _bound(state: JobState, outcome: BindOutcome) -> tuple[JobState, list[fx.Any
     ]
 
 
-def decide(state: JobState, event: Input, now: datetime) -> Decision:
+def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     match event:
         case signals.JobObserved():

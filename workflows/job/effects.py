@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from models.batch import JobPhase, JobStatus
+from models.vcjob import JobPhase, JobStatus
 from workflows.effects import BindPlacements as BindPlacements
 from workflows.effects import DeleteJob as DeleteJob
 from workflows.effects import Effect as Effect

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from models.batch import JobSpec
 from models.bus import Event
 from models.signals import PodSnapshot
+from models.vcjob import JobSpec
 from workflows.job.policies import Request
 from workflows.job.state import PodRecord
 

@@ -11,8 +11,8 @@ from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 
-from models.batch import Job, LifecyclePolicy
 from models.bus import Action, Event
+from models.vcjob import Job, LifecyclePolicy
 
 INTERNAL_EVENTS = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED, Event.POD_RUNNING})
 

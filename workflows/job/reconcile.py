@@ -13,12 +13,12 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from models import labels
-from models.batch import Job, JobPhase, JobSpec, JobStatus, TaskSpec
+from models.vcjob import Job, JobPhase, JobSpec, JobStatus, TaskSpec
 from workflows.job import effects as fx
 from workflows.job import status as st
 from workflows.job.policies import Request
-from workflows.job.state import JobState, PodRecord
-from workflows.job.states import FINISHED, Retain, Rule, StatusFn
+from workflows.job.state import JobRecord, PodRecord
+from workflows.job.transitions import FINISHED, Retain, Rule, StatusFn
 
 _RETAINED_SOFT = ("Succeeded", "Failed")
 
@@ -26,7 +26,7 @@ _RETAINED_SOFT = ("Succeeded", "Failed")
 class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: JobState
+    state: JobRecord
     effects: tuple[fx.AnyEffect, ...] = ()
 
 
@@ -75,7 +75,7 @@ def _dependencies_ready(
 
 
 def _settle(
-    state: JobState,
+    state: JobRecord,
     rule: Rule,
     status: JobStatus,
     counts: st.Counts,
@@ -124,11 +124,11 @@ def _reason(
     return after.value, f"no pod left running after {why}"
 
 
-def _write(state: JobState, status: JobStatus) -> list[fx.AnyEffect]:
+def _write(state: JobRecord, status: JobStatus) -> list[fx.AnyEffect]:
     return [fx.WriteStatus(status=status)] if status != state.status else []
 
 
-def sync_job(state: JobState, rule: Rule, now: datetime, why: str) -> Plan:
+def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
     """Reconcile pods with the spec behind the PodGroup gate, then apply the status function."""
     job = state.job
     if job is None or job.metadata.deletion_timestamp is not None:
@@ -227,7 +227,7 @@ class Target(StrEnum):
     PARTITION = "partition"
 
 
-def _selected(state: JobState, request: Request, target: Target | None) -> list[PodRecord]:
+def _selected(state: JobRecord, request: Request, target: Target | None) -> list[PodRecord]:
     pods = state.pods.values()
     match target:
         case None:
@@ -243,7 +243,7 @@ def _selected(state: JobState, request: Request, target: Target | None) -> list[
 
 
 def kill(
-    state: JobState, rule: Rule, request: Request, now: datetime, why: str, target: Target | None
+    state: JobRecord, rule: Rule, request: Request, now: datetime, why: str, target: Target | None
 ) -> Plan:
     """killJob (target None: every pod, version bumped, PodGroup deleted) or killTarget."""
     full = target is None

@@ -9,8 +9,8 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from models import bus
-from models.batch import Job, JobPhase, JobStatus
 from models.signals import ControllerSettings
+from models.vcjob import Job, JobPhase, JobStatus
 
 
 class Record(BaseModel):
@@ -50,7 +50,7 @@ class DelayedAction(Record):
     timer: int  # unique per registration, so a stale firing is recognised
 
 
-class JobState(Record):
+class JobRecord(Record):
     settings: ControllerSettings = Field(default_factory=ControllerSettings)
     job: Job | None = None  # None: the Job has not been observed yet
     status: JobStatus = Field(default_factory=JobStatus)

@@ -12,8 +12,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from models.batch import JobCondition, JobPhase, JobSpec, JobState, JobStatus, TaskState
-from workflows.job.states import StatusFn
+from models.vcjob import JobCondition, JobPhase, JobSpec, JobState, JobStatus, TaskState
+from workflows.job.transitions import StatusFn
 
 _PHASES = ("Pending", "Running", "Succeeded", "Failed")
 

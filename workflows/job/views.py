@@ -6,13 +6,13 @@ Pure: the update validators and the `status` query call these on the workflow's 
 from __future__ import annotations
 
 from models import signals
-from models.batch import JobPhase
 from models.bus import Action
-from workflows.job.state import JobState
-from workflows.job.states import FINISHED
+from models.vcjob import JobPhase
+from workflows.job.state import JobRecord
+from workflows.job.transitions import FINISHED
 
 
-def refusal(state: JobState, action: Action) -> str | None:
+def refusal(state: JobRecord, action: Action) -> str | None:
     """Why a user command cannot apply now (None: it can), for the update validators."""
     job = state.job
     if job is None:
@@ -34,7 +34,7 @@ def refusal(state: JobState, action: Action) -> str | None:
     return None
 
 
-def view(state: JobState) -> signals.JobView:
+def view(state: JobRecord) -> signals.JobView:
     job = state.job
     meta = job.metadata if job else None
     tasks = []

@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.inbox import Inbox, continue_due
     from workflows.job import controller, views
     from workflows.job import effects as fx
-    from workflows.job.state import JobState
+    from workflows.job.state import JobRecord
     from workflows.timers import Timers
 
 
@@ -47,7 +47,7 @@ class JobWorkflowInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     settings: signals.ControllerSettings = signals.ControllerSettings()
-    state: JobState | None = None  # None: a new job
+    state: JobRecord | None = None  # None: a new job
     observed: signals.JobObserved | None = None  # None: wait for the forwarder's first signal
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
@@ -56,7 +56,7 @@ class JobWorkflowInput(BaseModel):
 class JobWorkflow:
     @workflow.init
     def __init__(self, start: JobWorkflowInput) -> None:
-        self._state = start.state or JobState(settings=start.settings)
+        self._state = start.state or JobRecord(settings=start.settings)
         self._inbox: Inbox[controller.Input] = Inbox()
         self._timers = Timers[fx.StartTimer](self._timer_fired)
         self._finished = False

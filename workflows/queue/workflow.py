@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.inbox import Inbox, continue_due
     from workflows.queue import controller
     from workflows.queue import effects as fx
-    from workflows.queue.controller import QueueRecord
+    from workflows.queue.state import QueueRecord
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 

@@ -16,7 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import cluster, events, evictions, kube, scheduler_config, sessions
 from activities.messages import RecordEventInput, SessionInput
-from models import batch
+from models import vcjob
 from models.keys import JobKey
 from scheduling.config import Action
 from scheduling.result import Eviction, EvictReason
@@ -147,7 +147,7 @@ def _world() -> dict[str, list[Obj]]:
     groups = []
     for group, _ in jobs:
         name = group["metadata"]["name"]
-        ref = {"apiVersion": batch.API_VERSION, "kind": "Job", "name": name, "uid": f"j-{name}"}
+        ref = {"apiVersion": vcjob.API_VERSION, "kind": "Job", "name": name, "uid": f"j-{name}"}
         group["metadata"]["ownerReferences"] = [ref]
         groups.append(group)
     return {

@@ -16,7 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import cluster, events, kube, sessions
 from activities.messages import RecordEventInput, SessionInput, SessionResult
-from models import batch
+from models import vcjob
 from tests.unit.scheduling.builders import gang, make_node, make_queue
 
 pytestmark = pytest.mark.unit
@@ -58,7 +58,7 @@ class FakeApi:
 
 
 def _owned(group: Obj, job: str) -> Obj:
-    ref = {"apiVersion": batch.API_VERSION, "kind": "Job", "name": job, "uid": f"uid-{job}"}
+    ref = {"apiVersion": vcjob.API_VERSION, "kind": "Job", "name": job, "uid": f"uid-{job}"}
     group["metadata"]["ownerReferences"] = [ref]
     return group
 

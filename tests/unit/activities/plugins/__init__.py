@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.batch import Job
+from models.vcjob import Job
 from tests.builders import JobBuilder
 
 UID = "0b5e-uid"

@@ -16,7 +16,7 @@ from typing import Any
 from models import signals
 from workflows.batchjob import controller
 from workflows.batchjob import effects as fx
-from workflows.batchjob.state import BatchJobState
+from workflows.batchjob.state import BatchJobRecord
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -24,7 +24,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 @dataclass
 class FakeCluster:
     now: datetime = START
-    state: BatchJobState = field(default_factory=BatchJobState)
+    state: BatchJobRecord = field(default_factory=BatchJobRecord)
     pods: dict[str, signals.BatchPodSnapshot] = field(default_factory=dict)
     effects: list[fx.AnyEffect] = field(default_factory=list)
     statuses: list[dict[str, Any]] = field(default_factory=list)

@@ -6,16 +6,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from models import signals
-from models.batch import JobPhase
 from models.signals import PodSnapshot
+from models.vcjob import JobPhase
 from tests.builders import make_job
 from workflows.job import controller
 from workflows.job import effects as fx
-from workflows.job.state import JobState
+from workflows.job.state import JobRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-GATED = JobState()
-UNGATED = JobState(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
+GATED = JobRecord()
+UNGATED = JobRecord(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
 
 
 def _manifest(**spec: Any) -> dict[str, Any]:
@@ -25,8 +25,8 @@ def _manifest(**spec: Any) -> dict[str, Any]:
 
 
 def _run(
-    state: JobState, *inputs: controller.Input, now: datetime = NOW
-) -> tuple[JobState, list[fx.AnyEffect]]:
+    state: JobRecord, *inputs: controller.Input, now: datetime = NOW
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
     out: list[fx.AnyEffect] = []
     for item in inputs:
         decision = controller.decide(state, item, now)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from models.batch import Job
 from models.bus import Action, Event
 from models.defaults import default_job
+from models.vcjob import Job
 from tests.builders import make_job
 from workflows.job.policies import Request, apply_policies
 

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from models.batch import JobCondition, JobPhase, JobSpec, JobStatus
 from models.defaults import default_job
+from models.vcjob import JobCondition, JobPhase, JobSpec, JobStatus
 from tests.builders import make_job
 from workflows.job import status as st
-from workflows.job.states import StatusFn
+from workflows.job.transitions import StatusFn
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -8,17 +8,17 @@ from typing import Any
 import pytest
 
 from models import signals
-from models.batch import JobPhase
 from models.bus import Action
+from models.vcjob import JobPhase
 from tests.builders import make_job
 from workflows.job import controller, views
-from workflows.job.state import JobState
+from workflows.job.state import JobRecord
 
 _NOW = datetime(2026, 1, 1, tzinfo=UTC)
-UNGATED = JobState(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
+UNGATED = JobRecord(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
 
 
-def _observed() -> JobState:
+def _observed() -> JobRecord:
     doc: dict[str, Any] = make_job("j", namespace="ns").task("w", replicas=2).manifest()
     doc["metadata"].update(uid="u1", generation=1)
     return controller.decide(UNGATED, signals.JobObserved(job=doc), _NOW).state

@@ -9,7 +9,7 @@ from models.bus import Action
 from models.scheduling import QueueState
 from workflows.queue import controller
 from workflows.queue import effects as fx
-from workflows.queue.controller import QueueRecord
+from workflows.queue.state import QueueRecord
 
 
 def _queue(

@@ -8,7 +8,7 @@ import pytest
 
 from models.bus import Action
 from models.scheduling import QueueState
-from workflows.queue.states import (
+from workflows.queue.transitions import (
     QUEUE_ACTIONS,
     TRANSITIONS,
     Operation,

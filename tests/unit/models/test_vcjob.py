@@ -9,9 +9,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from models.batch import Job, JobPhase
 from models.defaults import default_job
 from models.duration import parse_duration
+from models.vcjob import Job, JobPhase
 from tests.builders import make_job
 
 pytestmark = pytest.mark.unit

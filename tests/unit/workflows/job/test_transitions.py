@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from models.batch import JobPhase
 from models.bus import Action
-from workflows.job.states import (
+from models.vcjob import JobPhase
+from workflows.job.transitions import (
     JOB_ACTIONS,
     TRANSITIONS,
     Operation,

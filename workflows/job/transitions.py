@@ -14,8 +14,8 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from models.batch import JobPhase
 from models.bus import Action
+from models.vcjob import JobPhase
 
 
 class Operation(StrEnum):
