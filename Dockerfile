@@ -14,6 +14,7 @@ COPY pyproject.toml README.md worker.py ./
 COPY activities/ activities/
 COPY admission/ admission/
 COPY cli/ cli/
+COPY controllers/ controllers/
 COPY forwarder/ forwarder/
 COPY models/ models/
 COPY scheduling/ scheduling/

@@ -29,11 +29,11 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
+from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
 from workflows import sandbox
-from workflows.scheduler.session import SchedulerState
-from workflows.scheduler.workflow import SchedulerWorkflow, SchedulerWorkflowInput
+from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
 log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32

@@ -18,8 +18,8 @@ from cli import history
 from cli.clients import CliError, Connections
 from models import signals
 from models.bus import Action
-from workflows.job.workflow import JobWorkflow
-from workflows.queue.workflow import QueueWorkflow
+from workflows.job import JobWorkflow
+from workflows.queue import QueueWorkflow
 
 # The update behind each job action: validated by the workflow, answered once carried out.
 JOB_UPDATES: Final = {

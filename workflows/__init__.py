@@ -1,6 +1,6 @@
 """Workflow shells and their pure cores; `ALL` is what every worker registers.
 
-`ALL` is resolved lazily so importing a pure core (`workflows.job.transitions`) does not pull in
+`ALL` is resolved lazily so importing a pure core (`controllers.job.transitions`) does not pull in
 the shells, Temporal and the activities.
 """
 
@@ -11,10 +11,10 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     if name == "ALL":
-        from workflows.batchjob.workflow import BatchJobWorkflow
-        from workflows.job.workflow import JobWorkflow
-        from workflows.queue.workflow import QueueWorkflow
-        from workflows.scheduler.workflow import SchedulerWorkflow
+        from workflows.batchjob import BatchJobWorkflow
+        from workflows.job import JobWorkflow
+        from workflows.queue import QueueWorkflow
+        from workflows.scheduler import SchedulerWorkflow
 
         return (JobWorkflow, QueueWorkflow, SchedulerWorkflow, BatchJobWorkflow)
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

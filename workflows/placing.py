@@ -14,9 +14,9 @@ with workflow.unsafe.imports_passed_through():
         MarkUnschedulableInput,
         Unschedulable,
     )
+    from controllers.effects import BindPlacements, MarkUnschedulable, TellScheduler
     from models import signals
     from workflows import activity_call
-    from workflows.effects import BindPlacements, MarkUnschedulable, TellScheduler
 
 
 async def bind(namespace: str, effect: BindPlacements) -> BindPodsResult:

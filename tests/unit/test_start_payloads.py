@@ -10,8 +10,8 @@ pytestmark = pytest.mark.unit
 def test_forwarder_start_payloads_decode_as_workflow_inputs() -> None:
     """The forwarder starts workflows with small payloads the workflows read as their inputs."""
     from models import signals
-    from workflows.job.workflow import JobWorkflowInput
-    from workflows.queue.workflow import QueueWorkflowInput
+    from workflows.job import JobWorkflowInput
+    from workflows.queue import QueueWorkflowInput
 
     start = signals.JobStart(settings=signals.ControllerSettings(scheduler_override="x"))
     assert JobWorkflowInput.model_validate(start.model_dump()).settings == start.settings
@@ -20,7 +20,7 @@ def test_forwarder_start_payloads_decode_as_workflow_inputs() -> None:
 
 def test_batch_job_start_payload_decodes_as_workflow_input() -> None:
     from models import signals
-    from workflows.batchjob.workflow import BatchJobWorkflowInput
+    from workflows.batchjob import BatchJobWorkflowInput
 
     start = BatchJobWorkflowInput.model_validate(signals.BatchJobStart().model_dump())
     assert start.state is None and start.observed is None

@@ -28,7 +28,7 @@ from models import signals
 from tests.builders import make_batch_job
 from tests.workflows.harness import settled
 from workflows import sandbox
-from workflows.batchjob.workflow import BatchJobWorkflow, BatchJobWorkflowInput
+from workflows.batchjob import BatchJobWorkflow, BatchJobWorkflowInput
 
 
 @dataclass

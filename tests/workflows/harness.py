@@ -30,8 +30,8 @@ from activities.plugins import PluginsInput, PluginsResult
 from models import signals
 from models.signals import PodSnapshot
 from workflows import sandbox
-from workflows.job.workflow import JobWorkflow, JobWorkflowInput
-from workflows.queue.workflow import QueueWorkflow
+from workflows.job import JobWorkflow, JobWorkflowInput
+from workflows.queue import QueueWorkflow
 
 UID = "uid-1"
 

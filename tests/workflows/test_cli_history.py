@@ -11,7 +11,7 @@ from cli.main import parser
 from models import signals
 from tests.builders import make_job
 from tests.workflows.harness import UID, Harness, phase_is, pod, pods_changed, until
-from workflows.job.workflow import JobWorkflow, JobWorkflowInput
+from workflows.job import JobWorkflow, JobWorkflowInput
 
 
 async def test_history_follows_the_continue_as_new_chain(harness: Harness) -> None:

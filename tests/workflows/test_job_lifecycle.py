@@ -9,7 +9,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from models import signals
 from tests.builders import make_job
 from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until, view
-from workflows.job.workflow import JobWorkflow
+from workflows.job import JobWorkflow
 
 
 def _manifest(**spec: object) -> dict[str, object]:

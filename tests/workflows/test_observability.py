@@ -20,7 +20,7 @@ from temporalio.worker import Replayer
 from service import logs, metrics
 from tests.builders import make_job
 from tests.workflows.harness import Harness, phase_is, pod, pods_changed, until
-from workflows.job.workflow import JobWorkflow
+from workflows.job import JobWorkflow
 
 
 @pytest.fixture(scope="module")

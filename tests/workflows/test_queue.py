@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from models import keys, signals
 from tests.workflows.harness import Harness
-from workflows.queue.workflow import QueueWorkflow, QueueWorkflowInput
+from workflows.queue import QueueWorkflow, QueueWorkflowInput
 
 
 def _queue(name: str, parent: str | None = "root") -> dict[str, Any]:

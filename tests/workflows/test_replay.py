@@ -12,8 +12,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from workflows import sandbox
-from workflows.batchjob.workflow import BatchJobWorkflow
-from workflows.job.workflow import JobWorkflow
+from workflows.batchjob import BatchJobWorkflow
+from workflows.job import JobWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
 

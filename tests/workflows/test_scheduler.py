@@ -17,10 +17,10 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.messages import JobPlacements, SessionInput, SessionResult
+from controllers.scheduler.session import SchedulerState
 from models import signals, task_queues
 from workflows import sandbox
-from workflows.scheduler.session import SchedulerState
-from workflows.scheduler.workflow import SchedulerWorkflow, SchedulerWorkflowInput
+from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
 
 @workflow.defn(name="RecordingJob", sandboxed=False)

@@ -1,0 +1,353 @@
+"""The BatchJobWorkflow's pure core: `decide(state, input, now) -> Decision`.
+
+Every input (the Job observed or deleted, a batch of pod snapshots, a timer, an activity's
+outcome) updates the pod table and then runs one `sync.sync`, as every informer event enqueues
+a syncJob in the built-in controller. The controller's requeues become durable timers: the
+pod-failure back-off, activeDeadlineSeconds, the expectations timeout, the API back-off after
+a failed action, and ttlSecondsAfterFinished (the TTL-after-finished controller's job).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from controllers.batchjob import backoff, conditions, placements, sync, tracking
+from controllers.batchjob import effects as fx
+from controllers.batchjob.state import BatchJobRecord, ContainerExit, PodRecord
+from models import signals
+from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
+
+TTL_TIMER: Final = "ttl"
+RETRY_TIMER: Final = sync.RETRY_TIMER
+SYNC_TIMERS: Final = (sync.BACKOFF_TIMER, sync.DEADLINE_TIMER, sync.EXPECTATIONS_TIMER)
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TimerFired(Input):
+    kind: Literal["TimerFired"] = "TimerFired"
+    key: str
+
+
+class CreatedPod(Input):
+    uid: str
+    created_at: datetime | None = None  # None: the apiserver did not say
+
+
+class PodsCreated(Input):
+    """What creating a batch of pods came to (failed ones and those skipped after them)."""
+
+    kind: Literal["PodsCreated"] = "PodsCreated"
+    created: dict[str, CreatedPod]  # pod name → the pod as created
+    failed: dict[str, str]  # pod name → why it was not created
+
+
+class FinalizersRemoved(Input):
+    kind: Literal["FinalizersRemoved"] = "FinalizersRemoved"
+    pods: dict[str, str]  # name → uid
+
+
+class BindOutcome(Input):
+    """Pods the gang scheduler placed that could not be bound, and why."""
+
+    kind: Literal["BindOutcome"] = "BindOutcome"
+    failed: dict[str, str]  # pod name → why
+
+
+class ActionFailed(Input):
+    """An activity gave up (retries exhausted or a permanent error)."""
+
+    kind: Literal["ActionFailed"] = "ActionFailed"
+    effect: str
+    error: str
+
+
+AnyInput = (
+    signals.JobObserved
+    | signals.JobDeleted
+    | signals.BatchPodsChanged
+    | TimerFired
+    | PodsCreated
+    | FinalizersRemoved
+    | ActionFailed
+    | signals.PodsPlaced
+    | BindOutcome
+)
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: BatchJobRecord
+    effects: tuple[fx.AnyEffect, ...] = ()
+
+
+def record_of(snapshot: signals.BatchPodSnapshot, old: PodRecord | None) -> PodRecord:
+    """The pod as now seen. Some facts only ever move one way, so a snapshot older than
+    what the workflow did itself cannot undo it: deletion, finalizer removal, a final phase."""
+    same = old is not None and old.uid in (None, snapshot.uid)
+    phase = snapshot.phase
+    if same and old is not None and old.phase in ("Succeeded", "Failed"):
+        phase = old.phase
+    return PodRecord(
+        name=snapshot.name,
+        uid=snapshot.uid,
+        phase=phase,
+        ready=snapshot.ready,
+        ready_since=snapshot.ready_since,
+        node=snapshot.node_name,
+        deleting=snapshot.deleting or (same and old is not None and old.deleting),
+        finalizer=snapshot.finalizer and not (same and old is not None and not old.finalizer),
+        index=snapshot.index,
+        failure_count=snapshot.failure_count,
+        ignored_failure_count=snapshot.ignored_failure_count,
+        exits=tuple(
+            ContainerExit(name=e.name, exit_code=e.exit_code, init=e.init) for e in snapshot.exits
+        ),
+        conditions=dict(snapshot.conditions),
+        max_restarts=snapshot.max_restarts,
+        sidecar_restarts=snapshot.sidecar_restarts,
+        restarts=snapshot.restarts,
+        created_at=snapshot.created_at,
+        finished_at=snapshot.finished_at,
+        issued_at=old.issued_at if same and old is not None else None,
+    )
+
+
+def _settled(pod: PodRecord) -> bool:
+    """Finished and counted: nothing the controller computes reads it any more."""
+    return pod.phase in ("Succeeded", "Failed") and not pod.finalizer
+
+
+def _pods(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJobRecord:
+    pods = dict(state.pods)
+    removing = set(state.removing)
+    for snapshot in changed.pods:
+        old = pods.get(snapshot.name)
+        if snapshot.deleted:
+            if old is not None and old.uid in (None, snapshot.uid):
+                del pods[snapshot.name]
+            removing.discard(snapshot.uid)
+            continue
+        pod = record_of(snapshot, old)
+        if not pod.finalizer:
+            removing.discard(snapshot.uid)
+        if _settled(pod):
+            pods.pop(snapshot.name, None)
+        else:
+            pods[snapshot.name] = pod
+    kept = tuple(u for u in state.removing if u in removing)
+    return state.model_copy(update={"pods": pods, "removing": kept})
+
+
+def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[BatchJobRecord, bool]:
+    """The Job as now seen; True: it is a new Job under the same name (start over)."""
+    job = defaulted(BatchJob.model_validate(observed.job))
+    if state.job is not None and job.metadata.uid != state.job.metadata.uid:
+        return state, True
+    update: dict[str, object] = {"job": job.model_copy(update={"status": None})}
+    if state.job is None:
+        # Adopt what is recorded (a workflow started again for a Job synced before).
+        recorded = job.status or BatchJobStatus()
+        update.update(status=recorded, written=recorded)
+    return state.model_copy(update=update), False
+
+
+def _created(
+    state: BatchJobRecord, outcome: PodsCreated, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    pods = dict(state.pods)
+    for name, pod in outcome.created.items():
+        old = pods.get(name)
+        if old is not None and old.uid is None:
+            pods[name] = old.model_copy(update={"uid": pod.uid, "created_at": pod.created_at})
+    for name in outcome.failed:
+        old = pods.get(name)
+        if old is not None and old.uid is None:
+            del pods[name]
+    state = state.model_copy(update={"pods": pods})
+    if not outcome.failed:
+        return state.model_copy(update={"api_failures": 0}), []
+    first = next(iter(sorted(outcome.failed.items())))
+    why = f"{len(outcome.failed)} pods not created, first {first[0]}: {first[1]}"
+    return _retry(state, "CreatePods", why, now)
+
+
+def _retry(
+    state: BatchJobRecord, what: str, why: str, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    """The API back-off: sync again in 1 s, 2 s, … up to a minute (a durable timer)."""
+    failures = state.api_failures + 1
+    wait = backoff.api_retry(failures)
+    fires_at = now + wait
+    timers = {**state.timers, RETRY_TIMER: fires_at}
+    state = state.model_copy(update={"api_failures": failures, "timers": timers})
+    return state, [
+        fx.RecordEvent(type="Warning", reason="SyncFailed", message=f"{what}: {why}"[:1000]),
+        fx.StartTimer(
+            key=RETRY_TIMER,
+            fires_at=fires_at,
+            summary=f"sync again in {wait.total_seconds():g}s after {what} failed",
+        ),
+    ]
+
+
+def _failed(
+    state: BatchJobRecord, failed: ActionFailed, now: datetime
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    update: dict[str, object] = {}
+    if failed.effect == "WriteStatus":
+        update["written"] = None  # the apiserver may hold anything: write it again
+    if failed.effect == "RemoveFinalizers":
+        update["removing"] = ()  # the pods tell which finalizers are left
+    return _retry(state.model_copy(update=update), failed.effect, failed.error, now)
+
+
+def _timers(
+    state: BatchJobRecord, wanted: dict[str, sync.Timer]
+) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    """Start, move or cancel the timers a sync asks for."""
+    timers = dict(state.timers)
+    out: list[fx.AnyEffect] = []
+    for key in SYNC_TIMERS:
+        want = wanted.get(key)
+        if want is None and key in timers:
+            del timers[key]
+            out.append(fx.CancelTimer(key=key))
+        elif want is not None and timers.get(key) != (at := conditions.next_second(want.fires_at)):
+            # A sync sees whole seconds: a timer firing before the next whole second would find
+            # its deadline not yet passed and ask for itself again, in the same activation.
+            timers[key] = at
+            out.append(fx.StartTimer(key=key, fires_at=at, summary=want.summary))
+    return state.model_copy(update={"timers": timers}), out
+
+
+def _finished_at(status: BatchJobStatus) -> datetime | None:
+    for type_ in (ConditionType.COMPLETE, ConditionType.FAILED):
+        found = status.condition(type_)
+        if found is not None and found.status == "True":
+            return found.last_transition_time
+    return None
+
+
+def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    """ttlSecondsAfterFinished: a durable timer from the Complete/Failed transition."""
+    job = state.job
+    if job is None or state.deleted or state.ttl_expired or TTL_TIMER in state.timers:
+        return state, []
+    ttl = job.spec.ttl_seconds_after_finished
+    finished = _finished_at(state.status)
+    if ttl is None or finished is None:
+        return state, []
+    fires_at = max(finished + timedelta(seconds=ttl), now)
+    state = state.model_copy(update={"timers": {**state.timers, TTL_TIMER: fires_at}})
+    summary = f"delete job in {(fires_at - now).total_seconds():g}s: ttlSecondsAfterFinished {ttl}"
+    return state, [fx.StartTimer(key=TTL_TIMER, fires_at=fires_at, summary=summary)]
+
+
+def _expire(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    job = state.job
+    if job is None or state.deleted or state.ttl_expired:
+        return state, []
+    meta = job.metadata
+    return state.model_copy(update={"ttl_expired": True}), [
+        fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
+        fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
+    ]
+
+
+def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
+    """The timers a run that continued as new re-arms, for the time they have left."""
+    return [
+        fx.StartTimer(key=key, fires_at=at, summary=f"{key} (continued)")
+        for key, at in sorted(state.timers.items())
+    ]
+
+
+def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted) -> Decision:
+    if state.job is not None and deleted.uid != state.job.metadata.uid:
+        return Decision(state=state)
+    cancels = [fx.CancelTimer(key=k) for k in sorted(state.timers)]
+    state = state.model_copy(update={"deleted": True, "timers": {}})
+    return Decision(state=state, effects=(*cancels, fx.Finish()))
+
+
+def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
+    """The next state and the effects that carry it out, for one input."""
+    before = tracking.phase(state.status)
+    out: list[fx.AnyEffect] = []
+    match event:
+        case signals.JobObserved():
+            state, start_over = _observe(state, event)
+            if start_over:
+                return Decision(state=state, effects=(fx.StartOver(job=event.job),))
+        case signals.JobDeleted():
+            return _deleted(state, event)
+        case signals.BatchPodsChanged():
+            state = _pods(state, event)
+        case TimerFired():
+            timers = {k: v for k, v in state.timers.items() if k != event.key}
+            state = state.model_copy(update={"timers": timers})
+            if event.key == TTL_TIMER:
+                state, out = _expire(state)
+        case PodsCreated():
+            state, out = _created(state, event, now)
+        case FinalizersRemoved():
+            state = _finalizers_removed(state, event)
+        case ActionFailed():
+            state, out = _failed(state, event, now)
+        case signals.PodsPlaced():
+            return Decision(state=state, effects=tuple(placements.placed(state, event)))
+        case BindOutcome():
+            out = placements.bound(state, event.failed)
+    state, group = _pod_group(state)
+    plan = sync.sync(state, now)
+    state, timed = _timers(plan.state, plan.timers)
+    state, ttl = _ttl(state, now)
+    after = tracking.phase(state.status)
+    changed: list[fx.AnyEffect] = []
+    if after != before:
+        reason = _reason(state.status)
+        changed.append(fx.PhaseChanged(phase=after, previous=before, reason=reason))
+    effects = (*out, *group, *plan.effects, *timed, *ttl, *changed)
+    return Decision(state=state, effects=effects)
+
+
+def _pod_group(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+    """Before the first pod of a gang-scheduled Job: the PodGroup its pods are placed by."""
+    job = state.job
+    if job is None or state.pod_group or state.deleted or not job.gang_scheduled:
+        return state, []
+    if state.status.finished:
+        return state, []
+    return state.model_copy(update={"pod_group": True}), [fx.EnsurePodGroup(job=job.dump())]
+
+
+def _finalizers_removed(state: BatchJobRecord, removed: FinalizersRemoved) -> BatchJobRecord:
+    pods = dict(state.pods)
+    for name, uid in removed.pods.items():
+        pod = pods.get(name)
+        if pod is None or pod.uid != uid:
+            continue
+        pod = pod.model_copy(update={"finalizer": False})
+        if _settled(pod):
+            del pods[name]
+        else:
+            pods[name] = pod
+    gone = set(removed.pods.values())
+    removing = tuple(u for u in state.removing if u not in gone)
+    return state.model_copy(update={"pods": pods, "removing": removing})
+
+
+def _reason(status: BatchJobStatus) -> str:
+    """The newest condition's reason and message, for the UI's current details."""
+    latest = [c for c in status.conditions or [] if c.status == "True"]
+    if not latest:
+        return "started" if status.start_time else "created"
+    last = latest[-1]
+    return f"{last.type} {last.reason}: {last.message}"

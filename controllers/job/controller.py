@@ -1,0 +1,412 @@
+"""The JobWorkflow's pure core: `decide(state, input, now) -> Decision`.
+
+Each input (a forwarder signal, a command, a timer, a failed activity) becomes Volcano
+requests; each request goes through delayed-action cleanup, applyPolicies, then either a
+durable timer or the state table's rule, planned by `reconcile`. Runs of plain syncs within
+one pod batch are merged into one sync, which Volcano's level-triggered sync makes safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from controllers.job import delays, events, reconcile
+from controllers.job import effects as fx
+from controllers.job.policies import SYNC, Request, Resolution, apply_policies
+from controllers.job.state import DelayedAction, JobRecord
+from controllers.job.transitions import FINISHED, JOB_ACTIONS, Operation, rule_for
+from models import keys, signals
+from models.bus import Action, Event
+from models.defaults import default_job
+from models.vcjob import Job, JobPhase
+
+TTL_KEY = "ttl"
+
+
+class TimerFired(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["TimerFired"] = "TimerFired"
+    key: str
+    timer: int
+
+
+class ActionFailed(BaseModel):
+    """An activity gave up (retries exhausted or a permanent error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["ActionFailed"] = "ActionFailed"
+    effect: str
+    error: str
+
+
+class BindOutcome(BaseModel):
+    """What binding a placed gang came to (pods that could not be bound, and why)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["BindOutcome"] = "BindOutcome"
+    failed: dict[str, str]  # pod name → why
+
+
+Input = (
+    signals.JobObserved
+    | signals.JobDeleted
+    | signals.PodsChanged
+    | signals.PodGroupObserved
+    | signals.CommandIssued
+    | TimerFired
+    | ActionFailed
+    | signals.PodsPlaced
+    | BindOutcome
+)
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: JobRecord
+    effects: tuple[fx.AnyEffect, ...] = ()
+
+
+_TARGETS = {
+    Action.RESTART_TASK: reconcile.Target.TASK,
+    Action.RESTART_POD: reconcile.Target.POD,
+    Action.RESTART_PARTITION: reconcile.Target.PARTITION,
+}
+
+
+def _fmt(delay: timedelta) -> str:
+    return reconcile.go_duration(delay)
+
+
+def _story(request: Request, resolution: Resolution) -> str:
+    """'RestartJob: PodEvicted on pod j-w-1 (task worker), job policy PodEvicted → RestartJob'."""
+    subject = f" on pod {request.pod} (task {request.task})" if request.pod else ""
+    source = request.reason or resolution.policy
+    tail = f", {source}" if source else ""
+    return f"{resolution.action}: {request.event}{subject}{tail}"
+
+
+def _execute(
+    state: JobRecord, action: Action, request: Request, now: datetime, why: str
+) -> reconcile.Plan:
+    rule = rule_for(state.phase, action)
+    if rule.operation == Operation.SYNC:
+        return reconcile.sync_job(state, rule, now, why)
+    target = _TARGETS.get(action) if rule.operation == Operation.KILL_TARGET else None
+    return reconcile.kill(state, rule, request, now, why, target)
+
+
+def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    if not keys:
+        return state, []
+    delayed = {k: v for k, v in state.delayed.items() if k not in keys}
+    return state.model_copy(update={"delayed": delayed}), [fx.CancelTimer(key=k) for k in keys]
+
+
+def _act(
+    state: JobRecord, request: Request, resolution: Resolution, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    """Run one resolved action now, then clean up delayed actions of its type."""
+    out: list[fx.AnyEffect] = []
+    why = _story(request, resolution)
+    if resolution.action != Action.SYNC_JOB:
+        out.append(
+            fx.RecordEvent(
+                reason="ExecuteAction",
+                message=f"Start to execute action {why}",
+            )
+        )
+    plan = _execute(state, resolution.action, request, now, why)
+    state = plan.state
+    out += plan.effects
+    state, cancelled = _cancel(state, delays.cleanup(state.delayed, resolution.action, request))
+    return state, out + cancelled
+
+
+def _handle(
+    state: JobRecord, requests: Sequence[Request], now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    out: list[fx.AnyEffect] = []
+    sync_due: Request | None = None
+    for request in requests:
+        state, cancelled = _cancel(state, delays.recovered(state.delayed, request))
+        out += cancelled
+        if state.job is None:
+            continue
+        resolution = apply_policies(state.job, state.status.version or 0, request)
+        if resolution.action not in JOB_ACTIONS:
+            out.append(
+                fx.RecordEvent(
+                    type="Warning",
+                    reason="InvalidAction",
+                    message=f"action {resolution.action} does not apply to a Job; ignored",
+                )
+            )
+            continue
+        if resolution == SYNC:
+            sync_due = sync_due or request
+            continue
+        if sync_due is not None:
+            state, done = _act(state, sync_due, SYNC, now)
+            out += done
+            sync_due = None
+        if resolution.delay:
+            state, armed = _arm(state, request, resolution, resolution.delay, now)
+            out += armed
+        else:
+            state, done = _act(state, request, resolution, now)
+            out += done
+    if sync_due is not None:
+        state, done = _act(state, sync_due, SYNC, now)
+        out += done
+    return state, out
+
+
+def _arm(
+    state: JobRecord, request: Request, resolution: Resolution, delay: timedelta, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    entry, replaced = delays.register(
+        state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
+    )
+    if entry is None:
+        return state, []
+    out: list[fx.AnyEffect] = []
+    if replaced is not None:
+        out.append(fx.CancelTimer(key=replaced))
+    delayed = {**state.delayed, entry.key: entry}
+    state = state.model_copy(update={"delayed": delayed, "timer_seq": entry.timer})
+    story = _story(request, resolution).partition(": ")[2]
+    out += [
+        fx.RecordEvent(
+            reason="ExecuteAction",
+            message=f"Execute action {resolution.action} after {_fmt(delay)}: {story}",
+        ),
+        _timer_for(entry, f"in {_fmt(delay)}"),
+    ]
+    return state, out
+
+
+def _timer_for(entry: DelayedAction, when: str) -> fx.StartTimer:
+    """'RestartJob in 5m0s: PodEvicted on task worker', the label the UI timeline shows."""
+    task = f" on task {entry.task}" if entry.task else ""
+    return fx.StartTimer(
+        key=entry.key,
+        timer=entry.timer,
+        fires_at=entry.fires_at,
+        summary=f"{entry.action} {when}: {entry.event}{task}",
+    )
+
+
+def _ttl_timer(state: JobRecord, fires_at: datetime, when: str) -> fx.StartTimer:
+    ttl = state.job.spec.ttl_seconds_after_finished if state.job else None
+    summary = f"delete job {when}: ttlSecondsAfterFinished {ttl}s after {state.phase}"
+    return fx.StartTimer(key=TTL_KEY, timer=0, fires_at=fires_at, summary=summary)
+
+
+def restored_timers(state: JobRecord) -> list[fx.StartTimer]:
+    """The timers a run that continued as new re-arms, for the time they have left."""
+    out = [_timer_for(d, "(continued)") for _, d in sorted(state.delayed.items())]
+    if state.ttl_fires_at is not None and not state.ttl_expired:
+        out.append(_ttl_timer(state, state.ttl_fires_at, "(continued)"))
+    return out
+
+
+def _observe(
+    state: JobRecord, observed: signals.JobObserved, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    job = default_job(Job.model_validate(observed.job))
+    if state.job is not None and job.metadata.uid != state.job.metadata.uid:
+        return state, [fx.StartOver(job=observed.job)]
+    if state.job is None and job.status is not None:
+        state = state.model_copy(update={"status": job.status})  # adopt what is recorded
+    state = state.model_copy(update={"job": job.model_copy(update={"status": None})})
+    return _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+
+
+def _pods(
+    state: JobRecord, changed: signals.PodsChanged, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    pods = dict(state.pods)
+    requests = []
+    for snapshot in changed.pods:
+        old = pods.get(snapshot.name)
+        if snapshot.deleted:
+            pods.pop(snapshot.name, None)
+        else:
+            pods[snapshot.name] = events.record_of(snapshot)
+        if state.job is not None:
+            event = events.event_of(old, snapshot, state.job.spec, pods)
+            requests.append(events.request_of(event, snapshot))
+    return _handle(state.model_copy(update={"pods": pods}), requests, now)
+
+
+def _pod_group(
+    state: JobRecord, observed: signals.PodGroupObserved, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    if state.job is None or observed.name != reconcile.pod_group_name(state.job):
+        return state, []  # a legacy or foreign PodGroup
+    if observed.deleted:
+        update = {"pod_group_exists": False, "pod_group_phase": None, "pod_group_generation": None}
+        return _handle(state.model_copy(update=update), [Request()], now)
+    changed = observed.phase != state.pod_group_phase
+    state = state.model_copy(update={"pod_group_phase": observed.phase, "pod_group_exists": True})
+    if not changed:
+        return state, []
+    event = Event.JOB_UNKNOWN if observed.phase == "Unknown" else Event.OUT_OF_SYNC
+    return _handle(state, [Request(event=event)], now)
+
+
+def _command(
+    state: JobRecord, command: signals.CommandIssued, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    note = fx.RecordEvent(
+        reason="CommandIssued",
+        message=f"Command {command.command or '(update)'} issued {command.action}"
+        + (f": {command.reason}" if command.reason else ""),
+    )
+    try:
+        action = Action(command.action)
+    except ValueError:
+        return state, [note.model_copy(update={"type": "Warning", "reason": "InvalidCommand"})]
+    request = Request(
+        event=Event.COMMAND_ISSUED, action=action, reason=f"command {command.command or 'update'}"
+    )
+    state, out = _handle(state, [request], now)
+    return state, [note, *out]
+
+
+def _timer(
+    state: JobRecord, fired: TimerFired, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    if fired.key == TTL_KEY:
+        job = state.job
+        if job is None or state.ttl_fires_at is None or state.ttl_expired or state.deleted:
+            return state, []
+        meta = job.metadata
+        # The TTL fires once; the Job's deletion then ends the workflow.
+        return state.model_copy(update={"ttl_expired": True}), [
+            fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
+            fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
+        ]
+    entry = state.delayed.get(fired.key)
+    if entry is None or entry.timer != fired.timer:
+        return state, []  # cancelled or replaced meanwhile
+    state = state.model_copy(
+        update={"delayed": {k: v for k, v in state.delayed.items() if k != fired.key}}
+    )
+    request = Request(
+        event=Event(entry.event),
+        task=entry.task,
+        pod=entry.pod,
+        pod_uid=entry.pod_uid,
+        partition=entry.partition,
+        reason="timeout expired",
+    )
+    return _act(state, request, Resolution(action=entry.action), now)
+
+
+def _failed(
+    state: JobRecord, failed: ActionFailed, now: datetime
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    """Volcano terminates a job whose sync keeps failing (requeue budget, §5.3); the activity
+    already spent its retries, so the budget is gone."""
+    warn = fx.RecordEvent(
+        type="Warning",
+        reason="ActionFailed",
+        message=f"{failed.effect} failed, retries exhausted: {failed.error}"[:1000],
+    )
+    if state.phase in FINISHED or state.phase == JobPhase.TERMINATING:
+        return state, [warn]
+    request = Request(event=Event.OUT_OF_SYNC, reason=f"{failed.effect} failed")
+    state, out = _act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
+    return state, [warn, *out]
+
+
+def _ttl(state: JobRecord, now: datetime) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    """Arm ttlSecondsAfterFinished once the job is finished (Aborted is not, as in Volcano)."""
+    job = state.job
+    if job is None or state.deleted or state.ttl_fires_at is not None:
+        return state, []
+    ttl = job.spec.ttl_seconds_after_finished
+    finished_at = state.status.state.last_transition_time if state.status.state else None
+    if ttl is None or state.phase not in FINISHED or finished_at is None:
+        return state, []
+    fires_at = max(finished_at + timedelta(seconds=ttl), now)
+    state = state.model_copy(update={"ttl_fires_at": fires_at})
+    return state, [_ttl_timer(state, fires_at, f"in {_fmt(fires_at - now)}")]
+
+
+def _scheduler(state: JobRecord) -> str:
+    name = (state.job.spec.scheduler_name if state.job else None) or "volcano"
+    return keys.scheduler_workflow_id(name)
+
+
+def _placed(state: JobRecord, placed: signals.PodsPlaced) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    """Bind what the scheduler placed, if the pods are still ours, unbound and alive."""
+    job = state.job
+    if job is None or state.deleted or job.metadata.deletion_timestamp is not None:
+        ns = job.metadata.namespace if job else ""
+        failed = {f"{ns}/{p.pod}": "job is being deleted" for p in placed.placements}
+        return state, [fx.TellScheduler(scheduler=_scheduler(state), failed=failed)]
+    ok, stale = [], {}
+    for p in placed.placements:
+        pod = state.pods.get(p.pod)
+        if pod is None or pod.deleting or pod.node is not None or pod.phase != "Pending":
+            stale[f"{job.metadata.namespace}/{p.pod}"] = "pod no longer waits for a node"
+        else:
+            ok.append(p)
+    return state, [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
+
+
+def _bound(state: JobRecord, outcome: BindOutcome) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    """Failed binds: PodScheduled=False on the pods, an Event, and the scheduler retries."""
+    if not outcome.failed or state.job is None:
+        return state, []
+    ns = state.job.metadata.namespace
+    detail = "; ".join(f"{pod}: {why}" for pod, why in sorted(outcome.failed.items()))
+    return state, [
+        fx.MarkUnschedulable(pods=dict(sorted(outcome.failed.items()))),
+        fx.RecordEvent(type="Warning", reason="FailedScheduling", message=detail),
+        fx.TellScheduler(
+            scheduler=_scheduler(state),
+            failed={f"{ns}/{pod}": why for pod, why in sorted(outcome.failed.items())},
+        ),
+    ]
+
+
+def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
+    """The next state and the effects that carry it out, for one input."""
+    match event:
+        case signals.JobObserved():
+            state, out = _observe(state, event, now)
+        case signals.JobDeleted():
+            if state.job is not None and event.uid != state.job.metadata.uid:
+                return Decision(state=state)
+            cancels = [fx.CancelTimer(key=k) for k in sorted(state.delayed)]
+            if state.ttl_fires_at is not None and not state.ttl_expired:
+                cancels.append(fx.CancelTimer(key=TTL_KEY))
+            state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
+            return Decision(state=state, effects=(*cancels, fx.Finish()))
+        case signals.PodsChanged():
+            state, out = _pods(state, event, now)
+        case signals.PodGroupObserved():
+            state, out = _pod_group(state, event, now)
+        case signals.CommandIssued():
+            state, out = _command(state, event, now)
+        case TimerFired():
+            state, out = _timer(state, event, now)
+        case ActionFailed():
+            state, out = _failed(state, event, now)
+        case signals.PodsPlaced():
+            state, out = _placed(state, event)
+        case BindOutcome():
+            state, out = _bound(state, event)
+    state, armed = _ttl(state, now)
+    return Decision(state=state, effects=(*out, *armed))

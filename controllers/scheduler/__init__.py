@@ -1,0 +1,1 @@
+"""The SchedulerWorkflow's memory: assumed placements and session pacing."""

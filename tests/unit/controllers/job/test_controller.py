@@ -1,0 +1,195 @@
+"""decide(): the PodGroup gate, scaling, kills, TTL, deletion and commands, by value."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from controllers.job import controller
+from controllers.job import effects as fx
+from controllers.job.state import JobRecord
+from models import signals
+from models.signals import PodSnapshot
+from models.vcjob import JobPhase
+from tests.builders import make_job
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+GATED = JobRecord()
+UNGATED = JobRecord(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
+
+
+def _manifest(**spec: Any) -> dict[str, Any]:
+    doc = make_job("j", namespace="ns").task("w", replicas=2).spec(**spec).manifest()
+    doc["metadata"].update(uid="u1", generation=1, creationTimestamp="2026-01-01T00:00:00Z")
+    return doc
+
+
+def _run(
+    state: JobRecord, *inputs: controller.Input, now: datetime = NOW
+) -> tuple[JobRecord, list[fx.AnyEffect]]:
+    out: list[fx.AnyEffect] = []
+    for item in inputs:
+        decision = controller.decide(state, item, now)
+        state = decision.state
+        out += decision.effects
+    return state, out
+
+
+def _kinds(effects: list[fx.AnyEffect]) -> list[str]:
+    return [e.kind for e in effects]
+
+
+def _pod(index: int, phase: str = "Running", **kw: Any) -> PodSnapshot:
+    return PodSnapshot(
+        name=f"j-w-{index}", uid=f"p{index}", job_uid="u1", task="w", index=index, phase=phase, **kw
+    )
+
+
+def test_gate_closed_creates_no_pods_until_podgroup_inqueue() -> None:
+    state, out = _run(GATED, signals.JobObserved(job=_manifest()))
+    assert state.phase == JobPhase.PENDING
+    assert "CreatePods" not in _kinds(out)
+    assert "EnsurePodGroup" in _kinds(out)
+    state, out = _run(state, signals.PodGroupObserved(name="j-u1", phase="Inqueue"))
+    (create,) = [e for e in out if isinstance(e, fx.CreatePods)]
+    assert create.pods == [("w", 0), ("w", 1)] and create.scheduler_override is None
+
+
+def test_scheduler_override_skips_the_gate() -> None:
+    _, out = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    (create,) = [e for e in out if isinstance(e, fx.CreatePods)]
+    assert create.scheduler_override == "default-scheduler"
+
+
+def test_scale_down_deletes_pods_beyond_replicas() -> None:
+    state, _ = _run(
+        UNGATED, signals.JobObserved(job=_manifest()), signals.PodsChanged(pods=[_pod(0), _pod(1)])
+    )
+    smaller = _manifest()
+    smaller["spec"]["tasks"][0]["replicas"] = 1
+    smaller["metadata"]["generation"] = 2
+    state, out = _run(state, signals.JobObserved(job=smaller))
+    (delete,) = [e for e in out if isinstance(e, fx.DeletePods)]
+    assert delete.names == ["j-w-1"]
+    assert "EnsurePodGroup" in _kinds(out)  # minMember follows the new size
+
+
+def test_last_retry_keeps_finished_pods() -> None:
+    manifest = _manifest(maxRetry=1, policies=[{"event": "PodEvicted", "action": "RestartJob"}])
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=manifest),
+        signals.PodsChanged(pods=[_pod(0), _pod(1, "Succeeded")]),
+    )
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0, deleted=True)]))
+    assert state.phase == JobPhase.RESTARTING
+    assert not [e for e in out if isinstance(e, fx.DeletePods)]  # j-w-1 Succeeded is retained
+    state, out = _run(state, signals.PodsChanged(pods=[]))
+    assert state.phase == JobPhase.RESTARTING
+    state, _ = _run(state, signals.PodGroupObserved(name="j-u1", phase="Inqueue"))
+    assert state.phase == JobPhase.FAILED  # one run allowed, it was used
+
+
+def test_events_on_finished_job_only_soft_kill_and_bump_version() -> None:
+    state, _ = _run(
+        UNGATED, signals.JobObserved(job=_manifest()), signals.PodsChanged(pods=[_pod(0), _pod(1)])
+    )
+    state, _ = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded"), _pod(1, "Succeeded")]))
+    assert state.phase == JobPhase.COMPLETED
+    version = state.status.version or 0
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded", restart_count=1)]))
+    assert state.phase == JobPhase.COMPLETED
+    assert state.status.version == version + 1
+    assert "DeletePods" not in _kinds(out)
+
+
+def test_ttl_timer_armed_when_finished_then_deletes_job() -> None:
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=_manifest(ttlSecondsAfterFinished=60)),
+        signals.PodsChanged(pods=[_pod(0), _pod(1)]),
+    )
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded"), _pod(1, "Succeeded")]))
+    (timer,) = [e for e in out if isinstance(e, fx.StartTimer)]
+    assert (timer.key, timer.fires_at) == ("ttl", NOW + timedelta(seconds=60))
+    state, out = _run(
+        state, controller.TimerFired(key="ttl", timer=0), now=NOW + timedelta(seconds=60)
+    )
+    assert fx.DeleteJob(namespace="ns", name="j", uid="u1") in out
+
+
+def test_job_deleted_cancels_timers_and_finishes() -> None:
+    manifest = _manifest(
+        policies=[{"event": "PodEvicted", "action": "RestartJob", "timeout": "5m"}]
+    )
+    state, _ = _run(
+        UNGATED, signals.JobObserved(job=manifest), signals.PodsChanged(pods=[_pod(0), _pod(1)])
+    )
+    state, _ = _run(state, signals.PodsChanged(pods=[_pod(0, deleted=True)]))
+    assert list(state.delayed) == ["j-w-0"]
+    state, out = _run(state, signals.JobDeleted(uid="u1"))
+    assert out == [fx.CancelTimer(key="j-w-0"), fx.Finish()]
+
+
+def test_same_name_new_uid_starts_over() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    newer = _manifest()
+    newer["metadata"]["uid"] = "u2"
+    _, out = _run(state, signals.JobObserved(job=newer))
+    assert out == [fx.StartOver(job=newer)]
+
+
+def test_failed_activity_terminates_job() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    state, out = _run(state, controller.ActionFailed(effect="CreatePods", error="422 Invalid"))
+    assert state.phase == JobPhase.TERMINATING
+    warning = out[0]
+    assert isinstance(warning, fx.RecordEvent) and warning.type == "Warning"
+
+
+def test_unknown_command_action_is_reported_not_executed() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    after, out = _run(state, signals.CommandIssued(action="Explode", command="c1"))
+    assert after == state
+    assert [e.reason for e in out if isinstance(e, fx.RecordEvent)] == ["InvalidCommand"]
+
+
+def test_placed_gang_is_bound_and_stale_placements_go_back() -> None:
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=_manifest()),
+        signals.PodsChanged(pods=[_pod(0, "Pending")]),
+    )
+    placed = signals.PodsPlaced(
+        session=7,
+        placements=[
+            signals.PlacedPod(pod="j-w-0", node="n1"),
+            signals.PlacedPod(pod="j-w-9", node="n1"),
+        ],
+    )
+    _, out = _run(state, placed)
+    assert out == [
+        fx.BindPlacements(session=7, placements=[signals.PlacedPod(pod="j-w-0", node="n1")]),
+        fx.TellScheduler(
+            scheduler="scheduler/volcano", failed={"ns/j-w-9": "pod no longer waits for a node"}
+        ),
+    ]
+
+
+def test_failed_bind_marks_pod_and_tells_scheduler() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    _, out = _run(
+        state, controller.BindOutcome(failed={"j-w-1": "failed to bind to node n9: node not found"})
+    )
+    assert out == [
+        fx.MarkUnschedulable(pods={"j-w-1": "failed to bind to node n9: node not found"}),
+        fx.RecordEvent(
+            type="Warning",
+            reason="FailedScheduling",
+            message="j-w-1: failed to bind to node n9: node not found",
+        ),
+        fx.TellScheduler(
+            scheduler="scheduler/volcano",
+            failed={"ns/j-w-1": "failed to bind to node n9: node not found"},
+        ),
+    ]

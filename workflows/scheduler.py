@@ -1,0 +1,145 @@
+"""SchedulerWorkflow: one durable gang scheduler per schedulerName (id `scheduler/<name>`).
+
+A session runs every period (1 s by default, backing off while idle) and at once when work
+arrives. Each session is one activity next to the cluster cache (snapshot, enqueue, allocate,
+PodGroup status); its placements are assumed here, with an expiry, before they are handed to
+the JobWorkflows that bind them, so a worker that dies between decision and bind neither loses
+nor double-books a node. Bind failures come back as signals and drop the assumption.
+
+Patches in force: `handoffs-in-background` (a session's placements are delivered while the
+next session runs; before it, each session waited for every delivery, which made the server's
+signal throughput the pace of scheduling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities import options, sessions
+    from activities.messages import SessionInput
+    from controllers.scheduler import session
+    from controllers.scheduler.session import SchedulerState
+    from models import signals
+    from workflows import activity_call
+    from workflows.inbox import continue_due
+
+
+class SchedulerWorkflowInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: SchedulerState = SchedulerState()
+    period_ms: int = 1000
+    max_history: int = 0  # 0: continue as new when the server suggests it
+
+
+@workflow.defn(name=signals.SCHEDULER_WORKFLOW)
+class SchedulerWorkflow:
+    @workflow.init
+    def __init__(self, start: SchedulerWorkflowInput) -> None:
+        self._state = start.state
+        self._work = False
+        self._failed: list[signals.BindFailed] = []
+        self._period = timedelta(milliseconds=start.period_ms)
+        self._max_history = start.max_history
+        self._handoffs: set[asyncio.Task[None]] = set()
+
+    @workflow.signal(name=signals.SIGNAL_WORK_ARRIVED)
+    def work_arrived(self, work: signals.WorkArrived) -> None:
+        self._work = True
+
+    @workflow.signal(name=signals.SIGNAL_BIND_FAILED)
+    def bind_failed(self, failed: signals.BindFailed) -> None:
+        self._failed.append(failed)
+        self._work = True
+
+    @workflow.query
+    def assumed(self) -> dict[str, str]:
+        return {pod: a.node for pod, a in sorted(self._state.assumed.items())}
+
+    @workflow.run
+    async def run(self, start: SchedulerWorkflowInput) -> None:
+        while True:
+            # The period elapsing without work is a regular session.
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(
+                    lambda: self._work,
+                    timeout=session.period(self._state, self._period),
+                    timeout_summary="next session",
+                )
+            self._work = False
+            for failed in self._failed:
+                self._state = session.dropped(self._state, failed)
+            self._failed.clear()
+            await self._session()
+            if continue_due(self._max_history):
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished() and not self._handoffs
+                )
+                workflow.continue_as_new(
+                    SchedulerWorkflowInput(
+                        state=self._state,
+                        period_ms=int(self._period.total_seconds() * 1000),
+                        max_history=self._max_history,
+                    )
+                )
+
+    async def _session(self) -> None:
+        now = workflow.now()
+        number = self._state.session
+        try:
+            result = await activity_call.run(
+                sessions.schedule_session,
+                SessionInput(
+                    scheduler_name=self._state.name,
+                    session=number,
+                    assumed=session.live(self._state, now),
+                ),
+                options.SESSION,
+                f"session {number}",
+            )
+        except ActivityError as e:
+            workflow.logger.warning(
+                "session failed scheduler=%s session=%d error=%s", self._state.name, number, e.cause
+            )
+            self._state = self._state.model_copy(update={"session": number + 1})
+            return
+        placements = [(j.job_workflow_id, j.namespace, j.placements) for j in result.jobs]
+        self._state, handoffs = session.after_session(
+            self._state, placements, result.bound, result.pending, workflow.now()
+        )
+        if workflow.patched("handoffs-in-background"):
+            # The assumptions are recorded: the next session may run while these are delivered.
+            task = asyncio.create_task(self._hand_over_all(handoffs))
+            self._handoffs.add(task)
+            task.add_done_callback(self._handoffs.discard)
+        else:
+            await self._hand_over_all(handoffs)
+
+    async def _hand_over_all(self, handoffs: list[session.Handoff]) -> None:
+        # All gangs are handed over at once: one round trip per session, not one per job.
+        outcomes = await asyncio.gather(
+            *(self._hand_over(h) for h in handoffs), return_exceptions=False
+        )
+        for failed in outcomes:
+            if failed is not None:
+                self._state = session.dropped(self._state, failed)
+
+    async def _hand_over(self, handoff: session.Handoff) -> signals.BindFailed | None:
+        """Signal one JobWorkflow its placements; None when delivered."""
+        job = workflow.get_external_workflow_handle(handoff.job)
+        try:
+            await job.signal(signals.SIGNAL_PODS_PLACED, handoff.placed)
+        except Exception as e:
+            workflow.logger.info("placement not delivered job=%s error=%s", handoff.job, e)
+            pods = handoff.placed.placements
+            return signals.BindFailed(
+                pods={f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
+            )
+        return None
