@@ -33,11 +33,8 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     jobs.ensure_volumes,
     queues.write_queue_status,
     queues.patch_queue,
-    binding.bind_pods,
     binding.bind_placements,
     binding.mark_unschedulable,
-    binding.bind_volumes,
-    binding.revert_volumes,
     *plugins.ACTIVITIES,
     # batch/v1 Jobs managed by Caldera (BatchJobWorkflow)
     batchpods.create_job_pods,

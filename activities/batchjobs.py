@@ -16,15 +16,15 @@ from kubernetes import client
 from temporalio import activity
 
 from activities import batchpodspec, errors, kube
-from activities.messages import BatchJobStatusInput, DeleteJobInput, Done, JobInput
-from models import batchv1, scheduling
+from activities.messages import BatchJobInput, BatchJobStatusInput, DeleteJobInput, Done
+from models import scheduling
 
 
 @activity.defn(name="write_batch_job_status")
 def write_batch_job_status(request: BatchJobStatusInput) -> Done:
     patch: list[dict[str, Any]] = [
         {"op": "test", "path": "/metadata/uid", "value": request.uid},
-        {"op": "add", "path": "/status", "value": request.status},
+        {"op": "add", "path": "/status", "value": request.status.dump()},
     ]
     with errors.kube_call(
         f"write status of job {request.namespace}/{request.name}", ok=errors.GONE_OK
@@ -53,9 +53,9 @@ def delete_batch_job(request: DeleteJobInput) -> Done:
 
 
 @activity.defn(name="ensure_batch_pod_group")
-def ensure_batch_pod_group(request: JobInput) -> Done:
+def ensure_batch_pod_group(request: BatchJobInput) -> Done:
     """Create the Job's PodGroup (AlreadyExists is success: it is never changed afterwards)."""
-    job = batchv1.BatchJob.model_validate(request.job)
+    job = request.job
     group = batchpodspec.pod_group(job)
     namespace = job.metadata.namespace or "default"
     with errors.kube_call(f"create podgroup {namespace}/{job.pod_group_name}", ok=errors.EXISTS_OK):

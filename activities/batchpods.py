@@ -21,17 +21,16 @@ from temporalio.exceptions import ApplicationError
 
 from activities import batchpodspec, errors, events, kube
 from activities.messages import (
-    CreatedJobPod,
     CreateJobPodsInput,
     CreateJobPodsResult,
     DeleteJobPodsInput,
     Done,
-    JobPod,
     RecordEventInput,
     RemoveFinalizersInput,
 )
 from activities.pods import slow_start_batches
 from models import batchv1
+from models.batchv1 import CreatedPod, NewPod
 
 _PARALLEL: Final = 16
 _REMOVE_FINALIZER: Final = {
@@ -69,7 +68,7 @@ def _event(job: batchv1.BatchJob, type_: str, reason: str, message: str) -> None
         activity.logger.info("event not recorded job=%s/%s error=%s", meta.namespace, meta.name, e)
 
 
-def _create(job: batchv1.BatchJob, pod: JobPod) -> CreatedJobPod | str:
+def _create(job: batchv1.BatchJob, pod: NewPod) -> CreatedPod | str:
     """The pod created (or found, ours), or why it could not be."""
     namespace = job.metadata.namespace or "default"
     core = kube.core()
@@ -88,13 +87,13 @@ def _create(job: batchv1.BatchJob, pod: JobPod) -> CreatedJobPod | str:
     if meta is None or not meta.uid:
         return f"pod {namespace}/{pod.name}: the apiserver returned no uid"
     _event(job, "Normal", "SuccessfulCreate", f"Created pod: {pod.name}")
-    return CreatedJobPod(uid=meta.uid, created_at=meta.creation_timestamp)
+    return CreatedPod(uid=meta.uid, created_at=meta.creation_timestamp)
 
 
 @activity.defn(name="create_job_pods")
 def create_job_pods(request: CreateJobPodsInput) -> CreateJobPodsResult:
-    job = batchv1.BatchJob.model_validate(request.job)
-    created: dict[str, CreatedJobPod] = {}
+    job = request.job
+    created: dict[str, CreatedPod] = {}
     failed: dict[str, str] = {}
     start = 0
     for size in slow_start_batches(len(request.pods)):

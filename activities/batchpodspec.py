@@ -14,9 +14,9 @@ import copy
 from typing import Any
 
 from activities import podspec
-from activities.messages import JobPod
 from models import batchv1, scheduling
 from models import labels as volcano_labels
+from models.batchv1 import NewPod
 from models.quantity import format_quantity
 
 
@@ -41,7 +41,7 @@ def _index_env(container: dict[str, Any]) -> None:
     )
 
 
-def build_pod(job: batchv1.BatchJob, pod: JobPod) -> dict[str, Any]:
+def build_pod(job: batchv1.BatchJob, pod: NewPod) -> dict[str, Any]:
     template = job.spec.template
     meta = template.metadata or {}
     spec: dict[str, Any] = copy.deepcopy(template.spec or {})

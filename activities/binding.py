@@ -1,10 +1,12 @@
-"""Binding side effects (Volcano's bind flow, spec C9/C10.4): volumes first, then the node.
+"""Binding side effects, as Volcano's bind flow: a placed gang's volumes first, then its nodes.
 
+`bind_placements` and `mark_unschedulable` are the activities; the rest are their steps.
 Volume binding writes what the PV controller and provisioners wait for (a PV `claimRef` for a
 static match, the `selected-node` annotation on a claim to provision) and waits, heartbeating,
-until the claims are bound; `revert_volumes` undoes what is not bound yet. Node binding posts
-`pods/binding`; a pod already bound where we wanted it is success, anything else is reported
-per pod so the scheduler retries it in a later session rather than failing the whole batch.
+until the claims are bound; `revert_volumes` undoes what is not bound yet when that fails.
+Node binding posts `pods/binding`; a pod already bound where it was placed is success, anything
+else is reported per pod so the scheduler retries it in a later scheduling session rather than
+failing the whole gang.
 """
 
 from __future__ import annotations
@@ -83,7 +85,6 @@ def _bind_one(namespace: str, pod: str, uid: str, node: str) -> str | None:
     return None
 
 
-@activity.defn(name="bind_pods")
 def bind_pods(request: BindPodsInput) -> BindPodsResult:
     """Node bindings of a batch, in parallel (a 100-pod gang binds in one round trip's time)."""
 
@@ -177,7 +178,8 @@ def _write_bindings(request: VolumesInput) -> None:
 
 
 def _check(request: VolumesInput) -> bool:
-    """True when every claim is bound; raises when binding can no longer succeed (C9)."""
+    """True when every claim is bound; raises when binding can no longer succeed: the PV
+    controller reset a claimRef, or a provisioner gave up and dropped the selected node."""
     done = True
     for pair in request.static:
         claim = _claim(request.namespace, pair.pvc)
@@ -217,7 +219,7 @@ def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
             timeout_seconds=request.volume_timeout_seconds,
         )
         try:
-            _bind_volumes(volumes)
+            bind_volumes(volumes)
         except ApplicationError as e:
             revert_volumes(volumes)
             failed[placed.pod] = f"execute preBind (volume binding) failed: {e.message}"
@@ -232,14 +234,8 @@ def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
     return BindPodsResult(bound=nodes.bound, failed={**failed, **nodes.failed})
 
 
-@activity.defn(name="bind_volumes")
-def bind_volumes(request: VolumesInput) -> Done:
+def bind_volumes(request: VolumesInput) -> None:
     """Write the volume bindings for `pod` on `node`, then wait until all claims are bound."""
-    _bind_volumes(request)
-    return Done()
-
-
-def _bind_volumes(request: VolumesInput) -> None:
     _write_bindings(request)
     deadline = time.monotonic() + request.timeout_seconds
     while not _check(request):
@@ -254,8 +250,7 @@ def _bind_volumes(request: VolumesInput) -> None:
         time.sleep(1)
 
 
-@activity.defn(name="revert_volumes")
-def revert_volumes(request: VolumesInput) -> Done:
+def revert_volumes(request: VolumesInput) -> None:
     """Undo the bindings `bind_volumes` wrote that have not completed yet."""
     core = kube.core()
     for pair in request.static:
@@ -270,4 +265,3 @@ def revert_volumes(request: VolumesInput) -> Done:
             if not _bound(claim):
                 patch = {"metadata": {"annotations": {SELECTED_NODE: None}}}
                 core.patch_namespaced_persistent_volume_claim(name, request.namespace, patch)
-    return Done()

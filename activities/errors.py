@@ -2,8 +2,8 @@
 
 AlreadyExists and NotFound are success where that is the desired end state (the caller says
 which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable;
-everything else is retried by the activity's retry policy. Like httpx and kopf, one mapping
-with the original exception chained.
+everything else is retried by the activity's retry policy. One mapping for every activity,
+with the original exception chained so the cause stays in the failure.
 """
 
 from __future__ import annotations

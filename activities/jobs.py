@@ -28,7 +28,7 @@ def delete_job(request: DeleteJobInput) -> Done:
 @activity.defn(name="ensure_volumes")
 def ensure_volumes(request: JobInput) -> Done:
     """Create the PVCs of volumes that carry a `volumeClaim` (AlreadyExists is success)."""
-    job = vcjob.Job.model_validate(request.job)
+    job = request.job
     for claim in podspec.claim_manifests(job):
         meta = claim["metadata"]
         with errors.kube_call(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from models import signals
+from models import batchv1, signals, vcjob
 
 
 class Message(BaseModel):
@@ -15,13 +14,19 @@ class Message(BaseModel):
 
 
 class JobInput(Message):
-    """Activities that act for a whole Job get the Job as last observed."""
+    """Activities that act for a whole Volcano Job get the Job as last observed."""
 
-    job: dict[str, Any]
+    job: vcjob.Job
+
+
+class BatchJobInput(Message):
+    """Activities that act for a whole batch/v1 Job get the Job as last observed."""
+
+    job: batchv1.BatchJob
 
 
 class CreatePodsInput(Message):
-    job: dict[str, Any]
+    job: vcjob.Job
     version: int
     retry_count: int
     pods: list[tuple[str, int]]  # (task, index)
@@ -51,7 +56,7 @@ class PodGroupInput(Message):
 class WriteStatusInput(Message):
     namespace: str
     name: str
-    status: dict[str, Any]
+    status: vcjob.JobStatus
 
 
 class RecordEventInput(Message):
@@ -142,7 +147,7 @@ class JobPlacements(Message):
     placements: list[signals.PlacedPod]
 
 
-class SessionResult(Message):
+class SessionReport(Message):
     jobs: list[JobPlacements]  # gangs placed this session, one entry per job
     bound: list[str]  # "<ns>/<pod>" seen bound: their assumptions are confirmed
     pending: int  # pods still waiting for a node after this session
@@ -157,27 +162,13 @@ class BindPlacementsInput(Message):
 # -- batch/v1 Jobs ------------------------------------------------------------------------------
 
 
-class JobPod(Message):
-    """One pod of a batch/v1 Job to create from its template."""
-
-    name: str
-    index: int | None = None  # None: a NonIndexed Job's pod
-    failure_count: int | None = None  # None: backoffLimitPerIndex is not used
-    ignored_failure_count: int = 0
-
-
 class CreateJobPodsInput(Message):
-    job: dict[str, Any]  # the batch/v1 Job as last observed
-    pods: list[JobPod]
-
-
-class CreatedJobPod(Message):
-    uid: str
-    created_at: datetime | None = None  # None: the apiserver did not say
+    job: batchv1.BatchJob  # as last observed
+    pods: list[batchv1.NewPod]
 
 
 class CreateJobPodsResult(Message):
-    created: dict[str, CreatedJobPod]  # pod name → the pod created (or found, ours)
+    created: dict[str, batchv1.CreatedPod]  # pod name → the pod created (or found, ours)
     failed: dict[str, str]  # pod name → why not (skipped ones after a failed batch too)
 
 
@@ -198,4 +189,4 @@ class BatchJobStatusInput(Message):
     namespace: str
     name: str
     uid: str  # written only while the Job is still this one
-    status: dict[str, Any]
+    status: batchv1.BatchJobStatus

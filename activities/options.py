@@ -1,4 +1,4 @@
-"""Timeouts and retries, declared once per activity (house rule 7).
+"""Timeouts and retries, declared once per activity, so every call of an activity agrees.
 
 Shells call activities only through `workflows.activity_call.run` with one of these records.
 """

@@ -51,7 +51,7 @@ def desired_spec(job: Job, priorities: dict[str, int]) -> dict[str, Any]:
 
 @activity.defn(name="ensure_pod_group")
 def ensure_pod_group(request: JobInput) -> Done:
-    job = Job.model_validate(request.job)
+    job = request.job
     namespace = job.metadata.namespace or "default"
     name = podspec.pod_group_name(job)
     spec = desired_spec(job, _priorities(job))

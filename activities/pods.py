@@ -17,7 +17,6 @@ from temporalio.common import MetricCounter
 from activities import errors, kube, plugins, podspec
 from activities.messages import CreatePodsInput, CreatePodsResult, DeletePodsInput, DeletePodsResult
 from models import labels
-from models.vcjob import Job
 from service import metrics
 
 _PARALLEL = 16
@@ -46,7 +45,7 @@ def slow_start_batches(count: int) -> list[int]:
 
 @activity.defn(name="create_pods")
 def create_pods(request: CreatePodsInput) -> CreatePodsResult:
-    job = Job.model_validate(request.job)
+    job = request.job
     namespace = job.metadata.namespace or "default"
     manifests = [
         plugins.on_pod_create(

@@ -1,4 +1,5 @@
-"""Pod and PodGroup manifests for a Volcano Job (§4.3-§4.5, §4.9): pure builders.
+"""Pod and PVC manifests and PodGroup sizes for a Volcano Job, as Volcano's job controller
+makes them: pure builders.
 
 Kept beside the activities that send them, and free of I/O so they are unit-tested alone.
 Names are deterministic (`<job>-<task>-<index>`, `<job>-<uid>`, `<job>-pvc-<i>`), so a retried
@@ -184,7 +185,8 @@ def _requests(container: dict[str, Any]) -> dict[str, Fraction]:
 
 
 def min_resources(job: Job, priorities: dict[str, int]) -> dict[str, str]:
-    """What `minAvailable` pods need, taking pods from tasks in priority order (§4.5)."""
+    """The PodGroup's minResources: what the job's `minAvailable` pods request, taking pods
+    from its tasks in priority order (highest priorityClass first), as Volcano counts them."""
     tasks = sorted(
         job.spec.tasks,
         key=lambda t: (

@@ -1,13 +1,13 @@
 """One scheduling session (the SchedulerWorkflow's activity): read the cluster, decide with
 `scheduling.run_session`, write what the scheduler owns, return the placements.
 
-The scheduler owns PodGroup `status` (phase and conditions), queue `status.allocated`, and
-PodScheduled=False on pods that wait; each is written only when it changes, so an idle
-cluster costs reads only. Placements are returned, not bound: the JobWorkflow of each gang
-binds its own pods so its history shows them. Victims of reclaim and preempt are evicted here
-(`activities.evictions`), after the statuses are written. Volumes get a plan here (a static PV
-that fits, or provisioning on the chosen node for a WaitForFirstConsumer class), executed by
-the binder.
+Every decision is pure and lives in `scheduling/`: the placements (`actions`), which PodGroup
+statuses, pod conditions and queue totals change (`writes`), where each placement goes and
+which volumes it gets (`placements`, `volumes`). This shell reads the cluster cache, parses what
+those planners read (`observed`), and performs the writes they plan, in their order, so an idle
+cluster costs reads only. Placements are returned, not bound: the JobWorkflow of each gang binds
+its own pods. Victims of reclaim and preempt are evicted here (`activities.evictions`), after
+the statuses are written.
 """
 
 from __future__ import annotations
@@ -25,13 +25,16 @@ from activities.messages import (
     JobPlacements,
     RecordEventInput,
     SessionInput,
-    SessionResult,
+    SessionReport,
     Unschedulable,
 )
-from models import batchv1, keys, scheduling, signals, vcjob
+from models import scheduling
+from scheduling import placements, writes
 from scheduling.actions import run_session
 from scheduling.objects import snapshot_from_objects
-from scheduling.snapshot import TaskStatus
+from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.volumes import Storage
+from scheduling.writes import GroupStatusWrite, JobNotice, PodScheduledWrite, QueueAllocatedWrite
 from service import metrics
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
@@ -46,117 +49,6 @@ def _world() -> dict[str, list[dict[str, Any]]]:
     return cache.read()
 
 
-def _owner_job(group: dict[str, Any]) -> str | None:
-    for ref in group.get("metadata", {}).get("ownerReferences") or []:
-        if ref.get("kind") == "Job" and ref.get("apiVersion") == vcjob.API_VERSION:
-            return str(ref.get("name"))
-    return None
-
-
-def _owner_workflow(group: dict[str, Any]) -> str | None:
-    """The workflow that binds a PodGroup's pods: its Volcano Job's, or its batch/v1 Job's
-    (one Caldera runs, whose pods name the gang scheduler); None: no Job owns it."""
-    meta = group.get("metadata", {})
-    namespace = str(meta.get("namespace", ""))
-    for ref in meta.get("ownerReferences") or []:
-        name = str(ref.get("name"))
-        if ref.get("kind") != "Job":
-            continue
-        if ref.get("apiVersion") == vcjob.API_VERSION:
-            return keys.job_workflow_id(namespace, name)
-        if ref.get("apiVersion") == batchv1.API_VERSION:
-            return keys.batch_job_workflow_id(namespace, name)
-    return None
-
-
-def _volume_plan(
-    pod: dict[str, Any], node: str, world: dict[str, list[dict[str, Any]]]
-) -> signals.VolumePlan:
-    """Unbound claims of a pod: a matching Available PV, else provisioning on `node`."""
-    namespace = pod["metadata"]["namespace"]
-    claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in world["pvcs"]}
-    waiting = {c["metadata"]["name"]: c for c in world["classes"]}
-    used: set[str] = set()
-    static: list[tuple[str, str]] = []
-    provision: list[str] = []
-    for volume in pod.get("spec", {}).get("volumes") or []:
-        claim_name = str((volume.get("persistentVolumeClaim") or {}).get("claimName") or "")
-        claim = claims.get((namespace, claim_name)) if claim_name else None
-        if claim is None or claim.get("spec", {}).get("volumeName"):
-            continue
-        storage_class = claim.get("spec", {}).get("storageClassName") or ""
-        pv = next(
-            (
-                v["metadata"]["name"]
-                for v in sorted(world["pvs"], key=lambda v: v["metadata"]["name"])
-                if v.get("status", {}).get("phase") == "Available"
-                and (v.get("spec", {}).get("storageClassName") or "") == storage_class
-                and v["metadata"]["name"] not in used
-            ),
-            None,
-        )
-        if pv is not None:
-            used.add(str(pv))
-            static.append((claim_name, str(pv)))
-        elif (waiting.get(storage_class) or {}).get("provisioner") not in (
-            None,
-            "kubernetes.io/no-provisioner",
-        ):
-            provision.append(claim_name)
-    return signals.VolumePlan(static=static, provision=provision)
-
-
-def _write_pod_groups(result: Any, groups: dict[str, dict[str, Any]], session: int) -> None:
-    """PodGroup phase and conditions, written only where they change."""
-    wanted: dict[str, dict[str, Any]] = {}
-    for update in result.phase_updates:
-        wanted.setdefault(update.job, {})["phase"] = str(update.new)
-    for c in result.conditions:
-        condition = {
-            "type": str(c.type),
-            "status": "True",
-            "reason": c.reason,
-            "message": c.message,
-            "transitionID": str(session),
-        }
-        wanted.setdefault(c.job, {}).setdefault("conditions", {})[condition["type"]] = condition
-    writes: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any] | None]] = []
-    for key, want in sorted(wanted.items()):
-        group = groups.get(key)
-        if group is None:
-            continue
-        current = group.get("status") or {}
-        conditions = {c.get("type"): c for c in current.get("conditions") or []}
-        fresh = want.get("conditions", {})
-        changed = {
-            t: c
-            for t, c in fresh.items()
-            if (conditions.get(t) or {}).get("message") != c["message"]
-        }
-        phase = want.get("phase", current.get("phase"))
-        if phase == current.get("phase") and not changed:
-            continue
-        status = {"phase": phase, "conditions": list({**conditions, **fresh}.values())}
-        writes.append((key, group, status, changed.get("Unschedulable")))
-
-    def write(item: tuple[str, dict[str, Any], dict[str, Any], dict[str, Any] | None]) -> None:
-        key, group, status, unschedulable = item
-        namespace, name = key.split("/", 1)
-        _tell_job(group, unschedulable)
-        with errors.kube_call(f"write status of podgroup {key}", ok=errors.GONE_OK):
-            kube.custom().patch_namespaced_custom_object_status(
-                _G,
-                _V,
-                namespace,
-                "podgroups",
-                name,
-                {"status": status},
-                _content_type="application/merge-patch+json",
-            )
-
-    _side_by_side(write, writes)
-
-
 def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
     """Hundreds of objects can change in one session: write them in parallel, each thread in
     a copy of this activity's context (Events and logs read the activity's info from it)."""
@@ -165,90 +57,65 @@ def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
         list(pool.map(lambda job: job[0].run(write, job[1]), jobs))
 
 
-def _write_pod_conditions(result: Any, pods: dict[str, dict[str, Any]]) -> None:
-    """PodScheduled=False on pods left waiting, where the reason or message changed."""
-    writes: list[tuple[str, Unschedulable]] = []
-    for c in result.pod_conditions:
-        pod = pods.get(c.pod)
-        if pod is None or (pod.get("spec") or {}).get("nodeName"):
-            continue
-        current: dict[str, Any] = next(
-            (
-                x
-                for x in (pod.get("status") or {}).get("conditions") or []
-                if x.get("type") == "PodScheduled"
-            ),
-            {},
+def _write_pod_group(write: GroupStatusWrite) -> None:
+    _tell_job(write.notice)
+    with errors.kube_call(f"write status of podgroup {write.key}", ok=errors.GONE_OK):
+        kube.custom().patch_namespaced_custom_object_status(
+            _G,
+            _V,
+            write.namespace,
+            "podgroups",
+            write.name,
+            {"status": write.status()},
+            _content_type="application/merge-patch+json",
         )
-        if (current.get("reason"), current.get("message")) == (str(c.reason), c.message):
-            continue
-        namespace, name = c.pod.split("/", 1)
-        writes.append((namespace, Unschedulable(pod=name, reason=str(c.reason), message=c.message)))
-    _side_by_side(lambda w: binding.write_pod_scheduled(*w), writes)
 
 
-def _nonzero(resources: dict[str, Any]) -> dict[str, str]:
-    """An idle queue without `allocated` and one with zeros say the same: no write needed."""
-    return {k: str(v) for k, v in resources.items() if str(v) not in ("0", "0m")}
+def _write_pod_scheduled(write: PodScheduledWrite) -> None:
+    entry = Unschedulable(pod=write.pod, reason=write.reason, message=write.message)
+    binding.write_pod_scheduled(write.namespace, entry)
 
 
-def _write_queue_allocated(result: Any, queues: list[dict[str, Any]]) -> None:
-    """Queue `status.allocated` (the scheduler's part of queue status), where it changed."""
-    current = {
-        q["metadata"]["name"]: (q.get("status") or {}).get("allocated") or {} for q in queues
-    }
-    for name, allocated in sorted(result.queue_allocated.items()):
-        wanted = allocated.to_resource_list()
-        if name not in current or _nonzero(current[name]) == _nonzero(wanted):
-            continue
-        with errors.kube_call(f"write allocated of queue {name}", ok=errors.GONE_OK):
-            kube.custom().patch_cluster_custom_object_status(
-                _G,
-                _V,
-                "queues",
-                name,
-                # Merge patch: null removes resources no longer allocated.
-                {"status": {"allocated": {**dict.fromkeys(current[name]), **wanted}}},
-                _content_type="application/merge-patch+json",
-            )
+def _write_queue_allocated(write: QueueAllocatedWrite) -> None:
+    with errors.kube_call(f"write allocated of queue {write.queue}", ok=errors.GONE_OK):
+        kube.custom().patch_cluster_custom_object_status(
+            _G,
+            _V,
+            "queues",
+            write.queue,
+            {"status": {"allocated": dict(write.allocated)}},
+            _content_type="application/merge-patch+json",
+        )
 
 
-def _tell_job(group: dict[str, Any], condition: dict[str, Any] | None) -> None:
+def _tell_job(notice: JobNotice | None) -> None:
     """A new Unschedulable message also goes on the Volcano Job, where users look first."""
-    job = _owner_job(group)
-    if condition is None or job is None:
+    if notice is None:
         return
-    namespace = group["metadata"]["namespace"]
-    uid = next(
-        (
-            r.get("uid", "")
-            for r in group["metadata"].get("ownerReferences") or []
-            if r.get("name") == job
-        ),
-        "",
-    )
     event = RecordEventInput(
-        namespace=namespace,
-        name=job,
-        uid=uid,
+        namespace=notice.namespace,
+        name=notice.job,
+        uid=notice.uid,
         type="Warning",
         reason="Unschedulable",
-        message=str(condition["message"]),
+        message=notice.message,
     )
     try:
         events.write_event(event)
     except ApplicationError as e:  # best effort: the PodGroup condition says it too
-        activity.logger.warning("event not recorded job=%s/%s error=%s", namespace, job, e)
+        activity.logger.warning(
+            "event not recorded job=%s/%s error=%s", notice.namespace, notice.job, e
+        )
 
 
 @activity.defn(name="schedule_session")
-def schedule_session(request: SessionInput) -> SessionResult:
+def schedule_session(request: SessionInput) -> SessionReport:
     """One session, counted and timed (caldera_scheduling_session_duration_seconds)."""
     with metrics.session_timer(metrics.activity_meter(), request.scheduler_name):
         return _session(request)
 
 
-def _session(request: SessionInput) -> SessionResult:
+def _session(request: SessionInput) -> SessionReport:
     world = _world()
     snapshot = snapshot_from_objects(
         world["nodes"],
@@ -260,44 +127,37 @@ def _session(request: SessionInput) -> SessionResult:
         assumed=request.assumed,
     )
     result = run_session(snapshot, scheduler_config.session_config())
-    groups = {
+    groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}
+    pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}
+    queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
+    session = request.session
+    _side_by_side(
+        _write_pod_group,
+        writes.group_writes(result.phase_updates, result.conditions, groups, session),
+    )
+    _side_by_side(_write_pod_scheduled, writes.pod_scheduled_writes(result.pod_conditions, pods))
+    for write in writes.queue_allocated_writes(result.queue_allocated, queues):
+        _write_queue_allocated(write)
+    raw_groups = {
         f"{g['metadata']['namespace']}/{g['metadata']['name']}": g for g in world["podgroups"]
     }
-    pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in world["pods"]}
-    _write_pod_groups(result, groups, request.session)
-    _write_pod_conditions(result, pods)
-    _write_queue_allocated(result, world["queues"])
-    evictions.evict(result.evictions, groups)  # reclaim/preempt victims, after the statuses
-    by_job: dict[str, JobPlacements] = {}
-    for placement in result.placements:
-        group = groups.get(placement.job)
-        wid = _owner_workflow(group) if group else None
-        pod = pods.get(placement.pod)
-        if wid is None or pod is None:
-            continue
-        namespace = pod["metadata"]["namespace"]
-        placed = signals.PlacedPod(
-            pod=pod["metadata"]["name"],
-            uid=pod["metadata"].get("uid", ""),
-            node=placement.node,
-            volumes=_volume_plan(pod, placement.node, world),
-        )
-        entry = by_job.get(wid) or JobPlacements(
-            job_workflow_id=wid, namespace=namespace, placements=[]
-        )
-        by_job[wid] = entry.model_copy(update={"placements": [*entry.placements, placed]})
-    bound = sorted(
-        key for key in request.assumed if (pods.get(key) or {}).get("spec", {}).get("nodeName")
-    )
-    pending = sum(1 for t in snapshot.tasks if t.status is TaskStatus.PENDING) - len(
-        result.placements
-    )
+    evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
+    storage = Storage.parse(world["pvcs"], world["pvs"], world["classes"])
+    gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
+    bound = placements.confirmed(request.assumed, pods)
+    pending = placements.still_pending(snapshot, result)
     activity.logger.info(
         "session done session=%d placed=%d pending=%d bound=%d evicted=%d",
-        request.session,
+        session,
         len(result.placements),
         pending,
         len(bound),
         len(result.evictions),
     )
-    return SessionResult(jobs=list(by_job.values()), bound=bound, pending=max(pending, 0))
+    jobs = [
+        JobPlacements(
+            job_workflow_id=g.job_workflow_id, namespace=g.namespace, placements=[*g.placements]
+        )
+        for g in gangs
+    ]
+    return SessionReport(jobs=jobs, bound=bound, pending=max(pending, 0))

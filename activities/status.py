@@ -16,7 +16,7 @@ from models import vcjob
 
 @activity.defn(name="write_job_status")
 def write_job_status(request: WriteStatusInput) -> Done:
-    patch = [{"op": "add", "path": "/status", "value": request.status}]
+    patch = [{"op": "add", "path": "/status", "value": request.status.dump()}]
     with errors.kube_call(
         f"write status of job {request.namespace}/{request.name}", ok=errors.GONE_OK
     ):

@@ -1,10 +1,10 @@
 """Admission decisions for Jobs, PodGroups and Queues that depend on the queues in the cluster.
 
 Pure: `review` reads an AdmissionReview `request` and asks a `Lookup` for queues; it never
-imports a Kubernetes client or HTTP code, so every rule is tested with an in-memory lookup
-(kopf's pure detection, httpx's transport-free models). The HTTP shell is `admission.server`.
+imports a Kubernetes client or HTTP code, so every rule is tested with an in-memory lookup.
+The HTTP shell is `admission.server`.
 
-Rules (Volcano's validating webhooks, spec A2/A3 and job §1.6):
+Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and Queues):
 
 - Job CREATE: `spec.queue` (empty = `default`) exists, is Open (no `status.state` = Open, as
   the queue controller has not reconciled it yet), is not `root` and is a leaf. UPDATE is

@@ -1,6 +1,6 @@
 """`caldera webhook`: the HTTPS endpoint the apiserver calls with AdmissionReviews.
 
-A thin shell around `admission.rules` (httpx's split: the decision knows no transport). The
+A thin shell around `admission.rules`, which decides and knows nothing of HTTP. The
 stdlib is enough: `ThreadingHTTPServer` with one thread per connection, TLS done in that thread
 (a slow handshake never blocks `accept`), `POST /validate` for `admission.k8s.io/v1`
 AdmissionReviews and `GET /healthz` for probes. Flags live here, next to the options they fill,

@@ -9,14 +9,12 @@ workflow knows: which children it closed, whether an open waits for the parent.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from cli import bus, output, remote
-from cli.clients import CliError, Connections, add_arguments, guarded
-from cli.resources import COMMANDS, QUEUES, Resources
+from cli import output, remote, verbs
+from cli.clients import Connections, add_arguments, guarded
+from cli.resources import QUEUES, Resources
 from models import keys, scheduling, signals
 from models.bus import Action
 
@@ -35,57 +33,6 @@ LIST_HEADERS: Final = (
 COUNTS: Final = ("pending", "inqueue", "running", "unknown", "completed")
 ACTIONS: Final = {"open": Action.OPEN_QUEUE, "close": Action.CLOSE_QUEUE}
 COMMAND_NAMESPACE: Final = "default"  # Commands are namespaced, Queues are not (vcctl's choice)
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    common = argparse.ArgumentParser(add_help=False)
-    add_arguments(common)
-    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, open, close")
-    verbs = queues.add_subparsers(dest="queue_command", required=True)
-
-    create = verbs.add_parser("create", parents=[common], help="create a Queue")
-    create.add_argument("name")
-    create.add_argument("--weight", type=int, default=1)
-    create.add_argument("--parent", default=None, help="parent queue (default: root)")
-    create.add_argument(
-        "--capability", type=resource_list, default=None, help="upper limit, e.g. cpu=8,memory=32Gi"
-    )
-    create.set_defaults(fn=guarded(_create))
-
-    ls = verbs.add_parser("list", parents=[common], help="Queues with state and PodGroup counts")
-    output.add_argument(ls)
-    ls.set_defaults(fn=guarded(_list))
-
-    get = verbs.add_parser("get", parents=[common], help="one Queue, with its workflow's view")
-    get.add_argument("name")
-    output.add_argument(get)
-    get.set_defaults(fn=guarded(_get))
-
-    for verb, action in ACTIONS.items():
-        cmd = verbs.add_parser(verb, parents=[common], help=f"{action} (a validated update)")
-        cmd.add_argument("name")
-        cmd.add_argument("--reason", default="", help="recorded in the queue's history")
-        cmd.add_argument(
-            "--via-command",
-            action="store_true",
-            help="create a bus.volcano.sh Command CR instead (not validated, not waited for)",
-        )
-        cmd.add_argument(
-            "--command-namespace",
-            default=COMMAND_NAMESPACE,
-            help=f"where the Command CR goes (default {COMMAND_NAMESPACE})",
-        )
-        cmd.set_defaults(fn=guarded(_command), action=action)
-
-    delete = verbs.add_parser("delete", parents=[common], help="delete a Queue")
-    delete.add_argument("name")
-    delete.set_defaults(fn=guarded(_delete))
-
-    hist = verbs.add_parser("history", parents=[common], help="the queue's workflow history")
-    hist.add_argument("name")
-    hist.add_argument("--runs", type=int, default=0, help="newest runs to show (0: all)")
-    output.add_argument(hist)
-    hist.set_defaults(fn=guarded(_history))
 
 
 def resource_list(text: str) -> dict[str, str]:
@@ -191,12 +138,60 @@ def render(s: dict[str, Any]) -> str:
     return f"{output.fields(pairs)}\nHistory: {s['url']}"
 
 
+async def _update(
+    conn: Connections, wid: str, action: Action, args: argparse.Namespace, what: str
+) -> str:
+    cmd = signals.QueueCommand(reason=args.reason)
+    result = await remote.queue_command(conn, wid, action, cmd, what)
+    return f"{result.action}: {result.state_before} → {result.state_after}"
+
+
+def _summary(
+    queue: dict[str, Any], wid: str, view: signals.QueueView | str, url: str, now: datetime
+) -> dict[str, Any]:
+    return summary(queue, view, url, now)  # the workflow id follows from the queue's name
+
+
+QUEUE: Final = verbs.Subject(
+    kind=QUEUES,
+    workflow_id=lambda namespace, name: keys.queue_workflow_id(name),
+    namespace=lambda args, conn: "",  # Queues are cluster-scoped
+    update=_update,
+    query=remote.queue_view,
+    summary=_summary,
+    render=render,
+    takes_message=False,
+    command_namespace=COMMAND_NAMESPACE,
+)
+
+
+def add_parser(sub: verbs.Verbs) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    add_arguments(common)
+    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, open, close")
+    choices = queues.add_subparsers(dest="queue_command", required=True)
+
+    create = choices.add_parser("create", parents=[common], help="create a Queue")
+    create.add_argument("name")
+    create.add_argument("--weight", type=int, default=1)
+    create.add_argument("--parent", default=None, help="parent queue (default: root)")
+    create.add_argument(
+        "--capability", type=resource_list, default=None, help="upper limit, e.g. cpu=8,memory=32Gi"
+    )
+    create.set_defaults(fn=guarded(_create))
+
+    ls = choices.add_parser("list", parents=[common], help="Queues with state and PodGroup counts")
+    output.add_argument(ls)
+    ls.set_defaults(fn=guarded(_list))
+
+    verbs.add_verbs(choices, common, QUEUE, ("get", "one Queue, with its workflow's view"), ACTIONS)
+
+
 def _create(args: argparse.Namespace) -> int:
     conn = Connections(args)
     body = manifest(args.name, args.weight, args.parent, args.capability)
     Resources(conn).create(QUEUES, body)
-    print(f"queue {args.name} created")
-    print(f"  history: {conn.url(keys.queue_workflow_id(args.name))}")
+    verbs.created(conn, QUEUES.ref(args.name, ""), keys.queue_workflow_id(args.name))
     return 0
 
 
@@ -205,61 +200,4 @@ def _list(args: argparse.Namespace) -> int:
     queues = sorted(Resources(conn).list(QUEUES), key=lambda q: q["metadata"].get("name", ""))
     now = datetime.now(UTC)
     rows = [list_row(q, now) for q in queues]
-    if args.output is output.Format.TABLE:
-        if rows:
-            print(output.table(LIST_HEADERS, rows))
-        else:
-            print("no queues", file=sys.stderr)
-    else:
-        print(output.dump(output.records(LIST_HEADERS, rows), args.output))
-    return 0
-
-
-def _get(args: argparse.Namespace) -> int:
-    conn = Connections(args)
-    queue = Resources(conn).get(QUEUES, args.name)
-    wid = keys.queue_workflow_id(args.name)
-    view: signals.QueueView | str
-    try:
-        view = asyncio.run(remote.queue_view(conn, wid, f"query workflow {wid}"))
-    except CliError as e:
-        view = str(e)  # the apiserver's half is still worth showing
-    s = summary(queue, view, conn.url(wid), datetime.now(UTC))
-    print(render(s) if args.output is output.Format.TABLE else output.dump(s, args.output))
-    return 0
-
-
-def _command(args: argparse.Namespace) -> int:
-    conn = Connections(args)
-    resources = Resources(conn)
-    action: Action = args.action
-    queue = resources.get(QUEUES, args.name)
-    wid = keys.queue_workflow_id(args.name)
-    if args.via_command:
-        body = bus.command(queue, action, args.command_namespace, args.reason)
-        created = resources.create(COMMANDS, body, args.command_namespace)
-        name = f"{args.command_namespace}/{created['metadata']['name']}"
-        print(f"command {name} created: {action} for queue {args.name}")
-    else:
-        cmd = signals.QueueCommand(reason=args.reason)
-        what = f"{args.queue_command} queue {args.name}"
-        result = asyncio.run(remote.queue_command(conn, wid, action, cmd, what))
-        print(f"queue {args.name}: {result.action}: {result.state_before} → {result.state_after}")
-    print(f"  history: {conn.url(wid)}")
-    return 0
-
-
-def _delete(args: argparse.Namespace) -> int:
-    conn = Connections(args)
-    Resources(conn).delete(QUEUES, args.name)
-    print(f"queue {args.name} deleted")
-    return 0
-
-
-def _history(args: argparse.Namespace) -> int:
-    conn = Connections(args)
-    wid = keys.queue_workflow_id(args.name)
-    what = f"read the history of queue {args.name}"
-    entries = asyncio.run(remote.timeline(conn, wid, what, args.runs))
-    print(output.history(entries, wid, conn.url(wid), args.output))
-    return 0
+    return verbs.show_list(LIST_HEADERS, rows, args.output, "no queues")

@@ -7,6 +7,7 @@ every call goes through `Connections.kube_call`, so a missing object reads
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -43,40 +44,17 @@ class Resources:
     def __init__(self, conn: Connections) -> None:
         self._conn = conn
 
-    @property
-    def _custom(self) -> client.CustomObjectsApi:
-        return client.CustomObjectsApi(self._conn.api)
-
     def get(self, kind: Kind, name: str, namespace: str = "") -> Obj:
         ref = kind.ref(name, namespace)
         with self._conn.kube_call(f"read {ref}", missing=f"{ref} not found"):
-            if kind.namespaced:
-                got = self._custom.get_namespaced_custom_object(
-                    kind.group,
-                    kind.version,
-                    namespace,
-                    kind.plural,
-                    name,
-                    _request_timeout=KUBE_TIMEOUT,
-                )
-            else:
-                got = self._custom.get_cluster_custom_object(
-                    kind.group, kind.version, kind.plural, name, _request_timeout=KUBE_TIMEOUT
-                )
+            got = self._call(_GET, kind, _scope(kind, namespace), name)
         return _obj(got, ref)
 
     def list(self, kind: Kind, namespace: str = "") -> list[Obj]:
         """Every object of `kind`; namespace "": in all namespaces (or cluster-scoped)."""
         where = f"in namespace {namespace}" if namespace else "in all namespaces"
         with self._conn.kube_call(f"list {kind.plural} {where}"):
-            if kind.namespaced and namespace:
-                listed = self._custom.list_namespaced_custom_object(
-                    kind.group, kind.version, namespace, kind.plural, _request_timeout=KUBE_TIMEOUT
-                )
-            else:
-                listed = self._custom.list_cluster_custom_object(
-                    kind.group, kind.version, kind.plural, _request_timeout=KUBE_TIMEOUT
-                )
+            listed = self._call(_LIST, kind, namespace if kind.namespaced and namespace else None)
         items = _obj(listed, f"the {kind.plural} list").get("items") or []
         return [item for item in items if isinstance(item, dict)]
 
@@ -85,37 +63,38 @@ class Resources:
         name = meta.get("name") or f"{meta.get('generateName', '')}…"
         ref = kind.ref(name, namespace)
         with self._conn.kube_call(f"create {ref}"):
-            if kind.namespaced:
-                created = self._custom.create_namespaced_custom_object(
-                    kind.group,
-                    kind.version,
-                    namespace,
-                    kind.plural,
-                    body,
-                    _request_timeout=KUBE_TIMEOUT,
-                )
-            else:
-                created = self._custom.create_cluster_custom_object(
-                    kind.group, kind.version, kind.plural, body, _request_timeout=KUBE_TIMEOUT
-                )
+            created = self._call(_CREATE, kind, _scope(kind, namespace), body)
         return _obj(created, ref)
 
     def delete(self, kind: Kind, name: str, namespace: str = "") -> None:
         ref = kind.ref(name, namespace)
         with self._conn.kube_call(f"delete {ref}", missing=f"{ref} not found"):
-            if kind.namespaced:
-                self._custom.delete_namespaced_custom_object(
-                    kind.group,
-                    kind.version,
-                    namespace,
-                    kind.plural,
-                    name,
-                    _request_timeout=KUBE_TIMEOUT,
-                )
-            else:
-                self._custom.delete_cluster_custom_object(
-                    kind.group, kind.version, kind.plural, name, _request_timeout=KUBE_TIMEOUT
-                )
+            self._call(_DELETE, kind, _scope(kind, namespace), name)
+
+    def _call(self, calls: _Scoped, kind: Kind, namespace: str | None, *args: object) -> object:
+        """The call in `namespace`, or cluster-wide when it is None."""
+        api = client.CustomObjectsApi(self._conn.api)
+        in_namespace, cluster_wide = calls
+        group, version, plural = kind.group, kind.version, kind.plural
+        if namespace is not None:
+            return in_namespace(
+                api, group, version, namespace, plural, *args, _request_timeout=KUBE_TIMEOUT
+            )
+        return cluster_wide(api, group, version, plural, *args, _request_timeout=KUBE_TIMEOUT)
+
+
+# The generated client's two forms of each call: in a namespace, and cluster-wide.
+_Scoped = tuple[Callable[..., object], Callable[..., object]]
+_API = client.CustomObjectsApi
+_GET: Final = (_API.get_namespaced_custom_object, _API.get_cluster_custom_object)
+_LIST: Final = (_API.list_namespaced_custom_object, _API.list_cluster_custom_object)
+_CREATE: Final = (_API.create_namespaced_custom_object, _API.create_cluster_custom_object)
+_DELETE: Final = (_API.delete_namespaced_custom_object, _API.delete_cluster_custom_object)
+
+
+def _scope(kind: Kind, namespace: str) -> str | None:
+    """Where a call on one object goes: its namespace, or None for a cluster-scoped kind."""
+    return namespace if kind.namespaced else None
 
 
 def _obj(value: object, what: str) -> Obj:

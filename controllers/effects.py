@@ -1,11 +1,12 @@
-"""Effects both job controllers (Volcano's and batch/v1) hand their shells: frozen records.
+"""Effects every entity core (Volcano Job, batch/v1 Job, Queue) may hand its shell.
 
-Each controller's own `effects` module adds what only it does and re-exports these, so a shell
-reads `fx.BindPlacements` whichever core it runs.
+Each kind's own `effects` module adds what only it does; the shell carries these out the same
+way whichever core asked, so every history shows them with the same activities and summaries.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -32,9 +33,41 @@ class DeleteJob(Effect):
 
 
 class Finish(Effect):
-    """The Job is gone: the workflow ends once its handlers are done."""
+    """The object is gone: the workflow ends once its handlers are done."""
 
     kind: Literal["Finish"] = "Finish"
+
+
+class StartOver(Effect):
+    """A new object under the same name: continue as new with a fresh state for it."""
+
+    kind: Literal["StartOver"] = "StartOver"
+    observed: signals.JobObserved
+
+
+class StartTimer(Effect):
+    """A durable timer; one with the same key is replaced. `timer` tells a stale firing from
+    the current one where a key is armed again (0: the key alone is enough)."""
+
+    kind: Literal["StartTimer"] = "StartTimer"
+    key: str
+    fires_at: datetime
+    summary: str
+    timer: int = 0
+
+
+class CancelTimer(Effect):
+    kind: Literal["CancelTimer"] = "CancelTimer"
+    key: str
+
+
+class PhaseChanged(Effect):
+    """The phase the UI and search attributes show changed."""
+
+    kind: Literal["PhaseChanged"] = "PhaseChanged"
+    phase: str
+    previous: str | None  # None: the first phase
+    reason: str
 
 
 class BindPlacements(Effect):
@@ -58,13 +91,14 @@ class TellScheduler(Effect):
     failed: dict[str, str] = {}  # "<ns>/<pod>" → why; empty: work arrived
 
 
-def handle_placements(
-    session: int, ok: list[signals.PlacedPod], stale: dict[str, str], scheduler: str
-) -> list[BindPlacements | TellScheduler]:
-    """Bind the placements that still fit the job; hand the others back to the scheduler."""
-    out: list[BindPlacements | TellScheduler] = []
-    if ok:
-        out.append(BindPlacements(session=session, placements=ok))
-    if stale:
-        out.append(TellScheduler(scheduler=scheduler, failed=stale))
-    return out
+Shared = (
+    RecordEvent
+    | Finish
+    | StartOver
+    | StartTimer
+    | CancelTimer
+    | PhaseChanged
+    | BindPlacements
+    | MarkUnschedulable
+    | TellScheduler
+)

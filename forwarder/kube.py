@@ -13,11 +13,10 @@ from typing import Final
 import urllib3
 from kubernetes import client
 
-from forwarder import events
+from forwarder.routing import events
 from models import batchv1, bus, labels, scheduling, vcjob
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
-from service.reflector import GONE as GONE  # re-exported
-from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT
+from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
 from service.reflector import ListCall as ListCall
 
 NOT_FOUND: Final = 404
@@ -58,7 +57,7 @@ def delete_command(api: client.ApiClient, namespace: str, name: str, uid: str) -
 
     The uid precondition makes sure a Command recreated under the same name is not consumed
     on the strength of the old one's event. Any other error propagates: the caller retries,
-    and the command is not delivered until the delete succeeds (at-most-once, Volcano §2.3).
+    and the command is not delivered until the delete succeeds (at most once, as Volcano does).
     """
     custom = client.CustomObjectsApi(api)
     try:

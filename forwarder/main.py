@@ -20,7 +20,8 @@ from kubernetes.client import ApiClient, CoordinationV1Api
 from temporalio.client import Client
 from temporalio.common import MetricMeter
 
-from forwarder import coalesce, events, kube, leader, pipeline, signaller
+from forwarder import kube, leader, pipeline, signaller
+from forwarder.routing import coalesce, events
 from models import signals
 from service import logs, metrics, temporal
 

@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from forwarder import coalesce, events, kube, logs, router, signaller, watch
+from forwarder import kube, signaller, watch
+from forwarder.routing import coalesce, events, logs, router
 from service import metrics
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from forwarder import events, logs
+from forwarder.routing import events, logs
 from models import signals, task_queues
 from service import metrics
 
@@ -78,9 +78,6 @@ class Signaller:
         self._lanes.setdefault(wid, collections.deque()).append(signal)
         if wid not in self._drainers:
             self._drainers[wid] = asyncio.create_task(self._drain(wid), name=f"signal {wid}")
-
-    def pending(self) -> int:
-        return sum(len(lane) for lane in self._lanes.values())
 
     async def join(self) -> None:
         """Wait until every submitted signal was sent or dropped."""

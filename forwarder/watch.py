@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from forwarder import events
+from forwarder.routing import events
 from service import reflector
 
 

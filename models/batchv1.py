@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from models.base import INT32_MAX, ApiModel
 from models.defaults import DEFAULT_SCHEDULER
@@ -31,7 +31,6 @@ KIND: Final = "Job"
 
 # Jobs whose spec.managedBy says this are run by BatchJobWorkflows.
 CONTROLLER_NAME: Final = "caldera.dev/job-controller"
-BUILTIN_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
 
 # Labels, annotations and the finalizer the built-in controller puts on pods, spelled once.
 TRACKING_FINALIZER: Final = "batch.kubernetes.io/job-tracking"
@@ -210,10 +209,6 @@ class BatchJob(ApiModel):
     status: BatchJobStatus | None = None  # None: never synced
 
     @property
-    def managed_by_caldera(self) -> bool:
-        return self.spec.managed_by == CONTROLLER_NAME
-
-    @property
     def scheduler_name(self) -> str:
         return str((self.spec.template.spec or {}).get("schedulerName") or "default-scheduler")
 
@@ -252,3 +247,24 @@ def defaulted(job: BatchJob) -> BatchJob:
     if not update:
         return job
     return job.model_copy(update={"spec": spec.model_copy(update=update)})
+
+
+class NewPod(BaseModel):
+    """One pod of a Job to create from its template: the name the controller chose and the
+    index annotations it carries."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    index: int | None = None  # None: a NonIndexed Job's pod
+    failure_count: int | None = None  # None: backoffLimitPerIndex is not used
+    ignored_failure_count: int = 0
+
+
+class CreatedPod(BaseModel):
+    """A pod the apiserver accepted (or one of ours found already there)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    uid: str
+    created_at: datetime | None = None  # None: the apiserver did not say

@@ -46,8 +46,6 @@ UserJobAction = Literal[
     "CompleteJob",
     "ResumeJob",
 ]
-USER_JOB_ACTIONS: Final = tuple(Action(a) for a in get_args(UserJobAction))
-QUEUE_ACTIONS: Final = (Action.OPEN_QUEUE, Action.CLOSE_QUEUE)
 
 
 class Event(StrEnum):

@@ -30,3 +30,20 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
+
+
+class Identity(ApiModel):
+    """Namespace, name and uid of an object the apiserver holds, all three present: an object
+    read back always has them, so code that acts on it reads them here instead of checking
+    each optional field again. Empty strings stand for an object not observed yet."""
+
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+
+
+def identity(meta: ObjectMeta | None) -> Identity:
+    """The identity of an object as observed (empty fields: not observed yet)."""
+    if meta is None:
+        return Identity()
+    return Identity(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or "")

@@ -23,6 +23,7 @@ from models.meta import ObjectMeta
 GROUP: Final = "batch.volcano.sh"
 VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
+KIND: Final = "Job"
 
 DNS1123_LABEL: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MAX_TASKS: Final = 64

@@ -1,4 +1,4 @@
-"""One scheduling session (spec C2): snapshot in, decisions out, nothing else.
+"""One scheduling session: snapshot in, decisions out, nothing else.
 
 `run_session` is the whole of vc-scheduler's runOnce for Caldera: open the session books, run
 the configured actions in order, close into a `SessionResult`. It reads no clock, draws no

@@ -1,4 +1,4 @@
-"""The allocate action: all-or-nothing gang placement (spec C8.2, C8.3).
+"""The allocate action: all-or-nothing gang placement.
 
 Queues take turns lowest share first; each turn one job (job order) places pending tasks one
 by one on its best feasible node through a `Statement`: a node with idle room takes it

@@ -1,4 +1,4 @@
-"""The backfill action: best-effort pods, which request nothing (spec C8.4).
+"""The backfill action: best-effort pods, which request nothing.
 
 They are left out of the gang statement because they need no room, only a node that passes
 the non-resource predicates (pod slots, cordon, affinity, taints). Each is placed on its own,

@@ -1,4 +1,4 @@
-"""The enqueue action (spec C8.1, with C7.4 overcommit and C7.6 proportion votes).
+"""The enqueue action (with overcommit and the proportion plugin's votes).
 
 Admits Pending PodGroups (Pending -> Inqueue) while the cluster, overcommitted by the factor,
 and the job's queue both have room for its minResources; a PodGroup without minResources is

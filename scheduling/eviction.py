@@ -1,4 +1,4 @@
-"""Making room on one node by evicting (spec C8.5 step 4, C8.6): shared by reclaim and preempt.
+"""Making room on one node by evicting: shared by reclaim and preempt.
 
 For one pending task and one node: evict the allowed victim units in victim order until the
 task fits the node's future idle room (idle plus what is being released, less what others wait

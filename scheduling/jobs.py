@@ -1,4 +1,4 @@
-"""Job-level counters and gang predicates (spec C6, C7.2) over a job's current tasks.
+"""Job-level counters and gang predicates over a job's current tasks.
 
 Functions of (job, tasks) rather than properties, because a session changes task statuses as
 it goes and asks again after every placement; they read only statuses and requests, so the
@@ -135,7 +135,7 @@ def need_continue_allocating(
 
 
 def inqueue(job: JobInfo, tasks: Sequence[TaskInfo]) -> Resources:
-    """What an admitted job reserves beyond what it holds (overcommit and proportion, C7.4).
+    """What an admitted job reserves beyond what it holds (overcommit and proportion).
 
     An Inqueue job reserves its minResources less its gated pods; a Running job that already
     holds minMember tasks reserves the part of minResources it has not allocated yet.

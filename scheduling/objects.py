@@ -1,4 +1,4 @@
-"""Kubernetes objects (plain JSON dicts) to a session `Snapshot` (spec C5, C10.2, C10.3).
+"""Kubernetes objects (plain JSON dicts) to a session `Snapshot`.
 
 So the activity that reads the cluster stays a list call per kind: every rule about what the
 scheduler sees is here and unit-tested. Pods are taken when they name one of our schedulers or
@@ -61,7 +61,7 @@ def pod_key(pod: Obj) -> PodKey:
 
 
 def task_status(pod: Obj) -> TaskStatus:
-    """Volcano's getTaskStatus: phase, deletion and whether a node is set (C5)."""
+    """Volcano's getTaskStatus: phase, deletion and whether a node is set."""
     deleting = bool(as_obj(pod.get("metadata")).get("deletionTimestamp"))
     phase = as_obj(pod.get("status")).get("phase") or "Pending"
     if phase == "Pending":
@@ -217,7 +217,7 @@ def snapshot_from_objects(
     default_queue: str = "default",
     assumed: Mapping[str, str] | None = None,  # None: no placement awaiting its bind
 ) -> Snapshot:
-    """The session snapshot from what the activity listed (C10.3), sorted by key."""
+    """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = _priority_values(priority_classes)
     queue_infos = sorted((queue_info(Queue.load(dict(q))) for q in queues), key=lambda q: q.name)
     known = {q.name for q in queue_infos}

@@ -1,4 +1,4 @@
-"""Who goes first (spec C7.11): queues, jobs within a queue, tasks within a job.
+"""Who goes first: queues, jobs within a queue, tasks within a job.
 
 Sort keys rather than comparators, each ending in a unique name, so every order is total and
 the same on every worker. The keys are the default configuration's, in tier order: queues by

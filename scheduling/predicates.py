@@ -1,4 +1,4 @@
-"""Can this task go on this node? (spec C7.8), with kube-scheduler's reasons.
+"""Can this task go on this node? With kube-scheduler's reasons.
 
 Each predicate returns None when the node passes, else the reason kube-scheduler prints, so
 the histogram in a PodGroup's Unschedulable condition reads like `kubectl describe pod`

@@ -1,4 +1,4 @@
-"""The preempt action (spec C8.5, HEAD's preempt.go): within a queue, a starving gang of
+"""The preempt action (Volcano's preempt.go): within a queue, a starving gang of
 higher priority takes room from lower-priority jobs, and a job's higher-priority pending task
 from its own lower-priority tasks.
 

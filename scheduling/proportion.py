@@ -1,4 +1,4 @@
-"""Weighted fair shares of the cluster between queues (spec C7.6, the proportion plugin).
+"""Weighted fair shares of the cluster between queues (the proportion plugin).
 
 Each queue with jobs gets a `deserved` vector by water-filling: the unclaimed remainder is
 split by weight, each queue capped by its real capability and by what it asks for and raised
@@ -98,7 +98,7 @@ def real_capability(cluster: Resources, guaranteed: Resources, demand: QueueDema
 def water_fill(
     cluster: Resources, queue_demands: Sequence[QueueDemand], guaranteed: Resources = EMPTY
 ) -> dict[QueueName, Resources]:
-    """Deserved shares by weighted water-filling (C7.6 steps 1-3), by queue name."""
+    """Deserved shares by weighted water-filling, by queue name."""
     ordered = sorted(queue_demands, key=lambda d: d.name)
     caps = {d.name: real_capability(cluster, guaranteed, d) for d in ordered}
     deserved = {d.name: EMPTY for d in ordered}

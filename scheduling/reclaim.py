@@ -1,4 +1,4 @@
-"""The reclaim action (spec C8.6, HEAD's reclaim.go): a queue below its deserved share takes
+"""The reclaim action (Volcano's reclaim.go): a queue below its deserved share takes
 room back from queues above theirs.
 
 Allocate never hands a queue more than its deserved share, but it cannot take back what a

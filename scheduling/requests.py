@@ -1,4 +1,4 @@
-"""What a pod asks for (spec C4 `InitResreq`), from its spec as the apiserver stores it.
+"""What a pod asks for (Volcano's `InitResreq`), from its spec as the apiserver stores it.
 
 Kubernetes' PodRequests rule, which Volcano's fit check uses: the regular containers add up,
 each ordinary init container runs alone so only the largest counts, sidecar init containers

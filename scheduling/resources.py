@@ -1,4 +1,4 @@
-"""Resource vectors (Volcano's `api.Resource`, spec C4) as exact numbers.
+"""Resource vectors (Volcano's `api.Resource`) as exact numbers.
 
 Owns the arithmetic every scheduling rule is written in: CPU in milli-cores, memory in bytes,
 extended ("scalar") resources in milli-units, and `pods`, the number of pod slots. Quantities

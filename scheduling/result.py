@@ -30,7 +30,7 @@ class ConditionType(StrEnum):
 
 
 class PodReason(StrEnum):
-    """PodScheduled=False reasons the scheduler writes (C10.6)."""
+    """PodScheduled=False reasons the scheduler writes."""
 
     SCHEDULABLE = "Schedulable"
     UNSCHEDULABLE = "Unschedulable"

@@ -1,4 +1,4 @@
-"""Which feasible node is best for a task (spec C7.9 nodeorder, C7.10 binpack).
+"""Which feasible node is best for a task (the nodeorder and binpack plugins).
 
 Each strategy scores 0-100 like kube-scheduler's plugins and the weighted sum decides; Volcano
 breaks ties at random, Caldera by node name, so a replayed session places pods identically.

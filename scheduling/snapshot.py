@@ -1,4 +1,4 @@
-"""One session's view of the cluster (spec C4, C10.3): nodes, tasks, jobs and queues.
+"""One session's view of the cluster: nodes, tasks, jobs and queues.
 
 Frozen models, built once per session by `scheduling.objects.snapshot_from_objects` from what
 the snapshot activity read, and never mutated: the session works on its own copy
@@ -31,7 +31,7 @@ EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)  # creation time of objects that
 
 
 class TaskStatus(StrEnum):
-    """Volcano's TaskStatus (C5), spelled as Volcano prints it."""
+    """Volcano's TaskStatus, spelled as Volcano prints it."""
 
     PENDING = "Pending"
     ALLOCATED = "Allocated"

@@ -1,4 +1,4 @@
-"""A gang's transaction (spec C8.3): place and evict tentatively, then keep all or none.
+"""A gang's transaction: place and evict tentatively, then keep all or none.
 
 Each operation changes the session books at once, so the next task of the same gang sees the
 room it took or freed: Allocate takes idle room, Pipeline waits on a node for room being

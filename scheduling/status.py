@@ -1,7 +1,7 @@
-"""Session close: PodGroup phases and conditions, pod conditions, queue usage (C2, A4, C7.2).
+"""Session close: PodGroup phases and conditions, pod conditions, queue usage.
 
 Turns the session books into the `SessionResult` the shell writes back. The phase rules are
-Volcano's jobStatus (A4); the gang's condition says either that the gang is ready or how many
+Volcano's jobStatus; the gang's condition says either that the gang is ready or how many
 tasks are unschedulable and the first node-fit error behind it, which is the "why not" a user
 reads on the PodGroup. Every collection is produced in key order.
 
@@ -61,7 +61,7 @@ def _unschedulable(job: JobInfo, reason: str, message: str) -> JobCondition:
 
 
 def condition(state: SessionState, job: JobInfo) -> JobCondition | None:
-    """The gang plugin's condition at close (C7.2); None: nothing to say this session.
+    """The gang plugin's condition at close; None: nothing to say this session.
 
     A job without tasks only hears why enqueue refused it (its pods do not exist yet); a job
     kept short only by pods being deleted gets no verdict, so a restart does not read as
@@ -88,7 +88,7 @@ def condition(state: SessionState, job: JobInfo) -> JobCondition | None:
 
 
 def phase(job: JobInfo, tasks: Sequence[TaskInfo], unschedulable: bool) -> PodGroupPhase:
-    """Volcano's jobStatus phase rule (A4) over the tasks' final statuses.
+    """Volcano's jobStatus phase rule over the tasks' final statuses.
 
     A job without tasks keeps its phase: Volcano would call a minMember-0 PodGroup Completed
     before the job controller had created its pods.
@@ -111,7 +111,7 @@ def phase(job: JobInfo, tasks: Sequence[TaskInfo], unschedulable: bool) -> PodGr
 
 
 def _pod_condition(state: SessionState, task: TaskInfo) -> PodCondition | None:
-    """PodScheduled=False for a task left unplaced (C10.6); None for the others."""
+    """PodScheduled=False for a task left unplaced; None for the others."""
     if task.status is TaskStatus.PIPELINED:
         message = (
             f"Pod {task.key} can possibly be assigned to {task.node_name}, "

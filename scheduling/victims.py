@@ -1,4 +1,4 @@
-"""Who may be evicted for whom (spec C3, C7.1-C7.3, C7.6): reclaim's and preempt's victims.
+"""Who may be evicted for whom: reclaim's and preempt's victims.
 
 The rules are the default plugins' votes, all of which must hold:
 - conformance: never a system-critical pod or one in kube-system;
@@ -6,7 +6,7 @@ The rules are the default plugins' votes, all of which must hold:
   within one job, the victim task has the lower priority;
 - gang: a victim job keeps its gang. Tasks beyond its minMember (and its roles' minima) may go
   one by one; the rest only together, as one unit holding every running task of the job
-  (HEAD's gang-aware bundles: a gang either keeps minMember tasks or loses them all, never
+  (Volcano's gang-aware bundles: a gang either keeps minMember tasks or loses them all, never
   runs broken);
 - proportion (reclaim only): a victim's queue gives up a task only while it holds more than
   its deserved share, checked against the live books as the units are evicted.

@@ -78,11 +78,11 @@ class Histogram:
 
 Metric = Counter | Histogram
 
-# -- worker: JobWorkflow -------------------------------------------------------------------------
+# -- worker: job workflows ---------------------------------------------------------------------
 
 JOB_PHASE_TRANSITIONS: Final = Counter(
     "caldera_job_phase_transitions",
-    "Jobs entering a phase (JobWorkflow, counted once per transition: not on replay). "
+    "Jobs entering a phase (a job's workflow, counted once per transition: not on replay). "
     "Rate of jobs entering a phase; current counts come from the CalderaJobPhase search attribute.",
     "worker",
     ("phase",),
@@ -98,7 +98,7 @@ PODS_CREATED: Final = Counter(
 )
 PODS_BOUND: Final = Counter(
     "caldera_pods_bound",
-    "Pods bound to their node by bind_pods/bind_placements (counted when the attempt "
+    "Pods bound to their node by bind_placements (counted when the attempt "
     "completes; a pod already bound where it was placed counts as bound).",
     "worker",
 )

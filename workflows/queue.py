@@ -1,32 +1,35 @@
 """QueueWorkflow: one durable workflow per Volcano Queue (id `queue/<name>`).
 
-Signals from the forwarder (the queue, its PodGroups, its children) and from the parent's
-workflow (its state) go to the inbox; `run` feeds each to `controller.decide` and carries out
-the effects. Commands arrive as Command CRs (signal) or as the validated `open`/`close`
-updates. State is set in `@workflow.init`, so signals before `run` are never lost.
+It runs on the entity shell (`workflows.entity`) with Volcano's queue core
+(`controllers.queue`). Signals come from the forwarder (the queue, its PodGroups, its
+children) and from the parent's workflow (its state); commands arrive as Command CRs (signal)
+or as the validated `open`/`close` updates. What is its own: the status query and the effects
+only a queue has (status, annotations, telling its children).
 
 Patches in force: none yet.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import events as event_activities
     from activities import options, queues
-    from activities.messages import PatchQueueInput, QueueStatusInput, RecordEventInput
+    from activities.messages import PatchQueueInput, QueueStatusInput
+    from controllers.outcomes import AnyOutcome
     from controllers.queue import controller
-    from controllers.queue import effects as fx
+    from controllers.queue import effects as queue_fx
     from controllers.queue.state import QueueRecord
-    from models import keys, signals
+    from models import keys, scheduling, signals
     from models.bus import Action
+    from models.scheduling import QueueState
     from workflows import activity_call, search_attributes
-    from workflows.inbox import Inbox, continue_due
+    from workflows.entity import Entity, Ref
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 
@@ -45,68 +48,88 @@ class QueueWorkflowInput(BaseModel):
 class QueueWorkflow:
     @workflow.init
     def __init__(self, start: QueueWorkflowInput) -> None:
-        self._state = start.state or QueueRecord()
-        self._inbox: Inbox[controller.Input | controller.Command] = Inbox()
-        self._finished = False
-        self._max_history = start.max_history
+        # Status and annotations are level-triggered: a failed write is logged, and the next
+        # sync writes them again.
+        self._entity = Entity[QueueRecord, controller.Input | controller.Command, queue_fx.Own](
+            self, start.state or QueueRecord(), start.max_history, report_failures=False
+        )
 
     @workflow.run
     async def run(self, start: QueueWorkflowInput) -> None:
-        while True:
-            await workflow.wait_condition(
-                lambda: bool(self._inbox) or continue_due(self._max_history)
-            )
-            while self._inbox and not self._finished:
-                ticket, item = self._inbox.take()
-                await self._process(item)
-                self._inbox.done(ticket, self._state.current)
-            if self._finished or continue_due(self._max_history):
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                if self._inbox and not self._finished:
-                    continue
-                if self._finished:
-                    return
-                workflow.continue_as_new(
-                    QueueWorkflowInput(state=self._state, max_history=self._max_history)
-                )
+        await self._entity.run(())
+
+    # -- what the shell asks of the kind ---------------------------------------------------------
+
+    def decide(
+        self,
+        state: QueueRecord,
+        item: controller.Input | controller.Command | AnyOutcome,
+        now: datetime,
+    ) -> controller.Decision:
+        if isinstance(item, AnyOutcome):
+            return controller.Decision(state=state)  # a queue arms no timer and binds nothing
+        return controller.decide(state, item)
+
+    def carry(
+        self, state: QueueRecord, start_over: signals.JobObserved | None, max_history: int
+    ) -> QueueWorkflowInput:
+        return QueueWorkflowInput(state=state, max_history=max_history)
+
+    def answer(self, state: QueueRecord) -> str:
+        return state.current
+
+    def ref(self, state: QueueRecord) -> Ref:
+        uid = (state.queue.metadata.uid if state.queue else None) or ""
+        return Ref(
+            namespace=EVENTS_NAMESPACE,
+            name=state.name,
+            uid=uid,
+            api_version=scheduling.API_VERSION,
+            kind="Queue",
+        )
+
+    def decided(self, before: QueueRecord, after: QueueRecord) -> None:
+        return None
+
+    # -- inputs -------------------------------------------------------------------------------
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
     def queue_observed(self, observed: signals.QueueObserved) -> None:
-        self._inbox.accept(observed)
+        self._entity.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)
     def queue_deleted(self, deleted: signals.QueueDeleted) -> None:
-        self._inbox.accept(deleted)
+        self._entity.accept(deleted)
 
     @workflow.signal(name=signals.SIGNAL_POD_GROUPS_CHANGED)
     def pod_groups_changed(self, changed: signals.PodGroupsChanged) -> None:
-        self._inbox.accept(changed)
+        self._entity.accept(changed)
 
     @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     def child_queue_observed(self, child: signals.ChildQueueObserved) -> None:
-        self._inbox.accept(child)
+        self._entity.accept(child)
 
     @workflow.signal(name=signals.SIGNAL_PARENT_STATE_CHANGED)
     def parent_state_changed(self, parent: signals.ParentStateChanged) -> None:
-        self._inbox.accept(parent)
+        self._entity.accept(parent)
 
     @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
     def command_issued(self, command: signals.CommandIssued) -> None:
-        self._inbox.accept(command)
+        self._entity.accept(command)
 
     def _refuse(self, action: Action) -> None:
-        why = controller.refusal(self._state, action)
+        why = controller.refusal(self._entity.state, action)
         if why is not None:
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
 
     async def _command(
         self, action: Action, cmd: signals.QueueCommand
     ) -> signals.QueueCommandResult:
-        before = self._state.current
-        ticket = self._inbox.accept(controller.Command(action=action, why=cmd.reason or "update"))
-        # Carried out in arrival order with every other input.
-        after = await self._inbox.answer(ticket)
-        return signals.QueueCommandResult(action=action, state_before=before, state_after=after)
+        command = controller.Command(action=action, why=cmd.reason or "update")
+        before, after = await self._entity.command(command)
+        return signals.QueueCommandResult(
+            action=action, state_before=QueueState(before), state_after=QueueState(after)
+        )
 
     @workflow.update
     async def open(self, cmd: signals.QueueCommand) -> signals.QueueCommandResult:
@@ -126,27 +149,14 @@ class QueueWorkflow:
 
     @workflow.query
     def status(self) -> signals.QueueView:
-        return controller.view(self._state, self._inbox.backlog)
+        return controller.view(self._entity.state, self._entity.inbox.backlog)
 
-    async def _process(self, item: controller.Input | controller.Command) -> None:
-        decision = controller.decide(self._state, item)
-        self._state = decision.state
-        for effect in decision.effects:
-            try:
-                await self._apply(effect)
-            except ActivityError as e:
-                # Status and annotations are level-triggered: the next sync writes them again.
-                workflow.logger.warning(
-                    "queue effect failed queue=%s effect=%s error=%s",
-                    self._state.name,
-                    effect.kind,
-                    e.cause,
-                )
+    # -- the effects only a queue has ------------------------------------------------------------
 
-    async def _apply(self, effect: fx.AnyEffect) -> None:
-        name = self._state.name
+    async def apply(self, effect: queue_fx.Own) -> None:
+        name = self._entity.state.name
         match effect:
-            case fx.WriteQueueStatus():
+            case queue_fx.WriteQueueStatus():
                 await activity_call.run(
                     queues.write_queue_status,
                     QueueStatusInput(
@@ -155,7 +165,7 @@ class QueueWorkflow:
                     options.KUBE_WRITE,
                     f"write status {effect.state} {effect.counts}",
                 )
-            case fx.PatchQueue():
+            case queue_fx.PatchQueue():
                 await activity_call.run(
                     queues.patch_queue,
                     PatchQueueInput(
@@ -166,19 +176,9 @@ class QueueWorkflow:
                     options.KUBE_WRITE,
                     f"patch queue {effect.name}: closed-by-parent={effect.closed_by_parent}",
                 )
-            case fx.TellChildren():
-                for child in effect.children:
-                    handle = workflow.get_external_workflow_handle(keys.queue_workflow_id(child))
-                    try:
-                        await handle.signal(
-                            signals.SIGNAL_PARENT_STATE_CHANGED,
-                            signals.ParentStateChanged(parent=name, state=effect.state),
-                        )
-                    except Exception as e:
-                        workflow.logger.info(
-                            "child not told queue=%s child=%s error=%s", name, child, e
-                        )
-            case fx.StateChanged():
+            case queue_fx.TellChildren():
+                await self._tell_children(name, effect)
+            case queue_fx.StateChanged():
                 workflow.upsert_search_attributes(
                     [
                         search_attributes.QUEUE_STATE.value_set(effect.state),
@@ -193,24 +193,16 @@ class QueueWorkflow:
                     effect.state,
                     effect.reason,
                 )
-            case fx.RecordEvent():
-                uid = (self._state.queue.metadata.uid if self._state.queue else None) or ""
-                await activity_call.run(
-                    event_activities.record_event,
-                    RecordEventInput(
-                        namespace=EVENTS_NAMESPACE,
-                        name=name,
-                        uid=uid,
-                        type=effect.type,
-                        reason=effect.reason,
-                        message=effect.message,
-                        api_version="scheduling.volcano.sh/v1beta1",
-                        kind="Queue",
-                    ),
-                    options.KUBE_EVENT,
-                    f"event {effect.reason}: {effect.message}",
-                )
-            case fx.Finish():
-                self._finished = True
             case _:
                 assert_never(effect)
+
+    async def _tell_children(self, name: str, effect: queue_fx.TellChildren) -> None:
+        for child in effect.children:
+            handle = workflow.get_external_workflow_handle(keys.queue_workflow_id(child))
+            try:
+                await handle.signal(
+                    signals.SIGNAL_PARENT_STATE_CHANGED,
+                    signals.ParentStateChanged(parent=name, state=effect.state),
+                )
+            except Exception as e:
+                workflow.logger.info("child not told queue=%s child=%s error=%s", name, child, e)

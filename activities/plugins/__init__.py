@@ -1,6 +1,6 @@
 """Volcano's job plugins `env`, `ssh` and `svc`: the pod mutation and the objects they own.
 
-Two halves, kept apart on purpose (kopf's "pure detection, then effects"):
+Two halves, kept apart so that the pod mutation can run where no I/O is allowed:
 - `on_pod_create` and the manifest builders in `svc`/`ssh`/`env` are pure and deterministic:
   the pod builder may run them anywhere, even inside a workflow, and they are unit-tested as
   tables. Those modules import no temporalio and no kubernetes.
@@ -13,8 +13,8 @@ Every object is owned by the Job (controller reference), so deleting the Job rem
 if `remove_plugins` never runs. Both activities are idempotent: `ensure_plugins` refreshes the
 ConfigMap, creates what is missing and keeps an existing ssh key pair, so a retry or a second
 run (Volcano's OnJobUpdate) changes nothing that pods already mounted; `remove_plugins` counts
-NotFound as done. Plugins Caldera does not implement yet (pytorch, mpi, ...) are skipped and
-get no `controlledResources` marker.
+NotFound as done. Plugins Caldera does not implement (pytorch, mpi, ...) are skipped and get
+no `controlledResources` marker.
 """
 
 from __future__ import annotations
@@ -43,12 +43,6 @@ POD_HOOKS: Final[Mapping[str, PodHook]] = {
     svc.NAME: svc.on_pod_create,
 }
 
-svc_config_data = svc.config_data
-svc_config_map = svc.config_map
-svc_service = svc.service
-svc_network_policy = svc.network_policy
-ssh_secret = ssh.secret
-
 
 def marker(plugin: str) -> str:
     """The `status.controlledResources` key Volcano records for an applied plugin."""
@@ -62,8 +56,9 @@ def _known(job: Job) -> list[tuple[str, list[str]]]:
 def on_pod_create(job: Job, pod: dict[str, Any], task_name: str, index: int) -> dict[str, Any]:
     """The pod manifest with every implemented plugin of the job applied, sorted by name.
 
-    `pod` is left untouched; unknown plugin names are skipped (Volcano fails the pod instead,
-    but its webhook only admits plugins it has, and Caldera's are still being added).
+    `pod` is left untouched; unknown plugin names are skipped. Volcano fails the pod instead,
+    but its webhook only admits plugins it has, so a Volcano Job never gets that far; Caldera's
+    admission does not check plugin names, and such a job runs without the plugins it lacks.
     """
     out = copy.deepcopy(pod)
     for name, args in _known(job):
@@ -74,7 +69,7 @@ def on_pod_create(job: Job, pod: dict[str, Any], task_name: str, index: int) -> 
 class PluginsInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    job: dict[str, Any]  # the Job as read from the apiserver (metadata.uid set)
+    job: Job  # as read from the apiserver (metadata.uid set)
 
 
 class PluginsResult(BaseModel):
@@ -89,7 +84,7 @@ def _read_job(data: PluginsInput, owned: bool) -> Job:
     `owned`: the Job must carry metadata.uid, because objects will be created owned by it.
     """
     try:
-        job = Job.model_validate(data.job)
+        job = data.job
         if owned:
             base.owner_reference(job)
     except ValueError as e:  # pydantic's ValidationError is a ValueError too

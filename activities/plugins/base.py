@@ -7,7 +7,7 @@ the values set before it; Volcano only logs that error. `parse` reproduces exact
 Volcano YAML behaves the same here, and returns the error text for the activity to log.
 
 Pure: no temporalio, no kubernetes, no I/O. The plugin modules and the workflow-side pod
-builder both rely on that (house rule 2).
+builder both rely on that: workflow code must be deterministic and may not do I/O.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Final
 
-from models.batchv1 import ConditionType, JobCondition, Reason
+from controllers import effects as fx
+from models.batchv1 import BatchJobStatus, ConditionType, JobCondition, Reason
 
 BACKOFF_LIMIT_MESSAGE: Final = "Job has reached the specified backoff limit"
 DEADLINE_MESSAGE: Final = "Job was active longer than specified deadline"
@@ -74,3 +75,28 @@ def ensure(
     if status == "False":
         return out, False
     return [*out, new(type_, reason, message, now, status)], True
+
+
+def suspension(
+    status: BatchJobStatus, suspended: bool, now: datetime
+) -> tuple[BatchJobStatus, tuple[fx.RecordEvent, ...]]:
+    """Suspended=True ("JobSuspended", startTime cleared) or, on resume, Suspended=False
+    ("JobResumed", startTime reset to now: activeDeadlineSeconds counts from the resume);
+    an event only when the condition changed."""
+    current = list(status.conditions or [])
+    if suspended:
+        found, changed = ensure(
+            current, ConditionType.SUSPENDED, "True", Reason.JOB_SUSPENDED, "Job suspended", now
+        )
+        if not changed:
+            return status, ()
+        update = {"conditions": found, "start_time": None}
+        event = fx.RecordEvent(reason="Suspended", message="Job suspended")
+        return status.model_copy(update=update), (event,)
+    found, changed = ensure(
+        current, ConditionType.SUSPENDED, "False", Reason.JOB_RESUMED, "Job resumed", now
+    )
+    if not changed:
+        return status, ()
+    event = fx.RecordEvent(reason="Resumed", message="Job resumed")
+    return status.model_copy(update={"conditions": found, "start_time": now}), (event,)

@@ -9,16 +9,19 @@ a failed action, and ttlSecondsAfterFinished (the TTL-after-finished controller'
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from controllers.batchjob import backoff, conditions, placements, sync, tracking
-from controllers.batchjob import effects as fx
-from controllers.batchjob.state import BatchJobRecord, ContainerExit, PodRecord
-from models import signals
-from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, defaulted
+from controllers import effects as fx
+from controllers import lifetime, placement
+from controllers.batchjob import backoff, conditions, pods, sync, tracking
+from controllers.batchjob import effects as batch_fx
+from controllers.batchjob.state import BatchJobRecord
+from controllers.outcomes import ActionFailed, BindOutcome, TimerFired
+from models import keys, signals
+from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, CreatedPod, defaulted
 
 TTL_TIMER: Final = "ttl"
 RETRY_TIMER: Final = sync.RETRY_TIMER
@@ -27,16 +30,6 @@ SYNC_TIMERS: Final = (sync.BACKOFF_TIMER, sync.DEADLINE_TIMER, sync.EXPECTATIONS
 
 class Input(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class TimerFired(Input):
-    kind: Literal["TimerFired"] = "TimerFired"
-    key: str
-
-
-class CreatedPod(Input):
-    uid: str
-    created_at: datetime | None = None  # None: the apiserver did not say
 
 
 class PodsCreated(Input):
@@ -50,21 +43,6 @@ class PodsCreated(Input):
 class FinalizersRemoved(Input):
     kind: Literal["FinalizersRemoved"] = "FinalizersRemoved"
     pods: dict[str, str]  # name → uid
-
-
-class BindOutcome(Input):
-    """Pods the gang scheduler placed that could not be bound, and why."""
-
-    kind: Literal["BindOutcome"] = "BindOutcome"
-    failed: dict[str, str]  # pod name → why
-
-
-class ActionFailed(Input):
-    """An activity gave up (retries exhausted or a permanent error)."""
-
-    kind: Literal["ActionFailed"] = "ActionFailed"
-    effect: str
-    error: str
 
 
 AnyInput = (
@@ -84,65 +62,7 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: BatchJobRecord
-    effects: tuple[fx.AnyEffect, ...] = ()
-
-
-def record_of(snapshot: signals.BatchPodSnapshot, old: PodRecord | None) -> PodRecord:
-    """The pod as now seen. Some facts only ever move one way, so a snapshot older than
-    what the workflow did itself cannot undo it: deletion, finalizer removal, a final phase."""
-    same = old is not None and old.uid in (None, snapshot.uid)
-    phase = snapshot.phase
-    if same and old is not None and old.phase in ("Succeeded", "Failed"):
-        phase = old.phase
-    return PodRecord(
-        name=snapshot.name,
-        uid=snapshot.uid,
-        phase=phase,
-        ready=snapshot.ready,
-        ready_since=snapshot.ready_since,
-        node=snapshot.node_name,
-        deleting=snapshot.deleting or (same and old is not None and old.deleting),
-        finalizer=snapshot.finalizer and not (same and old is not None and not old.finalizer),
-        index=snapshot.index,
-        failure_count=snapshot.failure_count,
-        ignored_failure_count=snapshot.ignored_failure_count,
-        exits=tuple(
-            ContainerExit(name=e.name, exit_code=e.exit_code, init=e.init) for e in snapshot.exits
-        ),
-        conditions=dict(snapshot.conditions),
-        max_restarts=snapshot.max_restarts,
-        sidecar_restarts=snapshot.sidecar_restarts,
-        restarts=snapshot.restarts,
-        created_at=snapshot.created_at,
-        finished_at=snapshot.finished_at,
-        issued_at=old.issued_at if same and old is not None else None,
-    )
-
-
-def _settled(pod: PodRecord) -> bool:
-    """Finished and counted: nothing the controller computes reads it any more."""
-    return pod.phase in ("Succeeded", "Failed") and not pod.finalizer
-
-
-def _pods(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJobRecord:
-    pods = dict(state.pods)
-    removing = set(state.removing)
-    for snapshot in changed.pods:
-        old = pods.get(snapshot.name)
-        if snapshot.deleted:
-            if old is not None and old.uid in (None, snapshot.uid):
-                del pods[snapshot.name]
-            removing.discard(snapshot.uid)
-            continue
-        pod = record_of(snapshot, old)
-        if not pod.finalizer:
-            removing.discard(snapshot.uid)
-        if _settled(pod):
-            pods.pop(snapshot.name, None)
-        else:
-            pods[snapshot.name] = pod
-    kept = tuple(u for u in state.removing if u in removing)
-    return state.model_copy(update={"pods": pods, "removing": kept})
+    effects: tuple[batch_fx.AnyEffect, ...] = ()
 
 
 def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[BatchJobRecord, bool]:
@@ -160,7 +80,7 @@ def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[Batc
 
 def _created(
     state: BatchJobRecord, outcome: PodsCreated, now: datetime
-) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     pods = dict(state.pods)
     for name, pod in outcome.created.items():
         old = pods.get(name)
@@ -180,7 +100,7 @@ def _created(
 
 def _retry(
     state: BatchJobRecord, what: str, why: str, now: datetime
-) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     """The API back-off: sync again in 1 s, 2 s, … up to a minute (a durable timer)."""
     failures = state.api_failures + 1
     wait = backoff.api_retry(failures)
@@ -199,7 +119,7 @@ def _retry(
 
 def _failed(
     state: BatchJobRecord, failed: ActionFailed, now: datetime
-) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     update: dict[str, object] = {}
     if failed.effect == "WriteStatus":
         update["written"] = None  # the apiserver may hold anything: write it again
@@ -210,10 +130,10 @@ def _failed(
 
 def _timers(
     state: BatchJobRecord, wanted: dict[str, sync.Timer]
-) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     """Start, move or cancel the timers a sync asks for."""
     timers = dict(state.timers)
-    out: list[fx.AnyEffect] = []
+    out: list[batch_fx.AnyEffect] = []
     for key in SYNC_TIMERS:
         want = wanted.get(key)
         if want is None and key in timers:
@@ -235,7 +155,7 @@ def _finished_at(status: BatchJobStatus) -> datetime | None:
     return None
 
 
-def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     """ttlSecondsAfterFinished: a durable timer from the Complete/Failed transition."""
     job = state.job
     if job is None or state.deleted or state.ttl_expired or TTL_TIMER in state.timers:
@@ -244,21 +164,17 @@ def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[fx.
     finished = _finished_at(state.status)
     if ttl is None or finished is None:
         return state, []
-    fires_at = max(finished + timedelta(seconds=ttl), now)
+    fires_at = lifetime.ttl_deadline(finished, ttl, now)
     state = state.model_copy(update={"timers": {**state.timers, TTL_TIMER: fires_at}})
     summary = f"delete job in {(fires_at - now).total_seconds():g}s: ttlSecondsAfterFinished {ttl}"
     return state, [fx.StartTimer(key=TTL_TIMER, fires_at=fires_at, summary=summary)]
 
 
-def _expire(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+def _expire(state: BatchJobRecord) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     job = state.job
     if job is None or state.deleted or state.ttl_expired:
         return state, []
-    meta = job.metadata
-    return state.model_copy(update={"ttl_expired": True}), [
-        fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
-        fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
-    ]
+    return state.model_copy(update={"ttl_expired": True}), [*lifetime.expired(state.identity)]
 
 
 def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
@@ -272,24 +188,24 @@ def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
 def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted) -> Decision:
     if state.job is not None and deleted.uid != state.job.metadata.uid:
         return Decision(state=state)
-    cancels = [fx.CancelTimer(key=k) for k in sorted(state.timers)]
+    armed = sorted(state.timers)
     state = state.model_copy(update={"deleted": True, "timers": {}})
-    return Decision(state=state, effects=(*cancels, fx.Finish()))
+    return Decision(state=state, effects=lifetime.ended(armed))
 
 
 def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     before = tracking.phase(state.status)
-    out: list[fx.AnyEffect] = []
+    out: list[batch_fx.AnyEffect] = []
     match event:
         case signals.JobObserved():
             state, start_over = _observe(state, event)
             if start_over:
-                return Decision(state=state, effects=(fx.StartOver(job=event.job),))
+                return Decision(state=state, effects=(fx.StartOver(observed=event),))
         case signals.JobDeleted():
             return _deleted(state, event)
         case signals.BatchPodsChanged():
-            state = _pods(state, event)
+            state = pods.observed(state, event)
         case TimerFired():
             timers = {k: v for k, v in state.timers.items() if k != event.key}
             state = state.model_copy(update={"timers": timers})
@@ -298,19 +214,19 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
         case PodsCreated():
             state, out = _created(state, event, now)
         case FinalizersRemoved():
-            state = _finalizers_removed(state, event)
+            state = pods.finalizers_removed(state, event.pods)
         case ActionFailed():
             state, out = _failed(state, event, now)
         case signals.PodsPlaced():
-            return Decision(state=state, effects=tuple(placements.placed(state, event)))
+            return Decision(state=state, effects=tuple(placement.placed(gang(state), event)))
         case BindOutcome():
-            out = placements.bound(state, event.failed)
+            out = [*placement.bound(gang(state), event.failed)] if state.job else []
     state, group = _pod_group(state)
     plan = sync.sync(state, now)
     state, timed = _timers(plan.state, plan.timers)
     state, ttl = _ttl(state, now)
     after = tracking.phase(state.status)
-    changed: list[fx.AnyEffect] = []
+    changed: list[batch_fx.AnyEffect] = []
     if after != before:
         reason = _reason(state.status)
         changed.append(fx.PhaseChanged(phase=after, previous=before, reason=reason))
@@ -318,30 +234,27 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     return Decision(state=state, effects=effects)
 
 
-def _pod_group(state: BatchJobRecord) -> tuple[BatchJobRecord, list[fx.AnyEffect]]:
+def gang(state: BatchJobRecord) -> placement.Gang:
+    """The Job as placement sees it: which pods still wait for a node."""
+    job = state.job
+    return placement.Gang(
+        namespace=(job.metadata.namespace if job else None) or "",
+        scheduler=keys.scheduler_workflow_id(job.scheduler_name if job else "volcano"),
+        gone=job is None or state.deleted or job.metadata.deletion_timestamp is not None,
+        waiting=frozenset(
+            n for n, p in state.pods.items() if p.active and p.node is None and p.phase == "Pending"
+        ),
+    )
+
+
+def _pod_group(state: BatchJobRecord) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
     """Before the first pod of a gang-scheduled Job: the PodGroup its pods are placed by."""
     job = state.job
     if job is None or state.pod_group or state.deleted or not job.gang_scheduled:
         return state, []
     if state.status.finished:
         return state, []
-    return state.model_copy(update={"pod_group": True}), [fx.EnsurePodGroup(job=job.dump())]
-
-
-def _finalizers_removed(state: BatchJobRecord, removed: FinalizersRemoved) -> BatchJobRecord:
-    pods = dict(state.pods)
-    for name, uid in removed.pods.items():
-        pod = pods.get(name)
-        if pod is None or pod.uid != uid:
-            continue
-        pod = pod.model_copy(update={"finalizer": False})
-        if _settled(pod):
-            del pods[name]
-        else:
-            pods[name] = pod
-    gone = set(removed.pods.values())
-    removing = tuple(u for u in state.removing if u not in gone)
-    return state.model_copy(update={"pods": pods, "removing": removing})
+    return state.model_copy(update={"pod_group": True}), [batch_fx.EnsurePodGroup(job=job)]
 
 
 def _reason(status: BatchJobStatus) -> str:

@@ -4,7 +4,8 @@ The built-in controller's rules: suspended → delete every active pod; completi
 parallelism until the first success, then leave what runs; else min(parallelism, completions -
 succeeded). Surplus pods go first, in the controller's deletion order, and deletion wins over
 creation in one sync. New pods wait out the pod-failure back-off (per index with
-backoffLimitPerIndex). At most 500 pods are created or deleted per sync.
+backoffLimitPerIndex). At most 500 pods are created or deleted per sync. A finishing Job's
+active pods are stopped here too, keeping their finalizers so they are counted as failed.
 
 Pod names are `<job>-<5 chars>` (Indexed: `<job>-<index>-<5 chars>`) like the apiserver's
 generateName, but derived from the Job uid and a sequence number so a retried activity finds
@@ -18,47 +19,32 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from controllers.batchjob import accounting, backoff, indexes
-from controllers.batchjob import effects as fx
+from controllers.batchjob import accounting, backoff, indexed
+from controllers.batchjob import effects as batch_fx
+from controllers.batchjob.census import Census
 from controllers.batchjob.state import Backoff, PodRecord
-from models.batchv1 import BatchJob
+from models.batchv1 import BatchJob, JobCondition, NewPod
 
 MAX_PER_SYNC: Final = 500  # MaxPodCreateDeletePerSync
 _ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName alphabet
 _MAX_GENERATED_PREFIX: Final = 58  # 63 - 5 random characters
 
 
-class Context(BaseModel):
-    """What syncJob computed before calling manageJob."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    job: BatchJob
-    pods: dict[str, PodRecord]
-    succeeded: int
-    succeeded_indexes: indexes.Intervals = ()
-    failed_indexes: indexes.Intervals | None = None  # None: backoffLimitPerIndex not used
-    delayed: dict[int, PodRecord] = Field(default_factory=dict)  # index → pod held back
-    terminating: int
-    ready: int
-    backoff: Backoff
-    pod_seq: int
-    now: datetime
-    hold: bool = False  # an API back-off runs: create nothing until it is over
-
-
 class Managed(BaseModel):
+    """The pod table after this sync's deletions or creations, and what carries them out."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    active: int
-    ready: int
-    terminating: int
     pods: dict[str, PodRecord]
     pod_seq: int
-    effects: tuple[fx.AnyEffect, ...] = ()
+    effects: tuple[batch_fx.AnyEffect, ...] = ()
     wait_until: datetime | None = None  # None: no back-off holds pod creation back
+
+
+def unchanged(counted: Census) -> Managed:
+    return Managed(pods=counted.pods, pod_seq=counted.pod_seq)
 
 
 def pod_name(job: BatchJob, index: int | None, seq: int) -> str:
@@ -78,80 +64,83 @@ def want_active(job: BatchJob, active: int, succeeded: int) -> int:
     return max(0, min(job.spec.completions - succeeded, parallelism))
 
 
-def _delete(ctx: Context, doomed: Sequence[PodRecord], active: int, why: str) -> Managed:
-    pods = dict(ctx.pods)
+def delete(
+    counted: Census, doomed: Sequence[PodRecord], why: str, *, keep_finalizers: bool
+) -> Managed:
+    """Delete `doomed`. With their finalizers they are counted as failed (a failing Job);
+    otherwise the finalizer goes before the delete, so a removed pod never counts."""
+    if not doomed:
+        return unchanged(counted)
+    update: dict[str, object] = {"deleting": True}
+    if not keep_finalizers:
+        update["finalizer"] = False
+    pods = dict(counted.pods)
     for pod in doomed:
-        # The finalizer goes before the delete, so a removed pod never counts as failed.
-        pods[pod.name] = pod.model_copy(update={"deleting": True, "finalizer": False})
-    ready = sum(1 for p in doomed if p.ready)
-    return Managed(
-        active=active - len(doomed),
-        ready=ctx.ready - ready,
-        terminating=ctx.terminating + len(doomed),
-        pods=pods,
-        pod_seq=ctx.pod_seq,
-        effects=(fx.DeletePods(names=[p.name for p in doomed], keep_finalizers=False, why=why),),
-    )
+        pods[pod.name] = pod.model_copy(update=update)
+    names = [p.name for p in doomed]
+    effect = batch_fx.DeletePods(names=names, keep_finalizers=keep_finalizers, why=why)
+    return Managed(pods=pods, pod_seq=counted.pod_seq, effects=(effect,))
 
 
-def manage(ctx: Context) -> Managed:
-    job, now = ctx.job, ctx.now
-    active_pods = [p for p in ctx.pods.values() if p.active]
-    active = len(active_pods)
-    same = Managed(
-        active=active,
-        ready=ctx.ready,
-        terminating=ctx.terminating,
-        pods=ctx.pods,
-        pod_seq=ctx.pod_seq,
-    )
+def stop(counted: Census, finishing: JobCondition) -> Managed:
+    """A finishing Job's observed active pods are deleted, finalizers kept."""
+    doomed = [p for p in counted.pods.values() if p.active and p.observed]
+    why = f"job finishing: {finishing.reason}"
+    return delete(counted, doomed, why, keep_finalizers=True)
+
+
+def manage(
+    job: BatchJob, counted: Census, record: Backoff, now: datetime, *, hold: bool
+) -> Managed:
+    """`record` is the pod-failure back-off; `hold`: an API back-off runs, create nothing."""
+    active = [p for p in counted.pods.values() if p.active]
     if job.spec.suspended:
-        doomed = accounting.for_removal(job, active_pods, active)
-        return _delete(ctx, doomed, active, "job suspended") if doomed else same
-    want = want_active(job, active, ctx.succeeded)
-    doomed = accounting.for_removal(job, active_pods, max(0, active - want))[:MAX_PER_SYNC]
+        doomed = accounting.for_removal(job, active, len(active))
+        return delete(counted, doomed, "job suspended", keep_finalizers=False)
+    want = want_active(job, len(active), counted.succeeded)
+    doomed = accounting.for_removal(job, active, max(0, len(active) - want))[:MAX_PER_SYNC]
     if doomed:
-        return _delete(ctx, doomed, active, f"too many pods running, want {want}")
-    held = ctx.terminating if job.spec.only_replace_failed else 0
-    diff = min(want - held - active, MAX_PER_SYNC)
-    if diff <= 0 or ctx.hold:
-        return same
-    per_index = job.spec.backoff_limit_per_index is not None
-    if not per_index:
-        wait = backoff.remaining(ctx.backoff.failures, ctx.backoff.last_failure, now)
+        why = f"too many pods running, want {want}"
+        return delete(counted, doomed, why, keep_finalizers=False)
+    held = counted.terminating if job.spec.only_replace_failed else 0
+    missing = min(want - held - len(active), MAX_PER_SYNC)
+    if missing <= 0 or hold:
+        return unchanged(counted)
+    if job.spec.backoff_limit_per_index is None:
+        wait = backoff.remaining(record.failures, record.last_failure, now)
         if wait > timedelta(0):
-            return same.model_copy(update={"wait_until": now + wait})
-    new: list[fx.NewPod] = []
-    seq = ctx.pod_seq
-    if job.spec.indexed:
-        wanted = accounting.first_pending_indexes(
-            job, active_pods, diff, ctx.succeeded_indexes, ctx.failed_indexes
-        )
-        if per_index:
-            wanted, wait = _ready_indexes(wanted, ctx.delayed, now)
-            if wait > timedelta(0):
-                return same.model_copy(update={"wait_until": now + wait})
-        for ix in wanted:
-            seq += 1
-            failures: int | None = None
-            ignored = 0
-            if per_index:
-                failures, ignored = accounting.next_failure_counts(job, ctx.delayed.get(ix))
-            new.append(
-                fx.NewPod(
-                    name=pod_name(job, ix, seq),
-                    index=ix,
-                    failure_count=failures,
-                    ignored_failure_count=ignored,
-                )
-            )
-    else:
-        for _ in range(diff):
-            seq += 1
-            new.append(fx.NewPod(name=pod_name(job, None, seq)))
-    if not new:
-        return same
-    pods = dict(ctx.pods)
+            return unchanged(counted).model_copy(update={"wait_until": now + wait})
+    if not job.spec.indexed:
+        return create(job, counted, [None] * missing, now)
+    wanted, wait = pending_indexes(job, counted, active, missing, now)
+    if wait > timedelta(0):
+        return unchanged(counted).model_copy(update={"wait_until": now + wait})
+    return create(job, counted, wanted, now)
+
+
+def pending_indexes(
+    job: BatchJob, counted: Census, active: Sequence[PodRecord], missing: int, now: datetime
+) -> tuple[list[int], timedelta]:
+    """The lowest indexes to start; with backoffLimitPerIndex only those whose back-off is
+    over, or none and the shortest wait."""
+    ix = counted.indexes
+    wanted = indexed.first_pending_indexes(job, active, missing, ix.succeeded, ix.failed)
+    if job.spec.backoff_limit_per_index is None:
+        return wanted, timedelta(0)
+    return indexed.ready_indexes(wanted, ix.delayed, now)
+
+
+def create(job: BatchJob, counted: Census, slots: Sequence[int | None], now: datetime) -> Managed:
+    """CreatePods for one pod per slot (its completion index; None: NonIndexed), each named
+    by the next sequence number and recorded as issued, not yet observed."""
+    if not slots:
+        return unchanged(counted)
+    seq = counted.pod_seq
+    new: list[NewPod] = []
+    for ix in slots:
+        seq += 1
+        new.append(_new_pod(job, counted, ix, seq))
+    pods = dict(counted.pods)
     for p in new:
         pods[p.name] = PodRecord(
             name=p.name,
@@ -160,29 +149,22 @@ def manage(ctx: Context) -> Managed:
             ignored_failure_count=p.ignored_failure_count,
             issued_at=now,
         )
-    return Managed(
-        active=active + len(new),
-        ready=ctx.ready,
-        terminating=ctx.terminating,
-        pods=pods,
-        pod_seq=seq,
-        effects=(fx.CreatePods(job=job.dump(), pods=new),),
+    effect = batch_fx.CreatePods(job=job, pods=new)
+    return Managed(pods=pods, pod_seq=seq, effects=(effect,))
+
+
+def _new_pod(job: BatchJob, counted: Census, index: int | None, seq: int) -> NewPod:
+    """With backoffLimitPerIndex a pod inherits the failure counts of the one it replaces."""
+    if index is None:
+        return NewPod(name=pod_name(job, None, seq))
+    failures: int | None = None
+    ignored = 0
+    if job.spec.backoff_limit_per_index is not None:
+        replaced = counted.indexes.delayed.get(index)
+        failures, ignored = indexed.next_failure_counts(job, replaced)
+    return NewPod(
+        name=pod_name(job, index, seq),
+        index=index,
+        failure_count=failures,
+        ignored_failure_count=ignored,
     )
-
-
-def _ready_indexes(
-    wanted: list[int], delayed: dict[int, PodRecord], now: datetime
-) -> tuple[list[int], timedelta]:
-    """getPodCreationInfoForIndependentIndexes: the indexes whose back-off is over, or, when
-    none is, the shortest wait."""
-    ready: list[int] = []
-    shortest: timedelta | None = None
-    for ix in wanted:
-        wait = accounting.index_backoff_remaining(delayed.get(ix), now)
-        if wait <= timedelta(0):
-            ready.append(ix)
-        elif shortest is None or wait < shortest:
-            shortest = wait
-    if ready:
-        return ready, timedelta(0)
-    return ready, shortest or timedelta(0)

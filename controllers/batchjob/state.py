@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from controllers.record import ObservedJob, Record
 from models.batchv1 import BatchJob, BatchJobStatus
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from models.meta import ObjectMeta
 
 
 class ContainerExit(Record):
@@ -70,7 +68,7 @@ class Backoff(Record):
     last_failure: datetime | None = None  # None: no failure since the last success
 
 
-class BatchJobRecord(Record):
+class BatchJobRecord(ObservedJob):
     job: BatchJob | None = None  # None: the Job has not been observed yet
     status: BatchJobStatus = Field(default_factory=BatchJobStatus)  # what the Job should say
     written: BatchJobStatus | None = None  # None: not known to match what the apiserver holds
@@ -85,6 +83,5 @@ class BatchJobRecord(Record):
     pod_group: bool = False  # the gang scheduler's PodGroup was ensured (gang-scheduled Jobs)
 
     @property
-    def key(self) -> str:
-        meta = self.job.metadata if self.job else None
-        return f"{meta.namespace}/{meta.name}" if meta else "?"
+    def meta(self) -> ObjectMeta | None:
+        return self.job.metadata if self.job else None

@@ -4,20 +4,20 @@ Finished pods that still carry the job-tracking finalizer are added to
 `status.uncountedTerminatedPods`, the status is written (with the interim FailureTarget or
 SuccessCriteriaMet condition) and only then are their finalizers removed; once removed they
 move to the counters, and Failed or Complete is written when nothing is uncounted and no pod
-is terminating. `sync` calls `track` at the end of every sync.
+is terminating. `sync` calls `track` at the end of every sync, then `effects`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from controllers.batchjob import accounting, conditions, indexes
-from controllers.batchjob import effects as fx
-from controllers.batchjob.state import BatchJobRecord, PodRecord
+from controllers import effects as fx
+from controllers.batchjob import conditions, indexes
+from controllers.batchjob import effects as batch_fx
+from controllers.batchjob.census import Census, IndexCount, Judged
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, JobCondition
 from models.batchv1 import UncountedTerminatedPods as Uncounted
 
@@ -27,30 +27,66 @@ MAX_UNCOUNTED: Final = 500  # MaxUncountedPods
 class Tracked(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    state: BatchJobRecord
-    effects: tuple[fx.AnyEffect, ...] = ()
+    status: BatchJobStatus  # what the Job should say now
+    remove: dict[str, str] = Field(default_factory=dict)  # name → uid, once status is written
+    removing: tuple[str, ...] = ()  # every finalizer removal issued and not seen done
+    events: tuple[fx.RecordEvent, ...] = ()  # the Job finished: Completed, or why it failed
 
 
-def _can_remove(
+class _Picked(BaseModel):
+    """The finished pods whose finalizers go now, and where each is counted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    remove: dict[str, str]  # name → uid
+    succeeded: tuple[str, ...]  # uncountedTerminatedPods.succeeded, these pods added
+    failed: tuple[str, ...]  # uncountedTerminatedPods.failed, likewise
+    new_indexes: tuple[int, ...]  # an Indexed Job counts succeeded indexes instead
+    full: bool  # MaxUncountedPods reached: enactJobFinished waits for the next sync
+
+
+def track(
     job: BatchJob,
-    pod: PodRecord,
-    failed: bool,
+    status: BatchJobStatus,
     finishing: JobCondition | None,
-    delayed: dict[int, PodRecord],
-) -> bool:
-    """canRemoveFinalizer: the Job is going or finishing, the pod succeeded, or it failed and
-    is not the pod an index keeps until its replacement inherits its failure count."""
-    if job.metadata.deletion_timestamp is not None or finishing is not None:
-        return True
-    if pod.phase == "Succeeded":
-        return True
-    if not failed:
-        return False
-    if job.spec.backoff_limit_per_index is not None and pod.index is not None:
-        kept = delayed.get(pod.index)
-        if kept is not None and kept.uid == pod.uid:
-            return False
-    return True
+    counted: Census,
+    now: datetime,
+) -> Tracked:
+    """`counted.listed` holds the pods as the sync found them: pods it deleted just now are
+    judged as they were (a pod stopped because the Job succeeded is not a failure)."""
+    status = _count_uncounted(status, _holding(counted))
+    picked = _pick(job, status, finishing, counted)
+    status = _record(status, picked, counted.indexes if job.spec.indexed else None, finishing)
+    removing = (*counted.removing, *picked.remove.values())
+    if picked.remove:
+        return Tracked(status=status, remove=picked.remove, removing=removing)
+    final = _final(finishing, now)
+    if final is None or picked.full:
+        return Tracked(status=status, removing=removing)
+    status, finished = _enact(status, final, now)
+    events = _finish_events(job.spec.completions, status, final) if finished else ()
+    return Tracked(status=status, removing=removing, events=events)
+
+
+def effects(written: BatchJobStatus | None, tracked: Tracked) -> list[batch_fx.AnyEffect]:
+    """Write what is uncounted (and the interim condition) before any finalizer goes; the
+    finish events follow the status that finished the Job."""
+    if tracked.remove:
+        return [
+            *_write(written, tracked.status, "count finished pods"),
+            batch_fx.RemoveFinalizers(pods=tracked.remove, why="finished pods counted"),
+        ]
+    return [*_write(written, tracked.status, _summary(tracked.status)), *tracked.events]
+
+
+def _holding(counted: Census) -> set[str]:
+    """Uids of pods that still carry the finalizer, their removal not yet issued."""
+    removing = set(counted.removing)
+    return {
+        uid
+        for j in counted.listed
+        if (uid := j.pod.uid) and j.pod.finalizer and uid not in removing
+    }
 
 
 def _count_uncounted(status: BatchJobStatus, with_finalizer: set[str]) -> BatchJobStatus:
@@ -71,110 +107,106 @@ def _count_uncounted(status: BatchJobStatus, with_finalizer: set[str]) -> BatchJ
     )
 
 
-def track(
-    state: BatchJobRecord,
-    seen: Sequence[PodRecord],
-    job: BatchJob,
-    status: BatchJobStatus,
-    finishing: JobCondition | None,
-    prev_indexes: indexes.Intervals,
-    succeeded_ix: indexes.Intervals,
-    failed_ix: indexes.Intervals | None,
-    delayed: dict[int, PodRecord],
-    now: datetime,
-) -> Tracked:
-    """`seen` is the pod table as the sync found it: pods it deleted just now are judged as
-    they were (a pod stopped because the Job succeeded is not a failure)."""
-    spec = job.spec
-    listed = list(seen)
-    if spec.indexed:
-        listed.sort(key=lambda p: (-1 if p.index is None else p.index, p.name))
-    removing = set(state.removing)
-    with_finalizer = {p.uid for p in listed if p.uid and p.finalizer and p.uid not in removing}
-    status = _count_uncounted(status, with_finalizer)
-    if status.uncounted_terminated_pods is None:
-        status = status.model_copy(update={"uncounted_terminated_pods": Uncounted()})
+def _in_order(job: BatchJob, counted: Census) -> list[Judged]:
+    if not job.spec.indexed:
+        return list(counted.listed)
+    return sorted(
+        counted.listed, key=lambda j: (-1 if j.pod.index is None else j.pod.index, j.pod.name)
+    )
+
+
+def _pick(
+    job: BatchJob, status: BatchJobStatus, finishing: JobCondition | None, counted: Census
+) -> _Picked:
+    """The pods whose finalizers can go, each added to uncounted (or to the indexes) once."""
     uncounted = status.uncounted_terminated_pods or Uncounted()
-    unc_succeeded = list(uncounted.succeeded or [])
-    unc_failed = list(uncounted.failed or [])
-    failing = finishing is not None and finishing.type != ConditionType.SUCCESS_CRITERIA_MET
+    succeeded, failed = list(uncounted.succeeded or []), list(uncounted.failed or [])
     remove: dict[str, str] = {}
     new_indexes: list[int] = []
+    failing = finishing is not None and finishing.type != ConditionType.SUCCESS_CRITERIA_MET
+    going = job.metadata.deletion_timestamp is not None or finishing is not None
+    removing = set(counted.removing)
     full = False
-    for pod in listed:
-        uid = pod.uid or ""
-        if not pod.finalizer or uid in removing:
-            continue
-        failed = accounting.is_failed(pod, job)
-        if not _can_remove(job, pod, failed, finishing, delayed):
+    for seen in _in_order(job, counted):
+        pod, uid = seen.pod, seen.pod.uid or ""
+        if not pod.finalizer or uid in removing or not _can_remove(seen, going, counted):
             continue
         remove[pod.name] = uid
-        valid = accounting.valid_index(pod, job)
-        if pod.phase == "Succeeded" and uid not in unc_failed:
-            if spec.indexed:
-                ix = pod.index
-                if valid and ix is not None and not indexes.has(prev_indexes, ix):
-                    new_indexes.append(ix)
-            elif uid not in unc_succeeded:
-                unc_succeeded.append(uid)
-        elif (
-            (failed or failing)  # a failing Job counts every unfinished pod as failed
-            and uid not in unc_failed
-            and valid
-            and accounting.policy_match(job, pod).counts
-        ):
-            unc_failed.append(uid)
-        if len(new_indexes) + len(unc_succeeded) + len(unc_failed) >= MAX_UNCOUNTED:
+        if pod.phase == "Succeeded" and uid not in failed:
+            ix = pod.index
+            if not job.spec.indexed:
+                if uid not in succeeded:
+                    succeeded.append(uid)
+            elif seen.valid and ix is not None and not indexes.has(counted.indexes.recorded, ix):
+                new_indexes.append(ix)
+        elif (seen.failed or failing) and uid not in failed and seen.valid and seen.policy.counts:
+            failed.append(uid)  # a failing Job counts every unfinished pod as failed
+        if len(new_indexes) + len(succeeded) + len(failed) >= MAX_UNCOUNTED:
             full = True
             break
+    return _Picked(
+        remove=remove,
+        succeeded=tuple(succeeded),
+        failed=tuple(failed),
+        new_indexes=tuple(new_indexes),
+        full=full,
+    )
+
+
+def _can_remove(seen: Judged, going: bool, counted: Census) -> bool:
+    """canRemoveFinalizer: the Job is going or finishing, the pod succeeded, or it failed and
+    is not the pod an index keeps until its replacement inherits its failure count."""
+    if going or seen.pod.phase == "Succeeded":
+        return True
+    if not seen.failed:
+        return False
+    kept = None if seen.pod.index is None else counted.indexes.delayed.get(seen.pod.index)
+    return kept is None or kept.uid != seen.pod.uid
+
+
+def _record(
+    status: BatchJobStatus,
+    picked: _Picked,
+    counted: IndexCount | None,
+    finishing: JobCondition | None,
+) -> BatchJobStatus:
+    """The status with the picked pods uncounted (`counted`: an Indexed Job's indexes, whose
+    succeeded count and index fields it sets) and the interim condition."""
+    succeeded, failed = list(picked.succeeded) or None, list(picked.failed) or None
     update: dict[str, object] = {
-        "uncounted_terminated_pods": Uncounted(
-            succeeded=unc_succeeded or None, failed=unc_failed or None
-        )
+        "uncounted_terminated_pods": Uncounted(succeeded=succeeded, failed=failed)
     }
-    if spec.indexed:
-        done = indexes.with_indexes(succeeded_ix, new_indexes)
+    if counted is not None:
+        done = indexes.with_indexes(counted.succeeded, picked.new_indexes)
         update["succeeded"] = indexes.total(done)
         update["completed_indexes"] = indexes.text(done) or None
-        update["failed_indexes"] = None if failed_ix is None else indexes.text(failed_ix)
+        update["failed_indexes"] = None if counted.failed is None else indexes.text(counted.failed)
     conds = list(status.conditions or [])
-    final: JobCondition | None = None
-    if finishing is not None and finishing.type == ConditionType.FAILURE_TARGET:
+    if finishing is not None and _interim(status, finishing):
         conds.append(finishing)
-        final = conditions.new(
-            ConditionType.FAILED, finishing.reason or "", finishing.message or "", now
-        )
-    elif finishing is not None and finishing.type == ConditionType.SUCCESS_CRITERIA_MET:
-        if not status.is_true(ConditionType.SUCCESS_CRITERIA_MET):
-            conds.append(finishing)
-        final = conditions.new(
-            ConditionType.COMPLETE, finishing.reason or "", finishing.message or "", now
-        )
-    elif finishing is not None:
-        final = finishing  # Failed, carried over from an earlier FailureTarget
     update["conditions"] = conds or None
-    status = status.model_copy(update=update)
-    out: list[fx.AnyEffect] = []
-    if remove:
-        # Write what is uncounted (and the interim condition) before any finalizer goes.
-        out += _write(state, status, "count finished pods")
-        out.append(fx.RemoveFinalizers(pods=remove, why="finished pods counted"))
-        state = state.model_copy(
-            update={
-                "status": status,
-                "written": status,
-                "removing": (*state.removing, *remove.values()),
-            }
-        )
-        return Tracked(state=state, effects=tuple(out))
-    events: list[fx.AnyEffect] = []
-    if final is not None and not full:
-        status, finished = _enact(status, final, now)
-        if finished:
-            events = _finish_events(job, status, final)
-    out += _write(state, status, _summary(status))
-    state = state.model_copy(update={"status": status, "written": status})
-    return Tracked(state=state, effects=(*out, *events))
+    return status.model_copy(update=update)
+
+
+def _interim(status: BatchJobStatus, finishing: JobCondition) -> bool:
+    """A new FailureTarget, or a SuccessCriteriaMet not yet in the status, is written first."""
+    if finishing.type == ConditionType.FAILURE_TARGET:
+        return True
+    success = ConditionType.SUCCESS_CRITERIA_MET
+    return finishing.type == success and not status.is_true(success)
+
+
+def _final(finishing: JobCondition | None, now: datetime) -> JobCondition | None:
+    """The condition enactJobFinished writes: Failed after FailureTarget, Complete after
+    SuccessCriteriaMet, a Failed carried over from an earlier FailureTarget as it is."""
+    if finishing is None:
+        return None
+    reason, message = finishing.reason or "", finishing.message or ""
+    if finishing.type == ConditionType.FAILURE_TARGET:
+        return conditions.new(ConditionType.FAILED, reason, message, now)
+    if finishing.type == ConditionType.SUCCESS_CRITERIA_MET:
+        return conditions.new(ConditionType.COMPLETE, reason, message, now)
+    return finishing
 
 
 def _enact(
@@ -200,27 +232,28 @@ def _enact(
 
 
 def _finish_events(
-    job: BatchJob, status: BatchJobStatus, final: JobCondition
-) -> list[fx.AnyEffect]:
-    if final.type == ConditionType.COMPLETE:
-        out: list[fx.AnyEffect] = []
-        completions = job.spec.completions
-        if completions is not None and (status.succeeded or 0) > completions:
-            out.append(
-                fx.RecordEvent(
-                    type="Warning",
-                    reason="TooManySucceededPods",
-                    message="Too many succeeded pods running after completion count reached",
-                )
-            )
-        return [*out, fx.RecordEvent(reason="Completed", message="Job completed")]
-    return [fx.RecordEvent(type="Warning", reason=final.reason or "", message=final.message or "")]
+    completions: int | None, status: BatchJobStatus, final: JobCondition
+) -> tuple[fx.RecordEvent, ...]:
+    if final.type != ConditionType.COMPLETE:
+        reason, message = final.reason or "", final.message or ""
+        return (fx.RecordEvent(type="Warning", reason=reason, message=message),)
+    completed = fx.RecordEvent(reason="Completed", message="Job completed")
+    if completions is None or (status.succeeded or 0) <= completions:
+        return (completed,)
+    too_many = fx.RecordEvent(
+        type="Warning",
+        reason="TooManySucceededPods",
+        message="Too many succeeded pods running after completion count reached",
+    )
+    return (too_many, completed)
 
 
-def _write(state: BatchJobRecord, status: BatchJobStatus, why: str) -> list[fx.AnyEffect]:
-    if state.written == status:
+def _write(
+    written: BatchJobStatus | None, status: BatchJobStatus, why: str
+) -> list[batch_fx.AnyEffect]:
+    if written == status:
         return []
-    return [fx.WriteStatus(status=status.dump(), summary=why)]
+    return [batch_fx.WriteStatus(status=status, summary=why)]
 
 
 def _summary(status: BatchJobStatus) -> str:

@@ -10,49 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from controllers.job import delays, events, reconcile
-from controllers.job import effects as fx
+from controllers import effects as fx
+from controllers import lifetime, placement
+from controllers.job import clock, delays, events, reconcile
+from controllers.job import effects as job_fx
 from controllers.job.policies import SYNC, Request, Resolution, apply_policies
-from controllers.job.state import DelayedAction, JobRecord
+from controllers.job.state import JobRecord
 from controllers.job.transitions import FINISHED, JOB_ACTIONS, Operation, rule_for
+from controllers.outcomes import ActionFailed, BindOutcome, TimerFired
 from models import keys, signals
 from models.bus import Action, Event
 from models.defaults import default_job
 from models.vcjob import Job, JobPhase
-
-TTL_KEY = "ttl"
-
-
-class TimerFired(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["TimerFired"] = "TimerFired"
-    key: str
-    timer: int
-
-
-class ActionFailed(BaseModel):
-    """An activity gave up (retries exhausted or a permanent error)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["ActionFailed"] = "ActionFailed"
-    effect: str
-    error: str
-
-
-class BindOutcome(BaseModel):
-    """What binding a placed gang came to (pods that could not be bound, and why)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["BindOutcome"] = "BindOutcome"
-    failed: dict[str, str]  # pod name → why
-
 
 Input = (
     signals.JobObserved
@@ -71,7 +43,7 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: JobRecord
-    effects: tuple[fx.AnyEffect, ...] = ()
+    effects: tuple[job_fx.AnyEffect, ...] = ()
 
 
 _TARGETS = {
@@ -103,7 +75,7 @@ def _execute(
     return reconcile.kill(state, rule, request, now, why, target)
 
 
-def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[fx.AnyEffect]]:
+def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     if not keys:
         return state, []
     delayed = {k: v for k, v in state.delayed.items() if k not in keys}
@@ -112,9 +84,9 @@ def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[fx.A
 
 def _act(
     state: JobRecord, request: Request, resolution: Resolution, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     """Run one resolved action now, then clean up delayed actions of its type."""
-    out: list[fx.AnyEffect] = []
+    out: list[job_fx.AnyEffect] = []
     why = _story(request, resolution)
     if resolution.action != Action.SYNC_JOB:
         out.append(
@@ -132,8 +104,8 @@ def _act(
 
 def _handle(
     state: JobRecord, requests: Sequence[Request], now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    out: list[fx.AnyEffect] = []
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    out: list[job_fx.AnyEffect] = []
     sync_due: Request | None = None
     for request in requests:
         state, cancelled = _cancel(state, delays.recovered(state.delayed, request))
@@ -171,13 +143,13 @@ def _handle(
 
 def _arm(
     state: JobRecord, request: Request, resolution: Resolution, delay: timedelta, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     entry, replaced = delays.register(
         state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
     )
     if entry is None:
         return state, []
-    out: list[fx.AnyEffect] = []
+    out: list[job_fx.AnyEffect] = []
     if replaced is not None:
         out.append(fx.CancelTimer(key=replaced))
     delayed = {**state.delayed, entry.key: entry}
@@ -188,42 +160,17 @@ def _arm(
             reason="ExecuteAction",
             message=f"Execute action {resolution.action} after {_fmt(delay)}: {story}",
         ),
-        _timer_for(entry, f"in {_fmt(delay)}"),
+        clock.delayed_timer(entry, f"in {_fmt(delay)}"),
     ]
     return state, out
 
 
-def _timer_for(entry: DelayedAction, when: str) -> fx.StartTimer:
-    """'RestartJob in 5m0s: PodEvicted on task worker', the label the UI timeline shows."""
-    task = f" on task {entry.task}" if entry.task else ""
-    return fx.StartTimer(
-        key=entry.key,
-        timer=entry.timer,
-        fires_at=entry.fires_at,
-        summary=f"{entry.action} {when}: {entry.event}{task}",
-    )
-
-
-def _ttl_timer(state: JobRecord, fires_at: datetime, when: str) -> fx.StartTimer:
-    ttl = state.job.spec.ttl_seconds_after_finished if state.job else None
-    summary = f"delete job {when}: ttlSecondsAfterFinished {ttl}s after {state.phase}"
-    return fx.StartTimer(key=TTL_KEY, timer=0, fires_at=fires_at, summary=summary)
-
-
-def restored_timers(state: JobRecord) -> list[fx.StartTimer]:
-    """The timers a run that continued as new re-arms, for the time they have left."""
-    out = [_timer_for(d, "(continued)") for _, d in sorted(state.delayed.items())]
-    if state.ttl_fires_at is not None and not state.ttl_expired:
-        out.append(_ttl_timer(state, state.ttl_fires_at, "(continued)"))
-    return out
-
-
 def _observe(
     state: JobRecord, observed: signals.JobObserved, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     job = default_job(Job.model_validate(observed.job))
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
-        return state, [fx.StartOver(job=observed.job)]
+        return state, [fx.StartOver(observed=observed)]
     if state.job is None and job.status is not None:
         state = state.model_copy(update={"status": job.status})  # adopt what is recorded
     state = state.model_copy(update={"job": job.model_copy(update={"status": None})})
@@ -232,7 +179,7 @@ def _observe(
 
 def _pods(
     state: JobRecord, changed: signals.PodsChanged, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     pods = dict(state.pods)
     requests = []
     for snapshot in changed.pods:
@@ -249,7 +196,7 @@ def _pods(
 
 def _pod_group(
     state: JobRecord, observed: signals.PodGroupObserved, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     if state.job is None or observed.name != reconcile.pod_group_name(state.job):
         return state, []  # a legacy or foreign PodGroup
     if observed.deleted:
@@ -265,7 +212,7 @@ def _pod_group(
 
 def _command(
     state: JobRecord, command: signals.CommandIssued, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     note = fx.RecordEvent(
         reason="CommandIssued",
         message=f"Command {command.command or '(update)'} issued {command.action}"
@@ -284,17 +231,10 @@ def _command(
 
 def _timer(
     state: JobRecord, fired: TimerFired, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    if fired.key == TTL_KEY:
-        job = state.job
-        if job is None or state.ttl_fires_at is None or state.ttl_expired or state.deleted:
-            return state, []
-        meta = job.metadata
-        # The TTL fires once; the Job's deletion then ends the workflow.
-        return state.model_copy(update={"ttl_expired": True}), [
-            fx.RecordEvent(reason="TTLExpired", message="ttlSecondsAfterFinished expired"),
-            fx.DeleteJob(namespace=meta.namespace or "", name=meta.name or "", uid=meta.uid or ""),
-        ]
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    if fired.key == clock.TTL_KEY:
+        state, expired = clock.ttl_fired(state)
+        return state, [*expired]
     entry = state.delayed.get(fired.key)
     if entry is None or entry.timer != fired.timer:
         return state, []  # cancelled or replaced meanwhile
@@ -314,8 +254,8 @@ def _timer(
 
 def _failed(
     state: JobRecord, failed: ActionFailed, now: datetime
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    """Volcano terminates a job whose sync keeps failing (requeue budget, §5.3); the activity
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """Volcano terminates a job whose sync keeps failing (its requeue budget); the activity
     already spent its retries, so the budget is gone."""
     warn = fx.RecordEvent(
         type="Warning",
@@ -329,56 +269,20 @@ def _failed(
     return state, [warn, *out]
 
 
-def _ttl(state: JobRecord, now: datetime) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    """Arm ttlSecondsAfterFinished once the job is finished (Aborted is not, as in Volcano)."""
+def gang(state: JobRecord) -> placement.Gang:
+    """The job as placement sees it: which pods still wait for a node."""
     job = state.job
-    if job is None or state.deleted or state.ttl_fires_at is not None:
-        return state, []
-    ttl = job.spec.ttl_seconds_after_finished
-    finished_at = state.status.state.last_transition_time if state.status.state else None
-    if ttl is None or state.phase not in FINISHED or finished_at is None:
-        return state, []
-    fires_at = max(finished_at + timedelta(seconds=ttl), now)
-    state = state.model_copy(update={"ttl_fires_at": fires_at})
-    return state, [_ttl_timer(state, fires_at, f"in {_fmt(fires_at - now)}")]
-
-
-def _scheduler(state: JobRecord) -> str:
-    name = (state.job.spec.scheduler_name if state.job else None) or "volcano"
-    return keys.scheduler_workflow_id(name)
-
-
-def _placed(state: JobRecord, placed: signals.PodsPlaced) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    """Bind what the scheduler placed, if the pods are still ours, unbound and alive."""
-    job = state.job
-    if job is None or state.deleted or job.metadata.deletion_timestamp is not None:
-        ns = job.metadata.namespace if job else ""
-        failed = {f"{ns}/{p.pod}": "job is being deleted" for p in placed.placements}
-        return state, [fx.TellScheduler(scheduler=_scheduler(state), failed=failed)]
-    ok, stale = [], {}
-    for p in placed.placements:
-        pod = state.pods.get(p.pod)
-        if pod is None or pod.deleting or pod.node is not None or pod.phase != "Pending":
-            stale[f"{job.metadata.namespace}/{p.pod}"] = "pod no longer waits for a node"
-        else:
-            ok.append(p)
-    return state, [*fx.handle_placements(placed.session, ok, stale, _scheduler(state))]
-
-
-def _bound(state: JobRecord, outcome: BindOutcome) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    """Failed binds: PodScheduled=False on the pods, an Event, and the scheduler retries."""
-    if not outcome.failed or state.job is None:
-        return state, []
-    ns = state.job.metadata.namespace
-    detail = "; ".join(f"{pod}: {why}" for pod, why in sorted(outcome.failed.items()))
-    return state, [
-        fx.MarkUnschedulable(pods=dict(sorted(outcome.failed.items()))),
-        fx.RecordEvent(type="Warning", reason="FailedScheduling", message=detail),
-        fx.TellScheduler(
-            scheduler=_scheduler(state),
-            failed={f"{ns}/{pod}": why for pod, why in sorted(outcome.failed.items())},
+    name = (job.spec.scheduler_name if job else None) or "volcano"
+    return placement.Gang(
+        namespace=(job.metadata.namespace if job else None) or "",
+        scheduler=keys.scheduler_workflow_id(name),
+        gone=job is None or state.deleted or job.metadata.deletion_timestamp is not None,
+        waiting=frozenset(
+            n
+            for n, p in state.pods.items()
+            if not p.deleting and p.node is None and p.phase == "Pending"
         ),
-    ]
+    )
 
 
 def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
@@ -389,11 +293,11 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
         case signals.JobDeleted():
             if state.job is not None and event.uid != state.job.metadata.uid:
                 return Decision(state=state)
-            cancels = [fx.CancelTimer(key=k) for k in sorted(state.delayed)]
+            timers = sorted(state.delayed)
             if state.ttl_fires_at is not None and not state.ttl_expired:
-                cancels.append(fx.CancelTimer(key=TTL_KEY))
+                timers.append(clock.TTL_KEY)
             state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
-            return Decision(state=state, effects=(*cancels, fx.Finish()))
+            return Decision(state=state, effects=lifetime.ended(timers))
         case signals.PodsChanged():
             state, out = _pods(state, event, now)
         case signals.PodGroupObserved():
@@ -405,8 +309,8 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
         case ActionFailed():
             state, out = _failed(state, event, now)
         case signals.PodsPlaced():
-            state, out = _placed(state, event)
+            out = [*placement.placed(gang(state), event)]
         case BindOutcome():
-            state, out = _bound(state, event)
-    state, armed = _ttl(state, now)
+            out = [*placement.bound(gang(state), event.failed)] if state.job else []
+    state, armed = clock.arm_ttl(state, now)
     return Decision(state=state, effects=(*out, *armed))

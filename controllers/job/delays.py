@@ -1,4 +1,4 @@
-"""Delayed actions (a policy `timeout`): Volcano's delayActionMap as pure rules (§5.2).
+"""Delayed actions (a policy `timeout`): Volcano's delayActionMap as pure rules.
 
 Register, cancel when the pod recovers, clean up after an action of the same type ran.
 In Volcano these are goroutines lost on restart; here each entry is a durable timer the

@@ -1,4 +1,4 @@
-"""Pod snapshots → Volcano requests (§3.2): which event a pod change means.
+"""Pod snapshots → Volcano requests: which event a pod change means.
 
 The forwarder sends the latest state of each pod; the event is derived by comparing it with
 what the workflow last knew, as Volcano's informer handlers compare old and new objects.

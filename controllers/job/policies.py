@@ -1,4 +1,4 @@
-"""applyPolicies: which action a request leads to, and after what delay (Volcano §5.1).
+"""applyPolicies: which action a request leads to, and after what delay.
 
 Task-level policies before job-level ones, first match wins; `*` matches any event; the exit
 code is the first container's; PodPending only matches a policy with a timeout; stale-version

@@ -1,4 +1,4 @@
-"""syncJob and killJob/killTarget (§4.1, §4.6) as pure plans over the workflow's pod table.
+"""syncJob and killJob/killTarget as pure plans over the workflow's pod table.
 
 A plan returns the next state and the effects that make the cluster match it. Pods created
 or deleted by the plan are recorded at once (created ones as Pending, deleted ones as
@@ -12,7 +12,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from controllers.job import effects as fx
+from controllers import effects as fx
+from controllers.job import effects as job_fx
 from controllers.job import status as st
 from controllers.job.policies import Request
 from controllers.job.state import JobRecord, PodRecord
@@ -27,7 +28,7 @@ class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: JobRecord
-    effects: tuple[fx.AnyEffect, ...] = ()
+    effects: tuple[job_fx.AnyEffect, ...] = ()
 
 
 def pod_name(job: Job, task: str, index: int) -> str:
@@ -81,7 +82,7 @@ def _settle(
     counts: st.Counts,
     now: datetime,
     why: str,
-) -> tuple[JobStatus, list[fx.AnyEffect]]:
+) -> tuple[JobStatus, list[job_fx.AnyEffect]]:
     """Apply the rule's status function; name the reason when the phase changes."""
     assert state.job is not None
     spec = state.job.spec
@@ -124,8 +125,8 @@ def _reason(
     return after.value, f"no pod left running after {why}"
 
 
-def _write(state: JobRecord, status: JobStatus) -> list[fx.AnyEffect]:
-    return [fx.WriteStatus(status=status)] if status != state.status else []
+def _write(state: JobRecord, status: JobStatus) -> list[job_fx.AnyEffect]:
+    return [job_fx.WriteStatus(status=status)] if status != state.status else []
 
 
 def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
@@ -135,20 +136,19 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         return Plan(state=state)
     spec = job.spec
     status = state.status.model_copy(update={"min_available": spec.min_available or 0})
-    out: list[fx.AnyEffect] = []
+    out: list[job_fx.AnyEffect] = []
     if state.phase is None:
         status = st.transition(status, JobPhase.PENDING, now, "Created", "job accepted")
         out.append(fx.PhaseChanged(phase=JobPhase.PENDING, previous=None, reason="Created"))
     generation = job.metadata.generation or 0
-    manifest = job.dump()
     update: dict[str, object] = {}
     if spec.plugins and state.plugins_generation != generation:
-        out.append(fx.EnsurePlugins(job=manifest))
+        out.append(job_fx.EnsurePlugins(job=job))
         update["plugins_generation"] = generation
     if spec.volumes and state.phase is None:
-        out.append(fx.EnsureVolumes(job=manifest))
+        out.append(job_fx.EnsureVolumes(job=job))
     if not state.pod_group_exists or state.pod_group_generation != generation:
-        out.append(fx.EnsurePodGroup(job=manifest))
+        out.append(job_fx.EnsurePodGroup(job=job))
         update.update(pod_group_exists=True, pod_group_generation=generation)
     state = state.model_copy(update=update)
 
@@ -199,8 +199,8 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         pods[name] = pods[name].model_copy(update={"deleting": True})
     if create:
         out.append(
-            fx.CreatePods(
-                job=manifest,
+            job_fx.CreatePods(
+                job=job,
                 version=status.version or 0,
                 retry_count=status.retry_count or 0,
                 pods=create,
@@ -208,7 +208,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
             )
         )
     if delete:
-        out.append(fx.DeletePods(names=sorted(delete), why="out of sync or beyond replicas"))
+        out.append(job_fx.DeletePods(names=sorted(delete), why="out of sync or beyond replicas"))
     counts = st.Counts.of(live, terminating)
     recounted = st.with_counts(status, counts, spec)
     settled, changed = _settle(state, rule, recounted, counts, now, why)
@@ -283,16 +283,16 @@ def kill(
     ):
         ran = status.state.last_transition_time - job.metadata.creation_timestamp
         status = status.model_copy(update={"running_duration": go_duration(ran)})
-    out: list[fx.AnyEffect] = []
+    out: list[job_fx.AnyEffect] = []
     if delete:
-        out.append(fx.DeletePods(names=delete, why=why))
+        out.append(job_fx.DeletePods(names=delete, why=why))
     next_state = state.model_copy(update={"pods": pods, "status": status})
     if full and state.plugins_generation is not None:
-        out.append(fx.RemovePlugins(job=job.dump()))
+        out.append(job_fx.RemovePlugins(job=job))
         next_state = next_state.model_copy(update={"plugins_generation": None})
-    out.append(fx.WriteStatus(status=status))
+    out.append(job_fx.WriteStatus(status=status))
     if full and state.pod_group_exists:
-        out.append(fx.DeletePodGroup(name=pod_group_name(job)))
+        out.append(job_fx.DeletePodGroup(name=pod_group_name(job)))
         next_state = next_state.model_copy(
             update={
                 "pod_group_exists": False,

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from controllers.record import ObservedJob, Record
 from models import bus
+from models.meta import ObjectMeta
 from models.signals import ControllerSettings
 from models.vcjob import Job, JobPhase, JobStatus
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class PodRecord(Record):
@@ -50,9 +48,9 @@ class DelayedAction(Record):
     timer: int  # unique per registration, so a stale firing is recognised
 
 
-class JobRecord(Record):
-    settings: ControllerSettings = Field(default_factory=ControllerSettings)
+class JobRecord(ObservedJob):
     job: Job | None = None  # None: the Job has not been observed yet
+    settings: ControllerSettings = Field(default_factory=ControllerSettings)
     status: JobStatus = Field(default_factory=JobStatus)
     pods: dict[str, PodRecord] = Field(default_factory=dict)
     pod_group_phase: str | None = None  # None: no PodGroup, or one without a phase yet
@@ -71,6 +69,5 @@ class JobRecord(Record):
         return self.status.state.phase if self.status.state else None
 
     @property
-    def key(self) -> str:
-        meta = self.job.metadata if self.job else None
-        return f"{meta.namespace}/{meta.name}" if meta else "?"
+    def meta(self) -> ObjectMeta | None:
+        return self.job.metadata if self.job else None

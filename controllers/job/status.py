@@ -1,4 +1,4 @@
-"""Job status arithmetic: pod counters and Volcano's status functions (§3.6, §4.7).
+"""Job status arithmetic: pod counters and Volcano's status functions.
 
 Pure functions of the spec, the pod counts and the stored status; the controller decides
 when to write, this module only says what the status becomes.

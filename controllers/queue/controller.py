@@ -1,4 +1,4 @@
-"""The QueueWorkflow's pure core: `decide(state, input) -> Decision` (spec Part B3).
+"""The QueueWorkflow's pure core: `decide(state, input) -> Decision`.
 
 Volcano's syncQueue, openQueue and closeQueue over the state table, with the hierarchy done by
 message passing: a parent tells its children its state, and each child closes itself when its
@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from controllers.queue import effects as fx
+from controllers import effects as fx
+from controllers.queue import effects as queue_fx
 from controllers.queue.state import Child, QueueRecord
 from controllers.queue.transitions import CLOSED_OR_CLOSING, Operation, next_state, rule_for
 from models import signals
@@ -44,19 +45,19 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: QueueRecord
-    effects: tuple[fx.AnyEffect, ...] = ()
+    effects: tuple[queue_fx.AnyEffect, ...] = ()
 
 
 def _parent_closed(q: QueueRecord) -> bool:
     return q.parent not in (None, ROOT_QUEUE) and q.parent_state in CLOSED_OR_CLOSING
 
 
-def _run(q: QueueRecord, action: Action, why: str) -> tuple[QueueRecord, list[fx.AnyEffect]]:
+def _run(q: QueueRecord, action: Action, why: str) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
     """One request: the table's rule, then the hierarchy check of syncQueue."""
     if q.queue is None or q.deleted:
         return q, []
     rule = rule_for(q.state, action)
-    out: list[fx.AnyEffect] = []
+    out: list[queue_fx.AnyEffect] = []
     before = q.current
     update: dict[str, object] = {}
     if rule.operation == Operation.OPEN and before != QueueState.OPEN:
@@ -69,7 +70,7 @@ def _run(q: QueueRecord, action: Action, why: str) -> tuple[QueueRecord, list[fx
         update["open_waiting"] = False
         if q.closed_by_parent:
             update["closed_by_parent"] = False
-            out.append(fx.PatchQueue(name=q.name, closed_by_parent=False))
+            out.append(queue_fx.PatchQueue(name=q.name, closed_by_parent=False))
     if (
         rule.operation == Operation.CLOSE
         and before not in CLOSED_OR_CLOSING
@@ -85,24 +86,26 @@ def _run(q: QueueRecord, action: Action, why: str) -> tuple[QueueRecord, list[fx
     changed = after != q.state  # a queue never written before counts as changed
     q = q.model_copy(update={**update, "state": after})
     if changed or q.counts() != q.counts_written:
-        out.append(fx.WriteQueueStatus(name=q.name, state=after, counts=q.counts()))
+        out.append(queue_fx.WriteQueueStatus(name=q.name, state=after, counts=q.counts()))
         q = q.model_copy(update={"counts_written": q.counts()})
     if changed:
-        out.append(fx.StateChanged(state=after, previous=before, parent=q.parent, reason=why))
+        out.append(queue_fx.StateChanged(state=after, previous=before, parent=q.parent, reason=why))
         if q.children:
-            out.append(fx.TellChildren(children=sorted(q.children), state=after))
+            out.append(queue_fx.TellChildren(children=sorted(q.children), state=after))
         if rule.operation == Operation.CLOSE:
             out.append(fx.RecordEvent(reason="CloseQueue", message=f"Close queue succeed: {why}"))
     return _hierarchy(q, out)
 
 
-def _hierarchy(q: QueueRecord, out: list[fx.AnyEffect]) -> tuple[QueueRecord, list[fx.AnyEffect]]:
+def _hierarchy(
+    q: QueueRecord, out: list[queue_fx.AnyEffect]
+) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
     """syncHierarchicalQueue: follow the parent's state."""
     if q.parent is None:
         return q, out
     if _parent_closed(q) and q.current not in CLOSED_OR_CLOSING:
         q = q.model_copy(update={"closed_by_parent": True})
-        out.append(fx.PatchQueue(name=q.name, closed_by_parent=True))
+        out.append(queue_fx.PatchQueue(name=q.name, closed_by_parent=True))
         q, more = _run(q, Action.CLOSE_QUEUE, f"parent queue {q.parent} is {q.parent_state}")
         return q, out + more
     parent_open = q.parent_state in (None, QueueState.OPEN)
@@ -114,10 +117,10 @@ def _hierarchy(q: QueueRecord, out: list[fx.AnyEffect]) -> tuple[QueueRecord, li
 
 def _observe(
     q: QueueRecord, observed: signals.QueueObserved
-) -> tuple[QueueRecord, list[fx.AnyEffect]]:
+) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
     queue = Queue.model_validate(observed.queue)
     name = queue.metadata.name or ""
-    out: list[fx.AnyEffect] = []
+    out: list[queue_fx.AnyEffect] = []
     first = q.queue is None
     if first and queue.status is not None and queue.status.state is not None:
         q = q.model_copy(update={"state": queue.status.state})  # adopt what is recorded
@@ -130,13 +133,13 @@ def _observe(
         }
     )
     if name != ROOT_QUEUE and not queue.spec.parent:
-        out.append(fx.PatchQueue(name=name, parent=ROOT_QUEUE))
+        out.append(queue_fx.PatchQueue(name=name, parent=ROOT_QUEUE))
     q, more = _run(q, Action.SYNC_QUEUE, "queue observed")
     return q, out + more
 
 
 def decide(q: QueueRecord, event: Input | Command) -> Decision:
-    out: list[fx.AnyEffect]
+    out: list[queue_fx.AnyEffect]
     match event:
         case signals.QueueObserved():
             q, out = _observe(q, event)
@@ -164,7 +167,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                     closed_by_parent=event.closed_by_parent,
                 )
                 if not known and q.queue is not None:
-                    out.append(fx.TellChildren(children=[event.name], state=q.current))
+                    out.append(queue_fx.TellChildren(children=[event.name], state=q.current))
             q, more = _run(
                 q.model_copy(update={"children": children}),
                 Action.SYNC_QUEUE,

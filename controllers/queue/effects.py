@@ -1,19 +1,15 @@
-"""What the QueueWorkflow shell does on the core's behalf: a closed union of frozen records."""
+"""What only a Queue's shell does on its core's behalf; with `controllers.effects` (Events,
+the end of the workflow), the closed union of frozen records the shell executes in order."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from controllers import effects as fx
 from models.scheduling import QueueState
 
 
-class Effect(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class WriteQueueStatus(Effect):
+class WriteQueueStatus(fx.Effect):
     """status.state and the PodGroup counts by phase (merged: `allocated` is the scheduler's)."""
 
     kind: Literal["WriteQueueStatus"] = "WriteQueueStatus"
@@ -22,14 +18,14 @@ class WriteQueueStatus(Effect):
     counts: dict[str, int]
 
 
-class PatchQueue(Effect):
+class PatchQueue(fx.Effect):
     kind: Literal["PatchQueue"] = "PatchQueue"
     name: str
     closed_by_parent: bool | None = None  # None: leave the annotation alone
     parent: str | None = None  # None: leave spec.parent alone
 
 
-class TellChildren(Effect):
+class TellChildren(fx.Effect):
     """Signal the children's workflows this queue's state (they close or reopen themselves)."""
 
     kind: Literal["TellChildren"] = "TellChildren"
@@ -37,7 +33,7 @@ class TellChildren(Effect):
     state: QueueState
 
 
-class StateChanged(Effect):
+class StateChanged(fx.Effect):
     kind: Literal["StateChanged"] = "StateChanged"
     state: QueueState
     previous: QueueState | None  # None: first state of the queue
@@ -45,15 +41,5 @@ class StateChanged(Effect):
     reason: str
 
 
-class RecordEvent(Effect):
-    kind: Literal["RecordEvent"] = "RecordEvent"
-    type: Literal["Normal", "Warning"] = "Normal"
-    reason: str
-    message: str
-
-
-class Finish(Effect):
-    kind: Literal["Finish"] = "Finish"
-
-
-AnyEffect = WriteQueueStatus | PatchQueue | TellChildren | StateChanged | RecordEvent | Finish
+Own = WriteQueueStatus | PatchQueue | TellChildren | StateChanged
+AnyEffect = Own | fx.RecordEvent | fx.Finish

@@ -6,24 +6,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from controllers.record import Record
 from models.scheduling import ROOT_QUEUE, Queue, QueueState
 
 _COUNTED = ("Pending", "Running", "Unknown", "Inqueue", "Completed")
 
 
-class Child(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Child(Record):
     state: QueueState = QueueState.OPEN
     closed_by_parent: bool = False
 
 
-class QueueRecord(BaseModel):
+class QueueRecord(Record):
     """All a QueueWorkflow remembers; carried whole through continue-as-new."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = ""
     queue: Queue | None = None  # None: not observed yet

@@ -1,4 +1,4 @@
-"""Volcano's queue state machine as data: (state, action) → Rule (Part B2 of the spec).
+"""Volcano's queue state machine as data: (state, action) → Rule.
 
 The rule says which controller function runs (sync, open, close) and what the state becomes;
 `BY_POD_GROUPS` is Volcano's "Closed when no PodGroup is left, else Closing". Every cell of

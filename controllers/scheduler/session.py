@@ -1,5 +1,5 @@
 """SchedulerWorkflow bookkeeping: assumed placements with their expiry (kube-scheduler's
-assume cache, §D3), kept durable so a worker crash between decision and bind double-books
+assume cache), kept durable so a worker crash between decision and bind double-books
 nothing. Pure: the shell runs sessions and hands placements to the JobWorkflows.
 """
 

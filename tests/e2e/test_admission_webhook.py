@@ -4,7 +4,7 @@ existing parents without cycles.
 
 The stack is shared by the whole session: every queue made here has a unique name and is
 deleted at the end of its test (children first), so no Closed queue or cycle is left behind.
-Queues are closed by patching their status, as the brief of this test asks; when a queue
+Queues are closed by patching their status, which is what the webhook reads; when a queue
 controller runs, that waits for its first status write, which would otherwise reopen the queue.
 """
 

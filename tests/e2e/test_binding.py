@@ -1,6 +1,7 @@
-"""The bind-flow activities against the real apiserver: node binding through `pods/binding`,
-PodScheduled=False for pods that cannot be placed, and volume binding (a static PV by claimRef,
-a dynamically provisioned host-path claim by the selected-node annotation) before the node."""
+"""The bind flow against the real apiserver, step by step as `bind_placements` runs it: node
+binding through `pods/binding`, PodScheduled=False for pods that cannot be placed
+(`mark_unschedulable`), and volume binding (a static PV by claimRef, a dynamically provisioned
+host-path claim by the selected-node annotation) before the node."""
 
 from __future__ import annotations
 

@@ -17,14 +17,13 @@ from temporalio.worker import Worker
 
 from activities.messages import (
     BatchJobStatusInput,
-    CreatedJobPod,
     CreateJobPodsInput,
     CreateJobPodsResult,
     DeleteJobPodsInput,
     Done,
     RemoveFinalizersInput,
 )
-from models import signals
+from models import batchv1, signals
 from tests.builders import make_batch_job
 from tests.workflows.harness import settled
 from workflows import sandbox
@@ -44,7 +43,7 @@ class Calls:
         return [p.name for r in self.named("create_job_pods") for p in r.pods]
 
     def statuses(self) -> list[dict[str, Any]]:
-        return [r.status for r in self.named("write_batch_job_status")]
+        return [r.status.dump() for r in self.named("write_batch_job_status")]
 
 
 def fakes(calls: Calls) -> list[Callable[..., Any]]:
@@ -52,7 +51,7 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
     def create_job_pods(r: CreateJobPodsInput) -> CreateJobPodsResult:
         calls.log.append(("create_job_pods", r))
         return CreateJobPodsResult(
-            created={p.name: CreatedJobPod(uid=f"uid-{p.name}") for p in r.pods}, failed={}
+            created={p.name: batchv1.CreatedPod(uid=f"uid-{p.name}") for p in r.pods}, failed={}
         )
 
     @activity.defn(name="delete_job_pods")

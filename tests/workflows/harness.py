@@ -50,7 +50,7 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
     @activity.defn(name="create_pods")
     def create_pods(r: CreatePodsInput) -> CreatePodsResult:
         calls.log.append(("create_pods", r))
-        name = r.job["metadata"]["name"]
+        name = r.job.metadata.name
         return CreatePodsResult(created=[f"{name}-{t}-{i}" for t, i in r.pods], existing=[])
 
     @activity.defn(name="delete_pods")

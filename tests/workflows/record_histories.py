@@ -1,4 +1,4 @@
-"""Record the JobWorkflow and BatchJobWorkflow histories the replay test guards.
+"""Record the JobWorkflow, BatchJobWorkflow and QueueWorkflow histories the replay test guards.
 
 Usage: `python -m tests.workflows.record_histories [NAME ...]`.
 
@@ -17,11 +17,12 @@ from pathlib import Path
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from models import signals
+from models import keys, signals
 from tests.builders import make_job
 from tests.workflows import batch_harness as batch
 from tests.workflows.conftest import _test_server, register_search_attributes
 from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until
+from workflows.queue import QueueWorkflow, QueueWorkflowInput
 
 HISTORIES = Path(__file__).with_name("histories")
 
@@ -83,9 +84,53 @@ async def _batch_backoff_then_ttl(h: batch.BatchHarness) -> str:
     return history.to_json()
 
 
+async def _queue_close_and_open(h: Harness) -> str:
+    """A Queue: Open, a PodGroup holds a close at Closing, drained → Closed, reopened, deleted."""
+    queue = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "story-q", "uid": "uid-story-q"},
+        "spec": {"weight": 1, "parent": "root"},
+    }
+    handle = await h.env.client.start_workflow(
+        QueueWorkflow.run,
+        QueueWorkflowInput(),
+        id=keys.queue_workflow_id("story-q"),
+        task_queue=h.task_queue,
+        start_signal=signals.SIGNAL_QUEUE_OBSERVED,
+        start_signal_args=[signals.QueueObserved(queue=queue)],
+    )
+
+    async def state_is(state: str) -> None:
+        for _ in range(200):
+            view = await handle.query(QueueWorkflow.status)
+            if view.backlog == 0 and view.state == state:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"queue not {state}")
+
+    await state_is("Open")
+    group = signals.PodGroupRef(key="test/pg-1", phase="Running")
+    await handle.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[group]))
+    await handle.execute_update(QueueWorkflow.close, signals.QueueCommand(reason="story"))
+    await state_is("Closing")
+    gone = group.model_copy(update={"deleted": True})
+    await handle.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[gone]))
+    await state_is("Closed")
+    await handle.execute_update(QueueWorkflow.open, signals.QueueCommand(reason="story"))
+    await state_is("Open")
+    await handle.signal(signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid="uid-story-q"))
+    await handle.result()
+    history = await handle.fetch_history()
+    return history.to_json()
+
+
 STORIES = {
     "restart_with_timeout": (Harness, _restart_with_timeout),
     "batch_backoff_then_ttl": (batch.BatchHarness, _batch_backoff_then_ttl),
+    "queue_close_and_open": (Harness, _queue_close_and_open),
+    "entity_restart_with_timeout": (Harness, _restart_with_timeout),
+    "entity_batch_backoff_then_ttl": (batch.BatchHarness, _batch_backoff_then_ttl),
 }
 
 

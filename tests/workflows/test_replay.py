@@ -1,5 +1,6 @@
-"""Recorded JobWorkflow and BatchJobWorkflow histories still replay: a change that would break
-running workflows (a new command sequence without `workflow.patched`) fails here."""
+"""Recorded JobWorkflow, BatchJobWorkflow and QueueWorkflow histories still replay: a change
+that would break running workflows (a new command sequence without `workflow.patched`) fails
+here. The histories without a prefix were recorded before the entity shell; `entity_*` on it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from temporalio.worker import Replayer
 from workflows import sandbox
 from workflows.batchjob import BatchJobWorkflow
 from workflows.job import JobWorkflow
+from workflows.queue import QueueWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
 
@@ -23,7 +25,7 @@ async def test_replay(path: Path) -> None:
     events = json.loads(path.read_text())["events"]
     assert len(events) > 50, "the recorded story is not trivially short"
     replayer = Replayer(
-        workflows=[JobWorkflow, BatchJobWorkflow],
+        workflows=[JobWorkflow, BatchJobWorkflow, QueueWorkflow],
         data_converter=pydantic_data_converter,
         workflow_runner=sandbox.runner(),
     )

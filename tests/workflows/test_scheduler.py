@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.messages import JobPlacements, SessionInput, SessionResult
+from activities.messages import JobPlacements, SessionInput, SessionReport
 from controllers.scheduler.session import SchedulerState
 from models import signals, task_queues
 from workflows import sandbox
@@ -52,16 +52,16 @@ class Cluster:
     sessions: list[SessionInput] = field(default_factory=list)
 
 
-def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionResult]:
+def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionReport]:
     @activity.defn(name="schedule_session")
-    def schedule_session(request: SessionInput) -> SessionResult:
+    def schedule_session(request: SessionInput) -> SessionReport:
         cluster.sessions.append(request)
         jobs = [
             JobPlacements(job_workflow_id=job, namespace="ns", placements=pods)
             for job, pods in sorted(cluster.to_place.items())
         ]
         cluster.to_place.clear()
-        return SessionResult(jobs=jobs, bound=list(cluster.bound), pending=0)
+        return SessionReport(jobs=jobs, bound=list(cluster.bound), pending=0)
 
     return schedule_session
 

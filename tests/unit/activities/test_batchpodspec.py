@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from activities import batchpodspec
-from activities.messages import JobPod
 from models import batchv1
+from models.batchv1 import NewPod
 from tests.builders import make_batch_job
 
 
 def test_non_indexed_pod_keeps_template_and_adds_finalizer_and_owner() -> None:
     job = make_batch_job("train").build()
-    pod = batchpodspec.build_pod(job, JobPod(name="train-bcdfg"))
+    pod = batchpodspec.build_pod(job, NewPod(name="train-bcdfg"))
     meta = pod["metadata"]
     assert meta["name"] == "train-bcdfg" and meta["namespace"] == "ns"
     assert meta["labels"] == {
@@ -39,7 +39,7 @@ def test_indexed_pod_carries_its_index_everywhere() -> None:
         .build()
     )
     pod = batchpodspec.build_pod(
-        job, JobPod(name="train-2-bcdfg", index=2, failure_count=1, ignored_failure_count=1)
+        job, NewPod(name="train-2-bcdfg", index=2, failure_count=1, ignored_failure_count=1)
     )
     meta, spec = pod["metadata"], pod["spec"]
     assert meta["labels"]["batch.kubernetes.io/job-completion-index"] == "2"
@@ -66,7 +66,7 @@ def test_gang_scheduled_pods_name_their_pod_group() -> None:
     template["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "250m"}}
     template["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "research"}
     job = batchv1.defaulted(batchv1.BatchJob.model_validate(manifest))
-    pod = batchpodspec.build_pod(job, JobPod(name="train-bcdfg"))
+    pod = batchpodspec.build_pod(job, NewPod(name="train-bcdfg"))
     assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "podgroup-job-uid"
     group = batchpodspec.pod_group(job)
     assert group["metadata"]["name"] == "podgroup-job-uid"
@@ -79,5 +79,5 @@ def test_gang_scheduled_pods_name_their_pod_group() -> None:
 
 
 def test_pods_for_kube_scheduler_have_no_pod_group() -> None:
-    pod = batchpodspec.build_pod(make_batch_job("train").build(), JobPod(name="train-bcdfg"))
+    pod = batchpodspec.build_pod(make_batch_job("train").build(), NewPod(name="train-bcdfg"))
     assert "scheduling.k8s.io/group-name" not in pod["metadata"]["annotations"]

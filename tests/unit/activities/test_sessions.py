@@ -1,8 +1,9 @@
-"""The session activity's shell: what it reads from the cache, writes back, and hands over.
+"""The session activity's wiring: the cache read, the planned writes issued, the report returned.
 
-The scheduler's decisions are tested in tests/unit/scheduling; here the cluster cache and the
-apiserver are recording fakes, so what matters is which writes a session makes (only changes),
-that Events keep the activity context, and where placements are addressed.
+What to write and where placements go are decided in `scheduling/` and tested there (the
+writes, placements, volumes and observed tables); here the cluster cache and the apiserver are
+recording fakes, so what matters is that a session issues the planned writes, sends the Events
+from threads that keep the activity context, and returns the report.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import cluster, events, kube, sessions
-from activities.messages import RecordEventInput, SessionInput, SessionResult
+from activities.messages import RecordEventInput, SessionInput, SessionReport
 from models import vcjob
 from tests.unit.scheduling.builders import gang, make_node, make_queue
 
@@ -102,19 +103,19 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[RecordEventInput, bo
 
 def _session(
     monkeypatch: pytest.MonkeyPatch, world: dict[str, list[Obj]], number: int = 1, **assumed: str
-) -> SessionResult:
+) -> SessionReport:
     monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
     request = SessionInput(scheduler_name="volcano", session=number, assumed=assumed)
-    result: SessionResult = ActivityEnvironment().run(sessions.schedule_session, request)
-    return result
+    report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
+    return report
 
 
 def test_a_gang_that_fits_is_placed_and_addressed_to_its_job_workflow(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
-    result = _session(monkeypatch, _world(gang("train", 2, phase="Pending")))
+    report = _session(monkeypatch, _world(gang("train", 2, phase="Pending")))
 
-    [job] = result.jobs
+    [job] = report.jobs
     assert job.job_workflow_id == "vcjob/default/train"
     assert sorted((p.pod, p.uid, p.node) for p in job.placements) == [
         ("train-worker-0", "uid-train-worker-0", "n0"),
@@ -127,16 +128,17 @@ def test_a_gang_that_fits_is_placed_and_addressed_to_its_job_workflow(
     assert not recorded and not api.of("pods")
 
 
-def test_a_gang_too_large_waits_says_why_once_and_tells_its_job(
+def test_a_gang_too_large_waits_says_why_and_tells_its_job(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
     world = _world(gang("big", 6, cpu="1"))  # 6 cpu on one 4-cpu node: never fits
-    result = _session(monkeypatch, world)
+    report = _session(monkeypatch, world, number=3)
 
-    assert result.jobs == [] and result.pending == 6
+    assert report.jobs == [] and report.pending == 6
     [(key, status)] = api.of("podgroups")
     [condition] = [c for c in status["conditions"] if c["type"] == "Unschedulable"]
     assert key == "default/big" and "Insufficient cpu" in condition["message"]
+    assert condition["transitionID"] == "3"
     [(event, in_activity)] = recorded
     assert (event.name, event.uid, event.reason) == ("big", "uid-big", "Unschedulable")
     assert event.message == condition["message"]
@@ -148,9 +150,16 @@ def test_a_gang_too_large_waits_says_why_once_and_tells_its_job(
     assert reasons == ["Schedulable"] * 4 + ["Unschedulable"] * 2
     assert {s["conditions"][0]["status"] for _, s in pods} == {"False"}
 
-    # The next session sees its own writes: nothing changed, so nothing is written again.
+
+def test_a_session_that_sees_its_own_writes_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    """The statuses as written, read back from the cache, plan no write and no Event."""
+    world = _world(gang("big", 6, cpu="1"))
+    _session(monkeypatch, world)
+    [(_, status)] = api.of("podgroups")
     world["podgroups"][0]["status"] = status
-    for pod, (_, written) in zip(world["pods"], sorted(pods), strict=True):
+    for pod, (_, written) in zip(world["pods"], sorted(api.of("pods")), strict=True):
         pod["status"]["conditions"] = written["conditions"]
     api.writes.clear()
     recorded.clear()
@@ -158,13 +167,27 @@ def test_a_gang_too_large_waits_says_why_once_and_tells_its_job(
     assert api.writes == [] and recorded == []
 
 
+def test_a_placed_pod_carries_its_volume_plan(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    world = _world(gang("data", 1))
+    world["pods"][0]["spec"]["volumes"] = [
+        {"name": "d", "persistentVolumeClaim": {"claimName": "d"}}
+    ]
+    world["pvcs"] = [{"metadata": {"namespace": "default", "name": "d"}, "spec": {}}]
+    world["pvs"] = [{"metadata": {"name": "pv1"}, "spec": {}, "status": {"phase": "Available"}}]
+    [job] = _session(monkeypatch, world).jobs
+    [placed] = job.placements
+    assert (placed.volumes.static, placed.volumes.provision) == ([("d", "pv1")], [])
+
+
 def test_an_assumed_pod_seen_bound_is_confirmed(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
     world = _world(gang("run", 1))
     world["pods"][0]["spec"]["nodeName"] = "n0"
-    result = _session(monkeypatch, world, **{"default/run-worker-0": "n0"})
-    assert result.bound == ["default/run-worker-0"] and result.jobs == []
+    report = _session(monkeypatch, world, **{"default/run-worker-0": "n0"})
+    assert report.bound == ["default/run-worker-0"] and report.jobs == []
 
 
 def test_a_session_before_the_cache_synced_fails_and_is_retried(

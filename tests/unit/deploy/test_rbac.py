@@ -50,7 +50,8 @@ def test_least_privilege_refusals(process: str, permission: access.Permission) -
 
 
 def test_the_forwarder_cannot_create_pods_nor_read_secrets() -> None:
-    """The two properties the design leans on, spelled out."""
+    """Least privilege, spelled out: the forwarder only lists and watches pods and never sees a
+    Secret; the worker reaches Secrets only by name (no list, no watch)."""
     forwarder = access.granted(DOCS, "caldera-forwarder")
     assert not {p for p in forwarder if p.resource.startswith("pods") and p.verb != "list"} - {
         access.Permission("watch", "pods")

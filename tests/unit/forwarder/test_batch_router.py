@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from forwarder import batch_translate, coalesce, events, router, signaller
+from forwarder import signaller
+from forwarder.routing import batch_translate, coalesce, events, router
 from models import batchv1, signals
 
 K = events.Kind

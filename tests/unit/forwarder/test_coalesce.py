@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forwarder import coalesce, events
+from forwarder.routing import coalesce, events
 from models import signals
 
 A = events.JobRef("ns", "a")

@@ -11,7 +11,8 @@ import pytest
 from temporalio.runtime import BufferedMetricUpdate, MetricBuffer, Runtime, TelemetryConfig
 from temporalio.service import RPCStatusCode
 
-from forwarder import coalesce, events, pipeline, signaller
+from forwarder import pipeline, signaller
+from forwarder.routing import coalesce, events
 from models import signals
 from service import metrics
 from tests.unit.forwarder import job, pod

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from forwarder import events, pipeline
+from forwarder import pipeline
+from forwarder.routing import events
 from models import signals
 from tests.unit.forwarder import command, job, pod, pod_group, queue, queue_owner
 

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.unit import test_layering
 
-PURE = (
-    "events.py",
-    "translate.py",
-    "queue_translate.py",
-    "router.py",
-    "queue_router.py",
-    "bounded.py",
-    "coalesce.py",
-    "logs.py",
-    "batch_translate.py",
-    "batch_router.py",
-)
+ROUTING = test_layering.ROOT / "forwarder" / "routing"
+IO = frozenset({"temporalio", "kubernetes", "urllib3"})
 
 
-@pytest.mark.parametrize("name", PURE)
-def test_forwarder_core_module_imports_no_io(name: str) -> None:
-    path = test_layering.ROOT / "forwarder" / name
-    assert test_layering._imports(path).isdisjoint({"temporalio", "kubernetes", "urllib3"})
+def _modules() -> list[Path]:
+    return sorted(ROUTING.glob("**/*.py"))
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(test_layering.ROOT)))
+def test_forwarder_routing_module_imports_no_io(path: Path) -> None:
+    assert sorted(n for n in test_layering._imports(path) if n.split(".")[0] in IO) == []
+
+
+def test_the_routing_folder_has_the_stages() -> None:
+    assert {p.stem for p in _modules()} >= {"events", "translate", "router", "coalesce"}

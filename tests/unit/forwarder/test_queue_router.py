@@ -6,26 +6,15 @@ from typing import Any
 
 import pytest
 
-from forwarder import events, router
-from forwarder import queue_translate as qt
+from forwarder.routing import events, router
+from forwarder.routing import queue_translate as qt
 from models import signals
 from tests.unit.forwarder import command, owner, pod_group, queue, queue_owner
+from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 K = events.Kind
 Q = events.QueueRef
 CLOSED = {"volcano.sh/closed-by-parent": "true"}
-
-
-def added(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "ADDED", obj)
-
-
-def modified(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "MODIFIED", obj)
-
-
-def deleted(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "DELETED", obj)
 
 
 def observed(obj: dict[str, Any]) -> events.Signal:
@@ -60,13 +49,6 @@ def group(
 ) -> dict[str, Any]:
     """A PodGroup not created by a Job, so only its queue hears about it."""
     return pod_group(name="pg", uid=uid, phase=phase, owners=[], queue=queue_name, **kw)
-
-
-def route_all(r: router.Router, *items: events.Inbound) -> list[events.Outbound]:
-    out: list[events.Outbound] = []
-    for item in items:
-        out += r.route(item)
-    return out
 
 
 def with_queues(*objs: dict[str, Any]) -> router.Router:

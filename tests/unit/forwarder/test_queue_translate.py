@@ -1,4 +1,4 @@
-"""Raw Queues, PodGroups and Commands → QueueWorkflow payloads and addresses (queue spec B1)."""
+"""Raw Queues, PodGroups and Commands → QueueWorkflow payloads and addresses."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from forwarder import events
-from forwarder import queue_translate as qt
+from forwarder.routing import events
+from forwarder.routing import queue_translate as qt
 from models import signals
 from tests.unit.forwarder import command, owner, pod_group, queue, queue_owner
 
@@ -77,7 +77,6 @@ def test_child_observed_carries_state_and_closed_by_parent() -> None:
 def test_queue_observed_carries_whole_object() -> None:
     obj = queue(running=2)
     assert qt.queue_observed(obj) == signals.QueueObserved(queue=obj)
-    assert qt.queue_deleted(obj) == signals.QueueDeleted(uid="uid-q1")
 
 
 POD_GROUP_QUEUES = [

@@ -6,24 +6,13 @@ from typing import Any
 
 import pytest
 
-from forwarder import events, router, translate
+from forwarder.routing import events, router, translate
 from models import signals
 from tests.unit.forwarder import command, job, owner, pod, pod_group
+from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 K = events.Kind
 REF = events.JobRef("ns", "train")
-
-
-def added(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "ADDED", obj)
-
-
-def modified(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "MODIFIED", obj)
-
-
-def deleted(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "DELETED", obj)
 
 
 def observed(obj: dict[str, Any]) -> events.Signal:
@@ -41,13 +30,6 @@ def pod_update(obj: dict[str, Any], gone: bool = False) -> events.PodUpdate:
 def group_signal(obj: dict[str, Any], gone: bool = False) -> events.Signal:
     payload = translate.pod_group_observed(obj, deleted=gone)
     return events.Signal(REF, signals.SIGNAL_POD_GROUP_OBSERVED, payload)
-
-
-def route_all(r: router.Router, *items: events.Inbound) -> list[events.Outbound]:
-    out: list[events.Outbound] = []
-    for item in items:
-        out += r.route(item)
-    return out
 
 
 JOB_UPDATES = [

@@ -1,4 +1,4 @@
-"""Raw objects → payloads and routing, one table per resource (volcano-job spec §3.2, §2.3)."""
+"""Raw objects → payloads and routing, one table per resource."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from forwarder import events, translate
+from forwarder.routing import events, translate
 from models import signals
 from tests.unit.forwarder import command, container, job, owner, pod, pod_group
 
@@ -118,38 +118,9 @@ def test_pod_job_routes_by_annotation(obj: dict[str, Any], expected: events.JobR
     assert translate.pod_job(obj) == expected
 
 
-JOB_CHANGES = [
-    pytest.param(job(), job(), False, id="same"),
-    pytest.param(
-        job(),
-        {**job(), "metadata": {**job()["metadata"], "resourceVersion": "9"}},
-        False,
-        id="rv-only",
-    ),
-    pytest.param(job(phase="Running"), job(phase="Running", running=2), False, id="status-counter"),
-    pytest.param(job(phase="Pending"), job(phase="Running"), True, id="phase"),
-    pytest.param(job(), job(phase="Pending"), True, id="first-phase"),
-    pytest.param(job(replicas=2), job(replicas=3), True, id="spec"),
-    pytest.param(
-        job(),
-        {**job(), "metadata": {**job()["metadata"], "deletionTimestamp": "2025-01-01T00:00:00Z"}},
-        True,
-        id="deletion-timestamp",
-    ),
-]
-
-
-@pytest.mark.parametrize(("old", "new", "changed"), JOB_CHANGES)
-def test_job_changed_only_on_spec_phase_or_deletion(
-    old: dict[str, Any], new: dict[str, Any], changed: bool
-) -> None:
-    assert translate.job_changed(old, new) is changed
-
-
 def test_job_observed_carries_whole_object() -> None:
     obj = job(phase="Running", running=1)
     assert translate.job_observed(obj) == signals.JobObserved(job=obj)
-    assert translate.job_deleted(obj) == signals.JobDeleted(uid="job-uid")
 
 
 POD_GROUP_ROUTES = [

@@ -8,7 +8,8 @@ from typing import Any
 
 from kubernetes import client
 
-from forwarder import events, watch
+from forwarder import watch
+from forwarder.routing import events
 
 
 class FakeResponse:

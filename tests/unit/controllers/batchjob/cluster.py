@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers import effects as fx
 from controllers.batchjob import controller
-from controllers.batchjob import effects as fx
+from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from models import signals
+from models.batchv1 import CreatedPod
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -26,7 +28,7 @@ class FakeCluster:
     now: datetime = START
     state: BatchJobRecord = field(default_factory=BatchJobRecord)
     pods: dict[str, signals.BatchPodSnapshot] = field(default_factory=dict)
-    effects: list[fx.AnyEffect] = field(default_factory=list)
+    effects: list[batch_fx.AnyEffect] = field(default_factory=list)
     statuses: list[dict[str, Any]] = field(default_factory=list)
     timers: dict[str, datetime] = field(default_factory=dict)
     fail_creates: int = 0  # the next creations that fail
@@ -109,10 +111,12 @@ class FakeCluster:
 
     # -- the apiserver's side -------------------------------------------------------------------
 
-    def _apply(self, effect: fx.AnyEffect, changed: dict[str, signals.BatchPodSnapshot]) -> None:
+    def _apply(
+        self, effect: batch_fx.AnyEffect, changed: dict[str, signals.BatchPodSnapshot]
+    ) -> None:
         match effect:
-            case fx.CreatePods():
-                created: dict[str, controller.CreatedPod] = {}
+            case batch_fx.CreatePods():
+                created: dict[str, CreatedPod] = {}
                 failed: dict[str, str] = {}
                 for new in effect.pods:
                     if self.fail_creates > 0:
@@ -132,22 +136,22 @@ class FakeCluster:
                     )
                     self.pods[new.name] = pod
                     changed[new.name] = pod
-                    created[new.name] = controller.CreatedPod(uid=pod.uid, created_at=self.now)
+                    created[new.name] = CreatedPod(uid=pod.uid, created_at=self.now)
                 self._inputs.appendleft(controller.PodsCreated(created=created, failed=failed))
-            case fx.DeletePods():
+            case batch_fx.DeletePods():
                 for name in effect.names:
                     pod = self.pods.get(name)
                     if pod is None:
                         continue
                     finalizer = pod.finalizer and effect.keep_finalizers
                     self._update(name, changed, deleting=True, finalizer=finalizer)
-            case fx.RemoveFinalizers():
+            case batch_fx.RemoveFinalizers():
                 for name in effect.pods:
                     if name in self.pods:
                         self._update(name, changed, finalizer=False)
                 self._inputs.appendleft(controller.FinalizersRemoved(pods=effect.pods))
-            case fx.WriteStatus():
-                self.statuses.append(effect.status)
+            case batch_fx.WriteStatus():
+                self.statuses.append(effect.status.dump())  # as the apiserver takes it
             case fx.StartTimer():
                 self.timers[effect.key] = effect.fires_at
             case fx.CancelTimer():

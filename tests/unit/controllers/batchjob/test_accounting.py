@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from controllers.batchjob import accounting
+from controllers.batchjob import accounting, indexed
 from controllers.batchjob.state import ContainerExit, PodRecord
 from models.batchv1 import BatchJob
 from tests.builders import make_batch_job
@@ -36,7 +36,7 @@ def _pod(name: str, **kw: Any) -> PodRecord:
     ],
 )
 def test_is_failed(job: BatchJob, pod: PodRecord, failed: bool) -> None:
-    assert accounting.is_failed(pod, job) is failed
+    assert accounting.is_failed(job, pod) is failed
 
 
 def test_deletion_order_follows_active_pods() -> None:
@@ -87,7 +87,7 @@ def test_indexed_removes_duplicates_and_out_of_range_first() -> None:
 
 def test_first_pending_indexes_skip_succeeded_active_and_failed() -> None:
     active = [_pod("a", index=1)]
-    got = accounting.first_pending_indexes(INDEXED, active, 3, ((0, 0),), ((2, 2),))
+    got = indexed.first_pending_indexes(INDEXED, active, 3, ((0, 0),), ((2, 2),))
     assert got == [3]
 
 
@@ -113,5 +113,5 @@ def test_failed_index_after_budget_and_fail_index_rule() -> None:
             "fail-index", index=2, phase="Failed", exits=(ContainerExit(name="main", exit_code=3),)
         ),
     ]
-    assert accounting.failed_indexes(job, pods, None) == ((1, 2),)
-    assert accounting.next_failure_counts(job, pods[0]) == (1, 0)
+    assert indexed.failed_indexes(job, pods, None) == ((1, 2),)
+    assert indexed.next_failure_counts(job, pods[0]) == (1, 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from controllers import effects as fx
 from controllers.batchjob import controller
-from controllers.batchjob import effects as fx
 from models import signals
 from tests.builders import make_batch_job
 from tests.unit.controllers.batchjob.cluster import START, FakeCluster

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers import effects as fx
 from controllers.job import controller
-from controllers.job import effects as fx
+from controllers.job import effects as job_fx
 from controllers.job.state import JobRecord
 from models import signals
 from models.signals import PodSnapshot
@@ -26,8 +27,8 @@ def _manifest(**spec: Any) -> dict[str, Any]:
 
 def _run(
     state: JobRecord, *inputs: controller.Input, now: datetime = NOW
-) -> tuple[JobRecord, list[fx.AnyEffect]]:
-    out: list[fx.AnyEffect] = []
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    out: list[job_fx.AnyEffect] = []
     for item in inputs:
         decision = controller.decide(state, item, now)
         state = decision.state
@@ -35,7 +36,7 @@ def _run(
     return state, out
 
 
-def _kinds(effects: list[fx.AnyEffect]) -> list[str]:
+def _kinds(effects: list[job_fx.AnyEffect]) -> list[str]:
     return [e.kind for e in effects]
 
 
@@ -51,13 +52,13 @@ def test_gate_closed_creates_no_pods_until_podgroup_inqueue() -> None:
     assert "CreatePods" not in _kinds(out)
     assert "EnsurePodGroup" in _kinds(out)
     state, out = _run(state, signals.PodGroupObserved(name="j-u1", phase="Inqueue"))
-    (create,) = [e for e in out if isinstance(e, fx.CreatePods)]
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
     assert create.pods == [("w", 0), ("w", 1)] and create.scheduler_override is None
 
 
 def test_scheduler_override_skips_the_gate() -> None:
     _, out = _run(UNGATED, signals.JobObserved(job=_manifest()))
-    (create,) = [e for e in out if isinstance(e, fx.CreatePods)]
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
     assert create.scheduler_override == "default-scheduler"
 
 
@@ -69,7 +70,7 @@ def test_scale_down_deletes_pods_beyond_replicas() -> None:
     smaller["spec"]["tasks"][0]["replicas"] = 1
     smaller["metadata"]["generation"] = 2
     state, out = _run(state, signals.JobObserved(job=smaller))
-    (delete,) = [e for e in out if isinstance(e, fx.DeletePods)]
+    (delete,) = [e for e in out if isinstance(e, job_fx.DeletePods)]
     assert delete.names == ["j-w-1"]
     assert "EnsurePodGroup" in _kinds(out)  # minMember follows the new size
 
@@ -83,7 +84,7 @@ def test_last_retry_keeps_finished_pods() -> None:
     )
     state, out = _run(state, signals.PodsChanged(pods=[_pod(0, deleted=True)]))
     assert state.phase == JobPhase.RESTARTING
-    assert not [e for e in out if isinstance(e, fx.DeletePods)]  # j-w-1 Succeeded is retained
+    assert not [e for e in out if isinstance(e, job_fx.DeletePods)]  # j-w-1 Succeeded is retained
     state, out = _run(state, signals.PodsChanged(pods=[]))
     assert state.phase == JobPhase.RESTARTING
     state, _ = _run(state, signals.PodGroupObserved(name="j-u1", phase="Inqueue"))
@@ -136,7 +137,7 @@ def test_same_name_new_uid_starts_over() -> None:
     newer = _manifest()
     newer["metadata"]["uid"] = "u2"
     _, out = _run(state, signals.JobObserved(job=newer))
-    assert out == [fx.StartOver(job=newer)]
+    assert out == [fx.StartOver(observed=signals.JobObserved(job=newer))]
 
 
 def test_failed_activity_terminates_job() -> None:

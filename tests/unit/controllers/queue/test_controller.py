@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.queue import controller
-from controllers.queue import effects as fx
+from controllers.queue import effects as queue_fx
 from controllers.queue.state import QueueRecord
 from models import signals
 from models.bus import Action
@@ -28,8 +28,10 @@ def _observed(name: str, parent: str = "root", **kw: Any) -> QueueRecord:
 def test_first_observation_writes_open_with_zero_counts() -> None:
     decision = controller.decide(QueueRecord(), signals.QueueObserved(queue=_queue("q")))
     zero = {"pending": 0, "running": 0, "unknown": 0, "inqueue": 0, "completed": 0}
-    assert decision.effects[0] == fx.WriteQueueStatus(name="q", state=QueueState.OPEN, counts=zero)
-    assert isinstance(decision.effects[1], fx.StateChanged)
+    assert decision.effects[0] == queue_fx.WriteQueueStatus(
+        name="q", state=QueueState.OPEN, counts=zero
+    )
+    assert isinstance(decision.effects[1], queue_fx.StateChanged)
 
 
 def test_pod_group_counts_follow_phases_and_deletions() -> None:
@@ -69,7 +71,7 @@ def test_parent_closing_closes_an_open_child_and_marks_it() -> None:
     q = _observed("c", parent="p")
     decision = controller.decide(q, signals.ParentStateChanged(parent="p", state="Closing"))
     assert decision.state.state == QueueState.CLOSED and decision.state.closed_by_parent
-    assert fx.PatchQueue(name="c", closed_by_parent=True) in decision.effects
+    assert queue_fx.PatchQueue(name="c", closed_by_parent=True) in decision.effects
 
 
 def test_parent_open_reopens_only_a_child_it_closed() -> None:
@@ -84,7 +86,7 @@ def test_parent_open_reopens_only_a_child_it_closed() -> None:
 def test_new_child_is_told_the_parent_state() -> None:
     q = controller.decide(_observed("p"), controller.Command(action=Action.CLOSE_QUEUE)).state
     decision = controller.decide(q, signals.ChildQueueObserved(name="c"))
-    assert decision.effects == (fx.TellChildren(children=["c"], state=QueueState.CLOSED),)
+    assert decision.effects == (queue_fx.TellChildren(children=["c"], state=QueueState.CLOSED),)
 
 
 def test_unknown_command_is_reported_not_executed() -> None:

@@ -1,10 +1,10 @@
 """Kubernetes objects → signal payloads and the Job they belong to. Pure functions.
 
-Reproduces the filters of Volcano's informer handlers (volcano-job spec §3.2): which pods,
-PodGroups and Commands belong to a Job, and which Job updates are worth a signal. Deciding
-*whether* to send given what was seen before is the router's job; this module only reads one
-object at a time. Objects are the raw camelCase dicts the apiserver sends, never client models,
-so a field the Python client does not know is still visible here. The raw-object accessors
+Reproduces the filters of Volcano's informer handlers: which pods, PodGroups and Commands
+belong to a Job, and which Job updates are worth a signal. Deciding *whether* to send given
+what was seen before is the router's job; this module only reads one object at a time.
+Objects are the raw camelCase dicts the apiserver sends, never client models, so a field the
+Python client does not know is still visible here. The raw-object accessors
 (`metadata`, `annotations_of`, `uid`) are shared with `queue_translate`, the Queue side.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forwarder import events
+from forwarder.routing import events
 from models import labels, signals, vcjob
 
 Obj = events.Obj
@@ -80,16 +80,8 @@ def job_fingerprint(obj: Obj) -> JobFingerprint:
     return (obj.get("spec"), phase, deleting)
 
 
-def job_changed(old: Obj, new: Obj) -> bool:
-    return job_fingerprint(old) != job_fingerprint(new)
-
-
 def job_observed(obj: Obj) -> signals.JobObserved:
     return signals.JobObserved(job=dict(obj))
-
-
-def job_deleted(obj: Obj) -> signals.JobDeleted:
-    return signals.JobDeleted(uid=uid(obj))
 
 
 # --- Pods -----------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 is passed in.
 
 A Job's pods change in bursts (creation, scheduling, a node failing), and so do the PodGroups of
-a queue; one signal per change would flood the workflow (temporal-python spec §1.6: keep bursts
-per workflow task under ~100 signals, never approach 10,000 per run). So updates wait at most
+a queue; one signal per change would flood the workflow (a workflow task should see at most
+about 100 signals, and a run must stay far below Temporal's 10,000). So updates wait at most
 `delay` seconds after the first one of a batch, only the latest per pod (per PodGroup key for a
 queue) is kept, and the batch leaves as one `pods_changed` / `pod_groups_changed` signal per 100
 items.
@@ -16,13 +16,16 @@ deletion that followed it, never after).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from forwarder import events
+from forwarder.routing import events
 from models import signals
 
 DEFAULT_DELAY = 0.2  # seconds
 MAX_PER_SIGNAL = 100  # pod snapshots or PodGroup refs in one signal
+_Item = TypeVar("_Item", signals.PodSnapshot, signals.BatchPodSnapshot, signals.PodGroupRef)
 
 
 @dataclass
@@ -93,34 +96,35 @@ class Coalescer:
         batch = self._batches.pop(workflow_id, None)
         if batch is None:
             return []
-        n = self._max_items
-        pods, groups = list(batch.pods.values()), list(batch.groups.values())
-        batch_pods = list(batch.batch_pods.values())
+        # Batch pods carry no receipt time: their lag is not measured.
         return [
-            *(
-                events.Signal(
-                    batch.target,
-                    signals.SIGNAL_PODS_CHANGED,
-                    signals.BatchPodsChanged(pods=batch_pods[i : i + n]),
-                )
-                for i in range(0, len(batch_pods), n)
-            ),
-            *(
-                events.Signal(
-                    batch.target,
-                    signals.SIGNAL_PODS_CHANGED,
-                    signals.PodsChanged(pods=pods[i : i + n]),
-                    received=batch.received,
-                )
-                for i in range(0, len(pods), n)
-            ),
-            *(
-                events.Signal(
-                    batch.target,
-                    signals.SIGNAL_POD_GROUPS_CHANGED,
-                    signals.PodGroupsChanged(groups=groups[i : i + n]),
-                    received=batch.received,
-                )
-                for i in range(0, len(groups), n)
-            ),
+            *self._chunks(batch.target, list(batch.batch_pods.values()), _batch_pods, None),
+            *self._chunks(batch.target, list(batch.pods.values()), _pods, batch.received),
+            *self._chunks(batch.target, list(batch.groups.values()), _groups, batch.received),
         ]
+
+    def _chunks(
+        self,
+        target: events.Target,
+        items: list[_Item],
+        signal: Callable[[list[_Item]], tuple[str, signals.Payload]],
+        received: float | None,
+    ) -> list[events.Signal]:
+        """`items` in signals of at most `max_items` each."""
+        n = self._max_items
+        return [
+            events.Signal(target, *signal(items[i : i + n]), received=received)
+            for i in range(0, len(items), n)
+        ]
+
+
+def _pods(pods: list[signals.PodSnapshot]) -> tuple[str, signals.Payload]:
+    return signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=pods)
+
+
+def _batch_pods(pods: list[signals.BatchPodSnapshot]) -> tuple[str, signals.Payload]:
+    return signals.SIGNAL_PODS_CHANGED, signals.BatchPodsChanged(pods=pods)
+
+
+def _groups(groups: list[signals.PodGroupRef]) -> tuple[str, signals.Payload]:
+    return signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=groups)

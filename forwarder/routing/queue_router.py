@@ -1,8 +1,8 @@
-"""Decide what QueueWorkflows hear for each Queue and PodGroup event, given what was seen. Pure.
+"""Decide what QueueWorkflows hear for each Queue and PodGroup event, given what was seen.
 
-The queue-side half of the router (`router.Router` owns one and hands it Queue events and every
-PodGroup event). It reproduces the event handlers of Volcano's queue controller (queue spec
-Part B1), turned into messages to the workflows `queue/<name>`:
+The queue side of the router (`router.Router` hands it Queue events and every PodGroup event).
+A Queue is an owner in the shape of `index`, and reproduces the event handlers of Volcano's
+queue controller, turned into messages to the workflows `queue/<name>`:
 
 - a Queue added, relisted, or changed in spec, annotations or state → `queue_observed`
   (signal-with-start), and its parent hears `child_queue_observed` when the child's state,
@@ -12,39 +12,49 @@ Part B1), turned into messages to the workflows `queue/<name>`:
 - a PodGroup added, changing phase (or queue), or deleted → a `PodGroupRef` for the queue
   named by its `spec.queue`, batched by the coalescer into `pod_groups_changed`.
 
-Memory: the last fingerprints per Queue uid, the live Queue names, the queue and ref of every
-PodGroup, and a bounded set of deleted Queue uids. Refs are sent only to queues that are live
-(listed or added, not deleted); when a queue appears, every PodGroup already known in it is
-sent after its `queue_observed`, as Volcano's sync on queue add counts its indexed PodGroups.
-This makes the order of the Queue and PodGroup watches irrelevant: a PodGroup seen before its
-queue is not signalled into a workflow that does not exist yet, and is not lost either.
+Refs are sent only to queues that are live (listed or added, not deleted); when a queue
+appears, every PodGroup already known in it is sent after its `queue_observed`, as Volcano's
+sync on queue add counts its indexed PodGroups. So the order of the Queue and PodGroup watches
+does not matter: a PodGroup seen before its queue is not signalled into a workflow that does
+not exist yet, and is not lost either.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence, Set
+from dataclasses import dataclass, field
 
-from forwarder import bounded, events, logs, translate
-from forwarder import queue_translate as qt
+from forwarder.routing import events, index, translate
+from forwarder.routing import queue_translate as qt
 from models import signals
-
-logger = logging.getLogger(__name__)
-
-DELETED_QUEUES_REMEMBERED = 10_000
 
 
 @dataclass(frozen=True)
-class _QueueSeen:
-    name: str
-    fingerprint: qt.QueueFingerprint
-    child: qt.ChildFingerprint
+class _Marks:
+    """A Queue's fingerprint, compared to decide on `queue_observed`, and what its parent was
+    told last (`child`, compared on its own to decide on `child_queue_observed`)."""
+
+    queue: qt.QueueFingerprint
+    child: qt.ChildFingerprint = field(compare=False)
 
     @property
     def parent(self) -> str:
         """The parent told about this queue last; "" for root, which has none."""
         return self.child[0]
+
+
+def _marks(obj: events.Obj) -> _Marks:
+    return _Marks(qt.queue_fingerprint(obj), qt.child_fingerprint(obj))
+
+
+QUEUES = index.OwnerRules(
+    ref=qt.queue_ref,
+    fingerprint=_marks,
+    observed=qt.queue_observed,
+    observed_signal=signals.SIGNAL_QUEUE_OBSERVED,
+    deleted=lambda uid: signals.QueueDeleted(uid=uid),
+    deleted_signal=signals.SIGNAL_QUEUE_DELETED,
+)
 
 
 @dataclass(frozen=True)
@@ -61,32 +71,31 @@ def _child(parent: str, payload: signals.ChildQueueObserved, start: bool) -> eve
 class QueueRouter:
     """Queue and PodGroup events → messages to QueueWorkflows."""
 
-    def __init__(self, deleted_capacity: int = DELETED_QUEUES_REMEMBERED) -> None:
-        self._queues: dict[str, _QueueSeen] = {}  # by Queue uid
+    def __init__(self, deleted_capacity: int = index.DELETED_REMEMBERED) -> None:
+        self._queues = index.Owners(QUEUES, deleted_capacity)
         self._live: dict[str, str] = {}  # Queue name → uid of the queue holding it now
         self._groups: dict[str, _GroupSeen] = {}  # by PodGroup uid
         self._members: dict[str, dict[str, None]] = {}  # Queue name → PodGroup uids, ordered
-        self._deleted = bounded.BoundedSet(deleted_capacity)
 
     def queue_deleted(self, uid: str) -> bool:
         """Was this Queue uid seen deleted (within the remembered window)?"""
-        return uid in self._deleted
+        return self._queues.deleted(uid)
 
     # --- Queues ---------------------------------------------------------------------------
 
     def queue(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
-        uid, name = translate.uid(obj), qt.queue_ref(obj).name
+        uid, ref = translate.uid(obj), qt.queue_ref(obj)
         if type_ == "DELETED":
-            seen = self._queues.pop(uid, None)
+            seen = self._queues.forget(uid)
             up = qt.parent(obj)
             parents = {up.name} if up is not None else set()
-            if seen is not None and seen.parent:
-                parents.add(seen.parent)
-            return self._gone(uid, name, parents)
-        if self._refused(uid, name):
+            if seen is not None and seen.last.parent:
+                parents.add(seen.last.parent)
+            return self._gone(uid, ref, parents)
+        if self._queues.refused(uid, ref):
             return []
-        appeared = self._live.get(name) != uid
-        self._live[name] = uid
+        appeared = self._live.get(ref.name) != uid
+        self._live[ref.name] = uid
         return self._observed(uid, obj, force, appeared)
 
     def queues_relisted(self, objects: Sequence[events.Obj]) -> list[events.Outbound]:
@@ -97,10 +106,9 @@ class QueueRouter:
         """
         listed = {translate.uid(o) for o in objects}
         out: list[events.Outbound] = []
-        for uid in sorted(self._queues.keys() - listed):
-            seen = self._queues.pop(uid)
-            out += self._gone(uid, seen.name, {seen.parent} - {""})
-        fresh = [o for o in objects if not self._refused(translate.uid(o), qt.queue_ref(o).name)]
+        for uid, seen in self._queues.forget_unlisted(listed):
+            out += self._gone(uid, seen.ref, {seen.last.parent} - {""})
+        fresh = [o for o in objects if not self._queues.refused(translate.uid(o), qt.queue_ref(o))]
         appeared: dict[str, bool] = {}
         for obj in fresh:
             uid, name = translate.uid(obj), qt.queue_ref(obj).name
@@ -111,42 +119,25 @@ class QueueRouter:
             out += self._observed(uid, obj, True, appeared[uid])
         return out
 
-    def _refused(self, uid: str, name: str) -> bool:
-        """A late event of a deleted Queue must never signal-with-start a new run."""
-        if uid not in self._deleted:
-            return False
-        logs.for_queue(logger, events.QueueRef(name).key).debug("late event dropped uid=%s", uid)
-        return True
-
     def _observed(
         self, uid: str, obj: events.Obj, force: bool, appeared: bool
     ) -> list[events.Outbound]:
-        ref, up = qt.queue_ref(obj), qt.parent(obj)
-        fingerprint, child = qt.queue_fingerprint(obj), qt.child_fingerprint(obj)
-        seen = self._queues.get(uid)
-        self._queues[uid] = _QueueSeen(ref.name, fingerprint, child)
-        out: list[events.Outbound] = []
-        if force or seen is None or seen.fingerprint != fingerprint:
-            observed = qt.queue_observed(obj)
-            out.append(events.Signal(ref, signals.SIGNAL_QUEUE_OBSERVED, observed, start=True))
-        if up is not None and seen is not None and seen.parent not in ("", up.name):
-            out.append(_child(seen.parent, qt.child_deleted(ref.name), start=False))
-        if up is not None and (force or seen is None or seen.child != child):
+        ref, up, child = qt.queue_ref(obj), qt.parent(obj), qt.child_fingerprint(obj)
+        seen, out = self._queues.observe(uid, ref, obj, force)
+        if up is not None and seen is not None and seen.last.parent not in ("", up.name):
+            out.append(_child(seen.last.parent, qt.child_deleted(ref.name), start=False))
+        if up is not None and (force or seen is None or seen.last.child != child):
             # Only a live parent is started: a missing one has no queue to run for.
             out.append(_child(up.name, qt.child_observed(obj), start=up.name in self._live))
         if appeared:
             out += [events.GroupRefUpdate(ref, self._groups[g].ref) for g in self._in(ref.name)]
         return out
 
-    def _gone(self, uid: str, name: str, parents: set[str]) -> list[events.Outbound]:
-        self._deleted.add(uid)
-        if self._live.get(name) == uid:
-            del self._live[name]
-        ref = events.QueueRef(name)
-        out: list[events.Outbound] = [
-            events.Signal(ref, signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid=uid))
-        ]
-        out += [_child(p, qt.child_deleted(name), start=False) for p in sorted(parents)]
+    def _gone(self, uid: str, ref: events.QueueRef, parents: Set[str]) -> list[events.Outbound]:
+        if self._live.get(ref.name) == uid:
+            del self._live[ref.name]
+        out: list[events.Outbound] = [self._queues.gone(uid, ref)]
+        out += [_child(p, qt.child_deleted(ref.name), start=False) for p in sorted(parents)]
         return out
 
     # --- PodGroups ------------------------------------------------------------------------
@@ -170,7 +161,7 @@ class QueueRouter:
             return []
         return out + self._ref(queue.name, ref)
 
-    def pod_groups_vanished(self, listed: set[str]) -> list[events.Outbound]:
+    def pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
         """Deleted refs for PodGroups that went away while the watch was down."""
         out: list[events.Outbound] = []
         for uid in sorted(self._groups.keys() - listed):

@@ -6,7 +6,7 @@ controller ownerReference (kind Job, apiVersion batch/v1), as the job controller
 The snapshot carries what the controller reads from a pod, including its finish time by the
 controller's own rule (last container finish, else the Ready=False transition, else the
 deletion time minus the grace period, else the creation time). Whether a change is worth
-sending given what was seen before is `batch_router`'s call.
+sending given what was seen before is the router's call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from forwarder import events, translate
+from forwarder.routing import events, translate
 from models import batchv1, signals
 
 Obj = events.Obj

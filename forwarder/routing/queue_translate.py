@@ -1,8 +1,8 @@
 """Kubernetes objects → QueueWorkflow payloads and the Queue they belong to. Pure functions.
 
 The queue-side twin of `translate` (which keeps the Job side and the raw-object accessors both
-use). Reproduces the inputs of Volcano's queue controller (queue spec Part B1): Queue events,
-every PodGroup counted under its `spec.queue`, and Commands aimed at a Queue. One object at a
+use). Reproduces the inputs of Volcano's queue controller: Queue events, every PodGroup
+counted under its `spec.queue`, and Commands aimed at a Queue. One object at a
 time; whether a change is worth sending given what was seen before is `queue_router`'s call.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forwarder import events, translate
+from forwarder.routing import events, translate
 from models import keys, scheduling, signals
 
 Obj = events.Obj
@@ -65,10 +65,6 @@ def _closed_by_parent(obj: Obj) -> bool:
 
 def queue_observed(obj: Obj) -> signals.QueueObserved:
     return signals.QueueObserved(queue=dict(obj))
-
-
-def queue_deleted(obj: Obj) -> signals.QueueDeleted:
-    return signals.QueueDeleted(uid=translate.uid(obj))
 
 
 def child_observed(obj: Obj) -> signals.ChildQueueObserved:

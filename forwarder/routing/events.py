@@ -1,9 +1,10 @@
 """What flows between the forwarder's stages: watch events in, addressed signals out.
 
-Watch threads produce `Observed` and `Relisted`; the router turns them into `PodUpdate`,
-`GroupRefUpdate`, `Signal` and `ConsumeCommand`; the coalescer batches the two kinds of
-update into `Signal`s; the signaller sends `Signal`s. A message is addressed to a `JobRef`
-(a JobWorkflow) or a `QueueRef` (a QueueWorkflow). Plain frozen data, no I/O, so every stage
+Watch threads produce `Observed` and `Relisted`; the router turns them into the updates
+(`PodUpdate`, `BatchPodUpdate`, `GroupRefUpdate`), `Signal`s and `ConsumeCommand`s; the
+coalescer batches the updates into `Signal`s; the signaller sends `Signal`s. A message is
+addressed to a `JobRef` (a JobWorkflow), a `BatchJobRef` (a BatchJobWorkflow) or a `QueueRef`
+(a QueueWorkflow). Plain frozen data, no I/O, so every stage
 between the watch and the Temporal client is testable without a server.
 """
 
@@ -55,9 +56,7 @@ Inbound = Observed | Relisted
 
 
 @dataclass(frozen=True)
-class JobRef:
-    """The Volcano Job a message is addressed to; its workflow id comes from models.keys."""
-
+class _NamespacedRef:
     namespace: str
     name: str
 
@@ -65,9 +64,23 @@ class JobRef:
     def key(self) -> keys.JobKey:
         return keys.job_key(self.namespace, self.name)
 
+
+@dataclass(frozen=True)
+class JobRef(_NamespacedRef):
+    """The Volcano Job a message is addressed to; its workflow id comes from models.keys."""
+
     @property
     def workflow_id(self) -> str:
         return keys.job_workflow_id(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
+class BatchJobRef(_NamespacedRef):
+    """The batch/v1 Job (spec.managedBy Caldera's) a message is addressed to."""
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.batch_job_workflow_id(self.namespace, self.name)
 
 
 @dataclass(frozen=True)
@@ -83,22 +96,6 @@ class QueueRef:
     @property
     def workflow_id(self) -> str:
         return keys.queue_workflow_id(self.name)
-
-
-@dataclass(frozen=True)
-class BatchJobRef:
-    """The batch/v1 Job (spec.managedBy Caldera's) a message is addressed to."""
-
-    namespace: str
-    name: str
-
-    @property
-    def key(self) -> keys.JobKey:
-        return keys.job_key(self.namespace, self.name)
-
-    @property
-    def workflow_id(self) -> str:
-        return keys.batch_job_workflow_id(self.namespace, self.name)
 
 
 # Which workflow a message is for; its type picks the workflow type.

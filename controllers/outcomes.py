@@ -1,0 +1,36 @@
+"""What a shell hands back to its core as an input: a timer fired, an activity gave up, binds
+failed. The core decides what follows; the shell never does."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TimerFired(Outcome):
+    kind: Literal["TimerFired"] = "TimerFired"
+    key: str
+    timer: int = 0  # the StartTimer's `timer`
+
+
+class ActionFailed(Outcome):
+    """An activity gave up (retries exhausted or a permanent error)."""
+
+    kind: Literal["ActionFailed"] = "ActionFailed"
+    effect: str
+    error: str
+
+
+class BindOutcome(Outcome):
+    """Pods the gang scheduler placed that could not be bound, and why."""
+
+    kind: Literal["BindOutcome"] = "BindOutcome"
+    failed: dict[str, str]  # pod name → why
+
+
+AnyOutcome = TimerFired | ActionFailed | BindOutcome

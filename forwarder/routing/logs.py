@@ -1,0 +1,23 @@
+"""Loggers bound to the Job or Queue a message is for, so every forwarder line about it names it
+the same way.
+
+The key travels in `extra` (the `job`/`queue`/`batchjob` field of JSON logs) and is appended to
+the message as `job=<ns>/<name>` or `queue=<name>` for people reading plain text
+(`service.logs.ObjectLogger`, shared by every process): "event phrase key=value ... job=ns/a".
+"""
+
+from __future__ import annotations
+
+import logging
+
+from forwarder.routing import events
+from service.logs import ObjectLogger
+
+
+def for_target(logger: logging.Logger, target: events.Target) -> ObjectLogger:
+    """`job=` for a Volcano Job, `batchjob=` for a batch/v1 Job, `queue=` for a Queue."""
+    if isinstance(target, events.QueueRef):
+        return ObjectLogger(logger, "queue", target.key)
+    if isinstance(target, events.BatchJobRef):
+        return ObjectLogger(logger, "batchjob", target.key)
+    return ObjectLogger(logger, "job", target.key)

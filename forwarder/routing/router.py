@@ -1,0 +1,160 @@
+"""Decide what to send for each watch event or full list, given what was seen before.
+
+Every kind is routed in one of the two shapes of `index` (an owner with its own workflow, or a
+member reported to its owner's), with Volcano's informer filters as its rules. Three kinds
+need more: a PodGroup goes to its Job and to its queue, a Command to whichever it targets, and
+Queues, which also tell their parents, have `queue_router`. batch/v1 Jobs are Caldera's only
+when their `spec.managedBy` says so; the rest, and their pods, are the built-in job
+controller's. No I/O: the pipeline carries out the returned `Outbound`s.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Set
+
+from forwarder.routing import batch_translate as bt
+from forwarder.routing import events, index, logs, queue_router, translate
+from forwarder.routing import queue_translate as qt
+from models import signals
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[events.WatchType, events.Obj, bool], list[events.Outbound]]
+Vanished = Callable[[Set[str]], list[events.Outbound]]
+
+
+def _job_rules(
+    ref: Callable[[events.Obj], index.R],
+    fingerprint: Callable[[events.Obj], index.F],
+    ours: Callable[[events.Obj], bool] = index.always,
+) -> index.OwnerRules[index.R, index.F]:
+    """A Job of either API: its workflow hears `job_observed` and `job_deleted`."""
+    return index.OwnerRules(
+        ref=ref,
+        fingerprint=fingerprint,
+        observed=translate.job_observed,
+        observed_signal=signals.SIGNAL_JOB_OBSERVED,
+        deleted=lambda uid: signals.JobDeleted(uid=uid),
+        deleted_signal=signals.SIGNAL_JOB_DELETED,
+        ours=ours,
+    )
+
+
+VOLCANO_JOBS = _job_rules(translate.job_ref, translate.job_fingerprint)
+BATCH_JOBS = _job_rules(bt.job_ref, bt.job_fingerprint, ours=bt.managed)
+VOLCANO_PODS = index.MemberRules(
+    owner=translate.pod_job,
+    snapshot=translate.pod_snapshot,
+    message=events.PodUpdate,
+    same=index.same_but_version,
+)
+
+
+def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> events.Outbound:
+    return events.Signal(job, signals.SIGNAL_POD_GROUP_OBSERVED, group)
+
+
+def _same_phase(a: signals.PodGroupObserved, b: signals.PodGroupObserved) -> bool:
+    """Volcano's updatePodGroup reacts to phase changes only."""
+    return a.phase == b.phase
+
+
+JOB_POD_GROUPS = index.MemberRules(
+    owner=translate.pod_group_job,
+    snapshot=translate.pod_group_observed,
+    message=_group_observed,
+    same=_same_phase,
+)
+
+
+def _nothing(listed: Set[str]) -> list[events.Outbound]:
+    """A vanished Command was consumed by someone: nothing to tell."""
+    return []
+
+
+class Router:
+    """Inbound watch items → outbound messages, Volcano's informer filters applied."""
+
+    def __init__(self, deleted_capacity: int = index.DELETED_REMEMBERED) -> None:
+        self._jobs = index.Owners(VOLCANO_JOBS, deleted_capacity)
+        self._pods = index.Members(VOLCANO_PODS)
+        self._groups = index.Members(JOB_POD_GROUPS)
+        self._queues = queue_router.QueueRouter(deleted_capacity)
+        self._batch_jobs = index.Owners(BATCH_JOBS, deleted_capacity)
+        self._batch_pods = index.Members(
+            index.MemberRules(
+                owner=self._batch_job,
+                snapshot=bt.pod_snapshot,
+                message=events.BatchPodUpdate,
+                same=index.same_but_version,
+                forget_unowned=True,  # its Job was deleted, or is not one Caldera runs
+            )
+        )
+        self._kinds: dict[events.Kind, tuple[Handler, Vanished]] = {
+            events.Kind.JOB: (self._jobs.event, self._jobs.vanished),
+            events.Kind.POD: (self._pods.event, self._pods.vanished),
+            events.Kind.POD_GROUP: (self._pod_group, self._pod_groups_vanished),
+            events.Kind.COMMAND: (self._command, _nothing),
+            events.Kind.QUEUE: (self._queues.queue, _nothing),  # relisted by `_queues` itself
+            events.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
+            events.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
+        }
+
+    def job_deleted(self, uid: str) -> bool:
+        """Was this Job uid seen deleted (within the remembered window)?"""
+        return self._jobs.deleted(uid)
+
+    def queue_deleted(self, uid: str) -> bool:
+        """Was this Queue uid seen deleted (within the remembered window)?"""
+        return self._queues.queue_deleted(uid)
+
+    def route(self, item: events.Inbound) -> list[events.Outbound]:
+        if isinstance(item, events.Relisted):
+            return self._relisted(item)
+        handle, _ = self._kinds[item.kind]
+        return handle(item.type, item.obj, item.type == "ADDED")
+
+    def _relisted(self, item: events.Relisted) -> list[events.Outbound]:
+        """Deletions for what vanished unseen, then the current state of everything listed."""
+        if item.kind is events.Kind.QUEUE:
+            return self._queues.queues_relisted(item.objects)
+        handle, vanished = self._kinds[item.kind]
+        out = vanished({translate.uid(o) for o in item.objects})
+        for obj in item.objects:
+            out += handle("ADDED", obj, True)
+        return out
+
+    def _batch_job(self, pod: events.Obj) -> events.BatchJobRef | None:
+        """The Caldera-managed Job controlling a pod; None: no Job Caldera runs."""
+        owner = bt.owner_uid(pod)
+        return self._batch_jobs.ref(owner) if owner is not None else None
+
+    def _pod_group(
+        self, type_: events.WatchType, obj: events.Obj, force: bool
+    ) -> list[events.Outbound]:
+        """Every PodGroup counts in its queue; one created by a Job is also the Job's news."""
+        return self._groups.event(type_, obj, force) + self._queues.pod_group(type_, obj, force)
+
+    def _pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+        return self._groups.vanished(listed) + self._queues.pod_groups_vanished(listed)
+
+    def _command(
+        self, type_: events.WatchType, obj: events.Obj, force: bool
+    ) -> list[events.Outbound]:
+        """A Command for a Job or a Queue: consumed first, then delivered (at most once)."""
+        if type_ != "ADDED":
+            return []  # Volcano consumes on add only; the delete we issue comes back as DELETED
+        target: events.Target | None = translate.command_job(obj) or qt.command_queue(obj)
+        if target is None:
+            return []
+        issued = translate.command_issued(obj)
+        meta = translate.metadata(obj)
+        name = str(meta.get("name", ""))
+        if issued is None:
+            log = logs.for_target(logger, target)
+            log.warning("command without action ignored command=%s", name)
+            return []
+        signal = events.Signal(target, signals.SIGNAL_COMMAND_ISSUED, issued)
+        ns = str(meta.get("namespace", ""))
+        return [events.ConsumeCommand(ns, name, translate.uid(obj), signal)]

@@ -1,0 +1,79 @@
+"""Where a session's placements go, and what it reports about the placements before them.
+
+Placements are not bound by the scheduler: the JobWorkflow of each gang binds its own pods, so
+its history shows them. A PodGroup's pods are bound by its Volcano Job's workflow, or by its
+batch/v1 Job's (one Caldera runs, whose pods name the gang scheduler); a placement whose
+PodGroup no Job owns, or whose pod is gone from the cache, goes nowhere. Each placed pod
+carries its volume plan. Placements assumed earlier are confirmed once the cache shows their
+pod on a node.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from models import batchv1, keys, vcjob
+from models.keys import JobKey
+from models.signals import PlacedPod
+from scheduling.observed import ObservedGroup, ObservedPod
+from scheduling.result import Placement, SessionResult
+from scheduling.snapshot import PodKey, Snapshot, TaskStatus
+from scheduling.volumes import Storage, volume_plan
+
+
+@dataclass(frozen=True)
+class GangPlacements:
+    """The pods one JobWorkflow is to bind, in the order they were placed."""
+
+    job_workflow_id: str
+    namespace: str  # its first pod's
+    placements: tuple[PlacedPod, ...]
+
+
+def job_workflow(group: ObservedGroup) -> str | None:
+    """The workflow that binds a PodGroup's pods (its first Job owner's); None: no Job owns it."""
+    for owner in group.owners:
+        if owner.kind != "Job":
+            continue
+        if owner.api_version == vcjob.API_VERSION:
+            return keys.job_workflow_id(group.namespace, owner.name)
+        if owner.api_version == batchv1.API_VERSION:
+            return keys.batch_job_workflow_id(group.namespace, owner.name)
+    return None
+
+
+def by_job_workflow(
+    placements: Sequence[Placement],
+    groups: Mapping[JobKey, ObservedGroup],
+    pods: Mapping[PodKey, ObservedPod],
+    storage: Storage,
+) -> list[GangPlacements]:
+    """The session's placements, one entry per JobWorkflow, in the order each was first placed."""
+    gangs: dict[str, tuple[str, list[PlacedPod]]] = {}
+    for placement in placements:
+        group = groups.get(placement.job)
+        workflow = job_workflow(group) if group is not None else None
+        pod = pods.get(placement.pod)
+        if workflow is None or pod is None:
+            continue
+        placed = PlacedPod(
+            pod=pod.name, uid=pod.uid, node=placement.node, volumes=volume_plan(pod, storage)
+        )
+        gangs.setdefault(workflow, (pod.namespace, []))[1].append(placed)
+    return [
+        GangPlacements(job_workflow_id=workflow, namespace=namespace, placements=tuple(placed))
+        for workflow, (namespace, placed) in gangs.items()
+    ]
+
+
+def confirmed(assumed: Iterable[str], pods: Mapping[PodKey, ObservedPod]) -> list[str]:
+    """Assumed placements whose pod the cache shows on a node, by key: their bind is done."""
+    return sorted(key for key in assumed if (pod := pods.get(PodKey(key))) and pod.node_name)
+
+
+def still_pending(snapshot: Snapshot, result: SessionResult) -> int:
+    """Pending pods the session did not place: they wait for a later session."""
+    return sum(1 for t in snapshot.tasks if t.status is TaskStatus.PENDING) - len(result.placements)

@@ -1,0 +1,113 @@
+"""The volume plan of a placed pod: a static PV per unbound claim, else provisioning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from models.signals import VolumePlan
+from scheduling.volumes import Storage, StorageClass, volume_plan
+from tests.unit.scheduling.cache_builders import claim, pod, pv, storage_class
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+CLASSES = [
+    storage_class("fast", "csi.example.com"),
+    storage_class("static", "kubernetes.io/no-provisioner"),
+]
+
+PLANS = [
+    pytest.param([], [], [], [], id="no-claims"),
+    pytest.param(["data"], [], [pv("pv1")], [], id="claim-not-in-cache"),
+    pytest.param(
+        ["data"], [claim("data", bound_to="pv0")], [pv("pv1")], [], id="claim-already-bound"
+    ),
+    pytest.param(
+        ["data"],
+        [claim("data", namespace="other")],
+        [pv("pv1")],
+        [],
+        id="same-name-other-namespace",
+    ),
+    pytest.param(
+        ["data"], [claim("data")], [pv("pv1")], [("data", "pv1")], id="no-class-matches-no-class"
+    ),
+    pytest.param(
+        ["data"],
+        [claim("data", "fast")],
+        [pv("pv-b", "fast"), pv("pv-a", "fast"), pv("pv-0", "slow")],
+        [("data", "pv-a")],
+        id="first-by-name-of-its-class",
+    ),
+    pytest.param(
+        ["data"],
+        [claim("data", "static")],
+        [pv("pv0", "static", phase="Bound"), pv("pv1", "static", phase="Released")],
+        [],
+        id="only-available-pvs",
+    ),
+    pytest.param(
+        ["a", "b"],
+        [claim("a", "static"), claim("b", "static")],
+        [pv("pv1", "static"), pv("pv2", "static")],
+        [("a", "pv1"), ("b", "pv2")],
+        id="claims-of-one-pod-get-different-pvs",
+    ),
+    pytest.param(
+        ["a", "b"],
+        [claim("a", "static"), claim("b", "static")],
+        [pv("pv1", "static")],
+        [("a", "pv1")],
+        id="second-claim-waits-for-a-pv",
+    ),
+]
+
+
+@pytest.mark.parametrize(("claims", "pvcs", "pvs", "static"), PLANS)
+def test_static(
+    claims: list[str], pvcs: list[Obj], pvs: list[Obj], static: list[tuple[str, str]]
+) -> None:
+    storage = Storage.parse(pvcs, pvs, CLASSES)
+    assert volume_plan(pod("p-0", claims=claims), storage) == VolumePlan(static=static)
+
+
+PROVISION = [
+    pytest.param([claim("data", "fast")], [], ["data"], id="provisioner-class"),
+    pytest.param([claim("data", "static")], [], [], id="no-provisioner-class"),
+    pytest.param([claim("data", "gone")], [], [], id="class-not-in-cache"),
+    pytest.param([claim("data")], [], [], id="no-class"),
+    pytest.param([claim("data", "bare")], [], [], id="class-without-provisioner"),
+    pytest.param([claim("data", "fast")], [pv("pv1", "slow")], ["data"], id="pv-of-another-class"),
+    pytest.param([claim("data", "fast")], [pv("pv1", "fast")], [], id="static-pv-first"),
+]
+
+
+@pytest.mark.parametrize(("pvcs", "pvs", "provision"), PROVISION)
+def test_provision(pvcs: list[Obj], pvs: list[Obj], provision: list[str]) -> None:
+    storage = Storage.parse(pvcs, pvs, [*CLASSES, storage_class("bare", None)])
+    assert volume_plan(pod("p-0", claims=["data"]), storage).provision == provision
+
+
+def test_both_in_one_plan() -> None:
+    storage = Storage.parse(
+        [claim("a", "fast"), claim("b", "fast"), claim("c", bound_to="pv0")],
+        [pv("pv1", "fast")],
+        CLASSES,
+    )
+    plan = volume_plan(pod("p-0", claims=["a", "b", "c"]), storage)
+    assert plan == VolumePlan(static=[("a", "pv1")], provision=["b"])
+
+
+CLASS_PROVISIONS = [
+    pytest.param(storage_class("c", "csi.example.com"), True, id="csi"),
+    pytest.param(storage_class("c", ""), True, id="empty-name"),
+    pytest.param(storage_class("c", "kubernetes.io/no-provisioner"), False, id="no-provisioner"),
+    pytest.param(storage_class("c", None), False, id="absent"),
+]
+
+
+@pytest.mark.parametrize(("obj", "expected"), CLASS_PROVISIONS)
+def test_class_provisions(obj: Obj, expected: bool) -> None:
+    assert StorageClass.parse(obj).provisions is expected

@@ -1,0 +1,224 @@
+"""The shell every entity workflow (Volcano Job, batch/v1 Job, Queue) runs on.
+
+An entity is one Kubernetes object with a durable memory. Signal and update handlers only
+append to the inbox; `run` feeds each input to the kind's pure `decide` and carries out the
+returned effects in order. What every kind does the same way lives here: the inbox, durable
+timers, continue-as-new, the effects shared by all cores (Events, timers, the phase shown in
+the UI, the gang scheduler's placements) and the handing back of an activity that gave up.
+A kind gives the shell its state, its `decide` and the effects only it has; the shell knows
+no kind's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities import events as event_activities
+    from activities import options
+    from activities.messages import RecordEventInput
+    from controllers import effects as fx
+    from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, TimerFired
+    from models import signals
+    from service import metrics
+    from workflows import activity_call, placing, search_attributes
+    from workflows.inbox import Inbox, continue_due
+    from workflows.timers import Timers
+
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the kind's inputs from outside (signals, commands)
+E = TypeVar("E")  # the kind's own effects
+I_contra = TypeVar("I_contra", contravariant=True)
+S_co = TypeVar("S_co", covariant=True)
+E_co = TypeVar("E_co", covariant=True)
+
+
+class Ref(BaseModel):
+    """The object an entity stands for, as Events and logs name it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    namespace: str  # for a cluster-scoped object: where its Events are written
+    name: str
+    uid: str
+    api_version: str
+    kind: str
+
+
+class Decided(Protocol[S_co, E_co]):
+    @property
+    def state(self) -> S_co: ...
+    @property
+    def effects(self) -> Sequence[E_co | fx.Shared]: ...
+
+
+class Kind(Protocol[S, I_contra, E]):
+    """What a workflow gives its entity: the kind's pure core and its own effects."""
+
+    def decide(self, state: S, item: I_contra | AnyOutcome, now: datetime) -> Decided[S, E]: ...
+
+    def answer(self, state: S) -> str:
+        """What an update reports once its input was carried out (the phase or state)."""
+        ...
+
+    def ref(self, state: S) -> Ref: ...
+
+    def decided(self, before: S, after: S) -> None:
+        """Called after every decision, before its effects (search attributes)."""
+        ...
+
+    async def apply(self, effect: E) -> None:
+        """Carry out one of the kind's own effects; an ActivityError goes to the shell."""
+        ...
+
+    def carry(self, state: S, start_over: signals.JobObserved | None, max_history: int) -> object:
+        """The next run's input: this state, or a fresh start for a new object (`start_over`)."""
+        ...
+
+
+class Entity(Generic[S, I, E]):
+    def __init__(
+        self, kind: Kind[S, I, E], state: S, max_history: int, report_failures: bool = True
+    ) -> None:
+        """`report_failures`: an activity that gave up becomes an ActionFailed input, handled
+        next; otherwise it is logged (a level-triggered kind writes again on its next sync)."""
+        self.state = state
+        self.inbox: Inbox[I | AnyOutcome] = Inbox()
+        self._kind = kind
+        self._timers = Timers[fx.StartTimer](self._timer_fired)
+        self._finished = False
+        self._start_over: signals.JobObserved | None = None
+        self._max_history = max_history
+        self._report_failures = report_failures
+
+    def accept(self, item: I) -> int:
+        return self.inbox.accept(item)
+
+    async def command(self, item: I) -> tuple[str, str]:
+        """Carry out an update's input in arrival order; the answer before and after it."""
+        before = self._kind.answer(self.state)
+        after = await self.inbox.answer(self.inbox.accept(item))
+        return before, after
+
+    async def run(self, restored: Iterable[fx.StartTimer]) -> None:
+        """Until the object is gone; continues as new when the history is long enough."""
+        for timer in restored:
+            self._timers.start(timer)
+        while True:
+            await workflow.wait_condition(
+                lambda: bool(self.inbox) or continue_due(self._max_history)
+            )
+            while self.inbox and not self._done():
+                ticket, item = self.inbox.take()
+                await self._process(item)
+                self.inbox.done(ticket, self._kind.answer(self.state))
+            if self._done() or continue_due(self._max_history):
+                # Updates wait for their input to be processed: let them answer first.
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if self.inbox and not self._done():
+                    continue
+                self._timers.cancel_all()
+                if self._finished:
+                    return
+                carried = self._kind.carry(self.state, self._start_over, self._max_history)
+                workflow.continue_as_new(carried)
+
+    def _done(self) -> bool:
+        return self._finished or self._start_over is not None
+
+    def _timer_fired(self, timer: fx.StartTimer) -> None:
+        self.inbox.internal(TimerFired(key=timer.key, timer=timer.timer))
+
+    async def _process(self, item: I | AnyOutcome) -> None:
+        before = self.state
+        decision = self._kind.decide(before, item, workflow.now())
+        self.state = decision.state
+        self._kind.decided(before, self.state)
+        for effect in decision.effects:
+            try:
+                await self._apply(effect)
+            except ActivityError as e:
+                self._failed(getattr(effect, "kind", type(effect).__name__), e)
+
+    def _failed(self, effect: str, e: ActivityError) -> None:
+        cause = str(e.cause) if e.cause is not None else str(e)
+        if self._report_failures:
+            # Handled next, before anything else: the core decides what a failure costs.
+            self.inbox.internal(ActionFailed(effect=effect, error=cause), first=True)
+        else:
+            workflow.logger.warning(
+                "effect failed object=%s effect=%s error=%s",
+                self._kind.ref(self.state).name,
+                effect,
+                cause,
+            )
+
+    async def _apply(self, effect: E | fx.Shared) -> None:
+        match effect:
+            case fx.RecordEvent():
+                await self._record(effect)
+            case fx.StartTimer():
+                self._timers.start(effect)
+            case fx.CancelTimer():
+                self._timers.cancel(effect.key)
+            case fx.PhaseChanged():
+                self._phase_changed(effect)
+            case fx.Finish():
+                self._finished = True
+            case fx.StartOver():
+                self._start_over = effect.observed
+            case fx.BindPlacements():
+                result = await placing.bind(self._kind.ref(self.state).namespace, effect)
+                if result.failed:
+                    self.inbox.internal(BindOutcome(failed=result.failed), first=True)
+            case fx.MarkUnschedulable():
+                await placing.mark_unschedulable(self._kind.ref(self.state).namespace, effect)
+            case fx.TellScheduler():
+                await placing.tell_scheduler(effect)
+            case _:
+                await self._kind.apply(effect)
+
+    def _phase_changed(self, effect: fx.PhaseChanged) -> None:
+        workflow.upsert_search_attributes([search_attributes.JOB_PHASE.value_set(effect.phase)])
+        workflow.set_current_details(f"{effect.phase}: {effect.reason}")
+        # The workflow meter records nothing on replay: one count per transition.
+        metrics.JOB_PHASE_TRANSITIONS.on(workflow.metric_meter()).add(1, {"phase": effect.phase})
+        ref = self._kind.ref(self.state)
+        workflow.logger.info(
+            "phase changed job=%s/%s from=%s to=%s reason=%s",
+            ref.namespace,
+            ref.name,
+            effect.previous,
+            effect.phase,
+            effect.reason,
+        )
+
+    async def _record(self, effect: fx.RecordEvent) -> None:
+        """Best effort: an Event that cannot be written is logged, and the story goes on."""
+        ref = self._kind.ref(self.state)
+        try:
+            await activity_call.run(
+                event_activities.record_event,
+                RecordEventInput(
+                    namespace=ref.namespace,
+                    name=ref.name,
+                    uid=ref.uid,
+                    type=effect.type,
+                    reason=effect.reason,
+                    message=effect.message,
+                    api_version=ref.api_version,
+                    kind=ref.kind,
+                ),
+                options.KUBE_EVENT,
+                f"event {effect.reason}: {effect.message}",
+            )
+        except ActivityError:
+            workflow.logger.warning(
+                "event not recorded object=%s/%s reason=%s", ref.namespace, ref.name, effect.reason
+            )

@@ -1,0 +1,68 @@
+"""What the workflows of both job kinds (Volcano's and batch/v1) share on top of the entity
+shell: the signals every job takes, how its Events name it, and the search attributes it gets
+once first observed. A subclass sets `_entity`, its API kind, and adds what is its own."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
+
+with workflow.unsafe.imports_passed_through():
+    from models import signals
+    from models.meta import Identity
+    from workflows import search_attributes
+    from workflows.entity import Ref
+
+
+class Observed(Protocol):
+    @property
+    def identity(self) -> Identity: ...
+    @property
+    def observed(self) -> bool: ...
+
+
+S = TypeVar("S", bound=Observed)
+JobSignal = signals.JobObserved | signals.JobDeleted | signals.PodsPlaced
+
+
+class Inbox(Protocol):
+    def accept(self, item: JobSignal) -> int: ...
+
+
+class JobShell(Generic[S]):
+    API_VERSION: ClassVar[str]
+    KIND: ClassVar[str]
+    _entity: Inbox
+
+    def ref(self, state: S) -> Ref:
+        who = state.identity
+        return Ref(**who.model_dump(), api_version=self.API_VERSION, kind=self.KIND)
+
+    def decided(self, before: S, after: S) -> None:
+        if not before.observed and after.observed:
+            who = after.identity
+            workflow.upsert_search_attributes(
+                [
+                    search_attributes.NAMESPACE.value_set(who.namespace),
+                    search_attributes.JOB_NAME.value_set(who.name),
+                    *self.attributes(after),
+                ]
+            )
+
+    def attributes(self, state: S) -> list[SearchAttributeUpdate[Any]]:
+        """Search attributes of the kind's own, set with the shared ones."""
+        return []
+
+    @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
+    def job_observed(self, observed: signals.JobObserved) -> None:
+        self._entity.accept(observed)
+
+    @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
+    def job_deleted(self, deleted: signals.JobDeleted) -> None:
+        self._entity.accept(deleted)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
+    def pods_placed(self, placed: signals.PodsPlaced) -> None:
+        self._entity.accept(placed)
