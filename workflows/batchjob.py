@@ -7,7 +7,8 @@ Job has (pods with tracking finalizers, the status subresource, the gang's PodGr
 outcomes the core needs (pods created, finalizers removed) go back into the inbox ahead of
 everything else.
 
-Patches in force: none yet.
+Patches in force: `unique-pod-names` (pod names one to one in the Job's sequence; before it,
+hashed names, which could repeat within a large Job).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.jobshell import JobShell
 
 
+UNIQUE_POD_NAMES = "unique-pod-names"
+
+
 class BatchJobWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
     `models.signals.BatchJobStart`, which must stay a subset of these fields (all defaulted)."""
@@ -58,7 +62,9 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
 
     @workflow.init
     def __init__(self, start: BatchJobWorkflowInput) -> None:
-        state = start.state or BatchJobRecord()
+        # Jobs started since this patch name their pods one to one in the sequence; a history
+        # from before it replays with the hashed names it was recorded with.
+        state = start.state or BatchJobRecord(unique_names=workflow.patched(UNIQUE_POD_NAMES))
         self._entity = Entity[BatchJobRecord, controller.AnyInput, batch_fx.Own](
             self, state, start.max_history
         )

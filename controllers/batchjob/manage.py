@@ -30,6 +30,8 @@ from models.batchv1 import BatchJob, JobCondition, NewPod
 MAX_PER_SYNC: Final = 500  # MaxPodCreateDeletePerSync
 _ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName alphabet
 _MAX_GENERATED_PREFIX: Final = 58  # 63 - 5 random characters
+_SPACE: Final = len(_ALPHABET) ** 5
+_STRIDE: Final = 7_368_787  # a prime, so coprime with 27^5: every step lands on a new name
 
 
 class Managed(BaseModel):
@@ -47,14 +49,29 @@ def unchanged(counted: Census) -> Managed:
     return Managed(pods=counted.pods, pod_seq=counted.pod_seq)
 
 
-def pod_name(job: BatchJob, index: int | None, seq: int) -> str:
+def pod_name(job: BatchJob, index: int | None, seq: int, unique: bool = True) -> str:
     name = job.metadata.name or ""
     prefix = f"{name}-" if index is None else f"{name}-{index}-"
     if len(prefix) > _MAX_GENERATED_PREFIX:
         tail = "-" if index is None else f"-{index}-"
         prefix = prefix[: _MAX_GENERATED_PREFIX - len(tail)] + tail
-    digest = hashlib.sha256(f"{job.metadata.uid}/{seq}".encode()).digest()
-    return prefix + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+    if not unique:
+        digest = hashlib.sha256(f"{job.metadata.uid}/{seq}".encode()).digest()
+        return prefix + "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+    return prefix + _suffix(job.metadata.uid or "", seq)
+
+
+def _suffix(uid: str, seq: int) -> str:
+    """Five characters of the generateName alphabet that look random but are one to one in
+    `seq`: the uid picks a start and each sequence number steps by a stride coprime with the
+    space, so a Job's first 27^5 pod names never repeat and a retried create finds its pod."""
+    start = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:8], "big")
+    n = (start + seq * _STRIDE) % _SPACE
+    chars = []
+    for _ in range(5):
+        n, digit = divmod(n, len(_ALPHABET))
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
 
 
 def want_active(job: BatchJob, active: int, succeeded: int) -> int:
@@ -90,9 +107,16 @@ def stop(counted: Census, finishing: JobCondition) -> Managed:
 
 
 def manage(
-    job: BatchJob, counted: Census, record: Backoff, now: datetime, *, hold: bool
+    job: BatchJob,
+    counted: Census,
+    record: Backoff,
+    now: datetime,
+    *,
+    hold: bool,
+    unique: bool = True,
 ) -> Managed:
-    """`record` is the pod-failure back-off; `hold`: an API back-off runs, create nothing."""
+    """`record` is the pod-failure back-off; `hold`: an API back-off runs, create nothing;
+    `unique`: pod names one to one in the sequence (False: the hashed names first shipped)."""
     active = [p for p in counted.pods.values() if p.active]
     if job.spec.suspended:
         doomed = accounting.for_removal(job, active, len(active))
@@ -111,11 +135,11 @@ def manage(
         if wait > timedelta(0):
             return unchanged(counted).model_copy(update={"wait_until": now + wait})
     if not job.spec.indexed:
-        return create(job, counted, [None] * missing, now)
+        return create(job, counted, [None] * missing, now, unique)
     wanted, wait = pending_indexes(job, counted, active, missing, now)
     if wait > timedelta(0):
         return unchanged(counted).model_copy(update={"wait_until": now + wait})
-    return create(job, counted, wanted, now)
+    return create(job, counted, wanted, now, unique)
 
 
 def pending_indexes(
@@ -130,7 +154,13 @@ def pending_indexes(
     return indexed.ready_indexes(wanted, ix.delayed, now)
 
 
-def create(job: BatchJob, counted: Census, slots: Sequence[int | None], now: datetime) -> Managed:
+def create(
+    job: BatchJob,
+    counted: Census,
+    slots: Sequence[int | None],
+    now: datetime,
+    unique: bool = True,
+) -> Managed:
     """CreatePods for one pod per slot (its completion index; None: NonIndexed), each named
     by the next sequence number and recorded as issued, not yet observed."""
     if not slots:
@@ -139,7 +169,7 @@ def create(job: BatchJob, counted: Census, slots: Sequence[int | None], now: dat
     new: list[NewPod] = []
     for ix in slots:
         seq += 1
-        new.append(_new_pod(job, counted, ix, seq))
+        new.append(_new_pod(job, counted, ix, seq, unique))
     pods = dict(counted.pods)
     for p in new:
         pods[p.name] = PodRecord(
@@ -153,17 +183,17 @@ def create(job: BatchJob, counted: Census, slots: Sequence[int | None], now: dat
     return Managed(pods=pods, pod_seq=seq, effects=(effect,))
 
 
-def _new_pod(job: BatchJob, counted: Census, index: int | None, seq: int) -> NewPod:
+def _new_pod(job: BatchJob, counted: Census, index: int | None, seq: int, unique: bool) -> NewPod:
     """With backoffLimitPerIndex a pod inherits the failure counts of the one it replaces."""
     if index is None:
-        return NewPod(name=pod_name(job, None, seq))
+        return NewPod(name=pod_name(job, None, seq, unique))
     failures: int | None = None
     ignored = 0
     if job.spec.backoff_limit_per_index is not None:
         replaced = counted.indexes.delayed.get(index)
         failures, ignored = indexed.next_failure_counts(job, replaced)
     return NewPod(
-        name=pod_name(job, index, seq),
+        name=pod_name(job, index, seq, unique),
         index=index,
         failure_count=failures,
         ignored_failure_count=ignored,

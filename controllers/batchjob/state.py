@@ -76,6 +76,7 @@ class BatchJobRecord(ObservedJob):
     removing: tuple[str, ...] = ()  # uids whose finalizer removal was issued, not yet seen
     backoff: Backoff = Field(default_factory=Backoff)
     pod_seq: int = 0  # pods ever named, so every pod name is new and retries find their pod
+    unique_names: bool = False  # names one to one in pod_seq; False: hashed, as first shipped
     api_failures: int = 0  # consecutive failed API actions (the controller's rate limiter)
     timers: dict[str, datetime] = Field(default_factory=dict)  # armed timer key → fires at
     ttl_expired: bool = False

@@ -71,7 +71,9 @@ def sync(state: BatchJobRecord, now: datetime) -> Plan:
     if verdict.condition is not None:
         acted = manage.stop(counted, verdict.condition)
     elif managing:
-        acted = manage.manage(job, counted, record, now, hold=RETRY_TIMER in state.timers)
+        acted = manage.manage(
+            job, counted, record, now, hold=RETRY_TIMER in state.timers, unique=state.unique_names
+        )
     else:
         acted = manage.unchanged(counted)
     # 5. The status counts the pods as they are now.

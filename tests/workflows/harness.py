@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -142,7 +142,8 @@ class Harness:
             JobWorkflow.run,
             JobWorkflowInput(
                 settings=settings
-                or signals.ControllerSettings(scheduler_override="default-scheduler")
+                or signals.ControllerSettings(scheduler_override="default-scheduler"),
+                max_history=max_history,
             ),
             id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
             task_queue=self.task_queue,
@@ -197,6 +198,25 @@ async def settled(
             return last
         await asyncio.sleep(0.05)
     raise AssertionError(f"not within {timeout}s: {what}; last status {last}")
+
+
+async def last_run(
+    client: Client, workflow_id: str, max_history: int, timeout: float = 10
+) -> WorkflowHandle[Any, Any]:
+    """The latest run of a workflow that continues as new, once it stays open: its history is
+    under the budget and no workflow task is pending. Polled by describe, not by query: the
+    time-skipping test server never delivers the answer to a query that meets the task which
+    continues the run as new, so tests query only a run that will not continue again."""
+    handle = client.get_workflow_handle(workflow_id)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        raw = (await handle.describe()).raw_description
+        info = raw.workflow_execution_info
+        pending = raw.HasField("pending_workflow_task") and raw.pending_workflow_task.state != 0
+        if not pending and info.history_length < max_history:
+            return handle
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {timeout}s: {workflow_id} settled in one run")
 
 
 async def until(

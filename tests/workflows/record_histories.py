@@ -131,6 +131,7 @@ STORIES = {
     "queue_close_and_open": (Harness, _queue_close_and_open),
     "entity_restart_with_timeout": (Harness, _restart_with_timeout),
     "entity_batch_backoff_then_ttl": (batch.BatchHarness, _batch_backoff_then_ttl),
+    "entity_batch_unique_pod_names": (batch.BatchHarness, _batch_backoff_then_ttl),
 }
 
 

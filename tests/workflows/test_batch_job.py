@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from models import signals
 from tests.workflows.batch_harness import BatchHarness, pod, pods_changed, until, view
+from tests.workflows.harness import last_run
 
 
 @pytest_asyncio.fixture
@@ -101,10 +102,12 @@ async def test_continue_as_new_keeps_the_deadline_timer(h: BatchHarness) -> None
     (name,) = h.calls.created()
     for i in range(30):  # readiness flapping: news, but nothing to do
         await pods_changed(handle, pod(name, ready=i % 2 == 0))
-    await until(handle, lambda v: "deadline" in v.timers, "still armed")
-    latest = await h.env.client.get_workflow_handle(handle.id).describe()
-    assert latest.run_id != handle.first_execution_run_id, "the workflow continued as new"
-    current = h.env.client.get_workflow_handle(handle.id)
+    current = await last_run(h.env.client, handle.id, max_history=40)
+    await until(current, lambda v: "deadline" in v.timers, "still armed")
+    latest = await current.describe()
+    assert handle.result_run_id is not None and latest.run_id != handle.result_run_id, (
+        "the workflow continued as new"
+    )
     await h.env.sleep(timedelta(seconds=301))
     status = await until(current, lambda v: v.phase == "Failing", "carried timer fired")
     assert _conditions(status.status) == [("FailureTarget", "DeadlineExceeded")]

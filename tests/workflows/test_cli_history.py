@@ -10,7 +10,7 @@ from cli.clients import Connections
 from cli.main import parser
 from models import signals
 from tests.builders import make_job
-from tests.workflows.harness import UID, Harness, phase_is, pod, pods_changed, until
+from tests.workflows.harness import UID, Harness, last_run, phase_is, pod, pods_changed, until
 from workflows.job import JobWorkflow, JobWorkflowInput
 
 
@@ -34,8 +34,9 @@ async def test_history_follows_the_continue_as_new_chain(harness: Harness) -> No
     await until(handle, phase_is("Running"), "Running")
     for restarts in range(1, 41):  # noise that makes the history long
         await pods_changed(handle, pod("chain", "worker", 0, restart_count=restarts % 2))
-    await until(handle, phase_is("Running"), "noise carried out")
-    latest = (await client.get_workflow_handle(wid).describe()).run_id
+    current = await last_run(client, wid, max_history=40)
+    await until(current, phase_is("Running"), "noise carried out")
+    latest = (await current.describe()).run_id
     first = handle.result_run_id
     assert latest != first, "the workflow continued as new"
 

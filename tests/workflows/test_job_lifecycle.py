@@ -8,7 +8,16 @@ from temporalio.client import WorkflowUpdateFailedError
 
 from models import signals
 from tests.builders import make_job
-from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until, view
+from tests.workflows.harness import (
+    SKIP_PAST,
+    Harness,
+    last_run,
+    phase_is,
+    pod,
+    pods_changed,
+    until,
+    view,
+)
 from workflows.job import JobWorkflow
 
 
@@ -25,13 +34,16 @@ async def test_continue_as_new_carries_state_and_timers_and_loses_no_signal(h: H
     await until(handle, lambda v: len(v.delayed) == 1, "armed")
     for restarts in range(1, 31):  # noise: container restarts below the TaskFailed threshold
         await pods_changed(handle, pod("train", "worker", 0, restart_count=restarts % 2))
-    status = await until(handle, lambda v: len(v.delayed) == 1, "still armed after the noise")
-    latest = await h.env.client.get_workflow_handle(handle.id).describe()
-    assert latest.run_id != handle.first_execution_run_id, "the workflow continued as new"
+    current = await last_run(h.env.client, handle.id, max_history=40)
+    status = await until(current, lambda v: len(v.delayed) == 1, "still armed after the noise")
+    latest = await current.describe()
+    assert handle.result_run_id is not None and latest.run_id != handle.result_run_id, (
+        "the workflow continued as new"
+    )
     # The evicted pod was re-created and is Pending: the gang is incomplete (Volcano's f_running).
     assert status.phase == "Pending" and status.delayed[0].pod == "train-worker-1"
     await h.env.sleep(SKIP_PAST)
-    status = await until(handle, phase_is("Restarting"), "the carried timer fired")
+    status = await until(current, phase_is("Restarting"), "the carried timer fired")
     assert status.retry_count == 1
 
 

@@ -99,22 +99,36 @@ def test_creation_counts(spec: dict[str, Any], pods: list[PodRecord], created: i
     assert all(p.issued_at == T0 and not p.observed for p in issued)  # expected, not seen yet
 
 
+ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")  # the apiserver's generateName alphabet
+
+
 def test_pod_names_follow_the_job_uid_and_sequence() -> None:
     (create,) = _created(_manage({"completions": 3, "parallelism": 3}))
-    assert [p.name for p in create.pods] == ["j-p6c6z", "j-k97q9", "j-bjqh2"]
-    assert manage.pod_name(job(), 4, 7) == "j-4-xf8bw"
+    names = [p.name for p in create.pods]
+    assert names == [manage.pod_name(job(), None, seq) for seq in (1, 2, 3)]  # a retry finds it
+    assert all(n.startswith("j-") and set(n[2:]) <= ALPHABET and len(n) == 7 for n in names)
+    assert manage.pod_name(job(), 4, 7).startswith("j-4-")
+    other = make_batch_job("j", uid="another-uid").build()
+    assert manage.pod_name(other, None, 1) != names[0]  # another Job, other names
+
+
+def test_pod_names_never_repeat_within_a_job() -> None:
+    names = [manage.pod_name(job(), None, seq) for seq in range(1, 20_001)]
+    assert len(set(names)) == len(names)
+    assert manage.pod_name(job(), None, 115) != manage.pod_name(job(), None, 148)
 
 
 @pytest.mark.parametrize(
-    ("index", "name"),
+    ("index", "prefix"),
     [
-        pytest.param(None, "x" * 57 + "-p6c6z", id="non-indexed"),
-        pytest.param(12, "x" * 54 + "-12-p6c6z", id="indexed-keeps-its-index"),
+        pytest.param(None, "x" * 57 + "-", id="non-indexed"),
+        pytest.param(12, "x" * 54 + "-12-", id="indexed-keeps-its-index"),
     ],
 )
-def test_long_job_names_are_cut_to_63_characters(index: int | None, name: str) -> None:
+def test_long_job_names_are_cut_to_63_characters(index: int | None, prefix: str) -> None:
     the_job = make_batch_job("x" * 70).build()
-    assert manage.pod_name(the_job, index, 1) == name and len(name) == 63
+    name = manage.pod_name(the_job, index, 1)
+    assert name.startswith(prefix) and len(name) == 63 and set(name[len(prefix) :]) <= ALPHABET
 
 
 def test_indexed_creates_the_lowest_pending_indexes() -> None:
