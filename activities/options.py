@@ -22,6 +22,7 @@ class ActivityOptions:
     heartbeat: timedelta | None = None  # None: the activity does not wait, so no heartbeat
     schedule_to_close: timedelta | None = None  # None: bounded by retry.maximum_attempts
     task_queue: str | None = None  # None: the calling workflow's task queue
+    local: bool = False  # run in the worker that runs the workflow task (short writes only)
 
 
 def _retry(attempts: int, initial: float = 1.0, maximum: float = 30.0) -> RetryPolicy:
@@ -35,7 +36,10 @@ def _retry(attempts: int, initial: float = 1.0, maximum: float = 30.0) -> RetryP
 
 
 # One Kubernetes write (status, event, PodGroup, a plugin object): quick, retried a while.
-KUBE_WRITE = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_retry(15))
+# Local: the write runs beside the workflow task that decided it and its result is one marker
+# in the history, instead of a task dispatched through the server and a workflow task to
+# hear back (six events and two round trips).
+KUBE_WRITE = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_retry(15), local=True)
 # Many pods in slow-start batches: heartbeats between batches.
 POD_BATCH = ActivityOptions(
     start_to_close=timedelta(minutes=10),
@@ -43,7 +47,7 @@ POD_BATCH = ActivityOptions(
     retry=_retry(15),
 )
 # Kubernetes Events are best effort: a few tries, never blocking the job.
-KUBE_EVENT = ActivityOptions(start_to_close=timedelta(seconds=10), retry=_retry(3))
+KUBE_EVENT = ActivityOptions(start_to_close=timedelta(seconds=10), retry=_retry(3), local=True)
 # Volume binding waits for the PV controller or a provisioner: long, heartbeating, few attempts.
 VOLUME_BINDING = ActivityOptions(
     start_to_close=timedelta(minutes=11),

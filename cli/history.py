@@ -96,6 +96,7 @@ class _Story:
             "ACTIVITY_TASK_FAILED": self._activity_ended("activity failed"),
             "ACTIVITY_TASK_TIMED_OUT": self._activity_ended("activity timed out"),
             "ACTIVITY_TASK_CANCELED": self._activity_ended("activity cancelled"),
+            "MARKER_RECORDED": self._local_activity,
             "TIMER_STARTED": self._timer_started,
             "TIMER_FIRED": self._timer_ended("timer fired"),
             "TIMER_CANCELED": self._timer_ended("timer cancelled"),
@@ -154,6 +155,20 @@ class _Story:
             return kind, "; ".join(parts)
 
         return read
+
+    def _local_activity(self, event: Event, a: Mapping[str, Any]) -> tuple[str, str] | None:
+        """A local activity is one marker: its type and attempts, then its outcome."""
+        if a.get("markerName") != "core_local_activity":
+            return None  # patch markers are bookkeeping
+        data = decode(_first((a.get("details") or {}).get("data")))
+        info: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+        name, summary = str(info.get("activity_type", "")), _summary(event)
+        parts = [f"{name}: {summary}" if summary else name]
+        if int(info.get("attempt") or 1) > 1:
+            parts.append(f"after {info['attempt']} attempts")
+        if a.get("failure"):
+            return "local activity failed", "; ".join([*parts, _failure(a)])
+        return "local activity", "; ".join(parts)
 
     def _timer_started(self, event: Event, a: Mapping[str, Any]) -> tuple[str, str]:
         summary = _summary(event) or f"timer {a.get('timerId', '')}"

@@ -1,5 +1,8 @@
 """The one way workflow shells call activities: options from `activities.options`, a summary
-for the UI timeline, and the result typed by the activity's own signature."""
+for the UI timeline, and the result typed by the activity's own signature.
+
+Short writes run as local activities (`ActivityOptions.local`) in workflows started since the
+`local-kube-writes` patch; a history recorded before it replays with regular activities."""
 
 from __future__ import annotations
 
@@ -14,9 +17,19 @@ with workflow.unsafe.imports_passed_through():
 A = TypeVar("A")
 R = TypeVar("R")
 SUMMARY_LIMIT = 200  # Temporal keeps at most 200 bytes of an activity summary
+LOCAL_WRITES = "local-kube-writes"
 
 
 async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R:
+    if options.local and workflow.patched(LOCAL_WRITES):
+        return await workflow.execute_local_activity(
+            activity,
+            arg,
+            start_to_close_timeout=options.start_to_close,
+            schedule_to_close_timeout=options.schedule_to_close,
+            retry_policy=options.retry,
+            summary=summary[:SUMMARY_LIMIT],
+        )
     return await workflow.execute_activity(
         activity,
         arg,

@@ -4,6 +4,7 @@ PodGroup, sessions in the SchedulerWorkflow, binding by the BatchJobWorkflow."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -23,11 +24,16 @@ SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler runs (schedulerName: volca
 async def _activities(stack: E2EStack, ns: str, name: str) -> list[str]:
     temporal = await Client.connect(stack.temporal_address, data_converter=pydantic_data_converter)
     handle = temporal.get_workflow_handle(keys.batch_job_workflow_id(ns, name))
-    return [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        async for e in handle.fetch_history_events()
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
+    ran = []
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            ran.append(e.activity_task_scheduled_event_attributes.activity_type.name)
+        elif e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = e.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity":  # short writes run locally
+                (data,) = marker.details["data"].payloads
+                ran.append(json.loads(data.data)["activity_type"])
+    return ran
 
 
 async def test_pods_naming_calderas_scheduler_are_placed_by_it(

@@ -234,3 +234,33 @@ async def test_encrypted_history_reads_like_the_plain_one() -> None:
     assert _kinds(history.timeline(sealed)) != _kinds(history.timeline(plain))
     await remote._decode(sealed, cipher)
     assert _kinds(history.timeline(sealed)) == _kinds(history.timeline(plain))
+
+
+def _marker(event_id: int, data: dict[str, Any], summary: str, **attributes: Any) -> dict[str, Any]:
+    details = {"data": {"payloads": [_payload(data)]}}
+    return _event(
+        event_id,
+        "MARKER_RECORDED",
+        {"markerName": "core_local_activity", "details": details, **attributes},
+        userMetadata={"summary": _payload(summary)},
+    )
+
+
+def test_local_activities_read_as_their_writes_and_patches_are_left_out() -> None:
+    events = [
+        _marker(1, {"activity_type": "write_job_status", "attempt": 1}, "write status Running"),
+        _event(2, "MARKER_RECORDED", {"markerName": "core_patch", "details": {}}),
+        _marker(
+            3,
+            {"activity_type": "record_event", "attempt": 3},
+            "event Started: pods up",
+            failure={"message": "403 Forbidden"},
+        ),
+    ]
+    assert _kinds(history.timeline(events, run_id="run-1")) == [
+        ("local activity", "write_job_status: write status Running"),
+        (
+            "local activity failed",
+            "record_event: event Started: pods up; after 3 attempts; 403 Forbidden",
+        ),
+    ]
