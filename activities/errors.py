@@ -1,7 +1,8 @@
 """The one place `kubernetes.client.ApiException` becomes a Temporal error.
 
 AlreadyExists and NotFound are success where that is the desired end state (the caller says
-which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable;
+which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable, and
+so is a 404 for the namespace itself (it was deleted: nothing can be written there again);
 everything else is retried by the activity's retry policy. One mapping for every activity,
 with the original exception chained so the cause stays in the failure.
 """
@@ -9,6 +10,7 @@ with the original exception chained so the cause stays in the failure.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from typing import Final
 
@@ -18,6 +20,17 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 NOT_FOUND: Final = 404
 CONFLICT: Final = 409
 _PERMANENT: Final = {422: "Invalid", 403: "Forbidden", 400: "BadRequest"}
+
+
+def _namespace_gone(e: ApiException) -> bool:
+    """A 404 about the namespace itself, not about the object asked for."""
+    if e.status != NOT_FOUND:
+        return False
+    try:
+        details = json.loads(e.body or "{}").get("details") or {}
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(details, dict) and details.get("kind") == "namespaces"
 
 
 def _reason(e: ApiException) -> str:
@@ -31,7 +44,11 @@ def kube_call(what: str, ok: frozenset[int] = frozenset()) -> Iterator[None]:
         yield
     except ApiException as e:
         if e.status in ok:
-            return
+            return  # for a delete or a status write, a namespace gone is its object gone too
+        if _namespace_gone(e):
+            raise ApplicationError(
+                f"{what}: {_reason(e)}", type="NamespaceGone", non_retryable=True
+            ) from e
         kind = _PERMANENT.get(e.status or 0)
         if kind is not None:
             raise ApplicationError(f"{what}: {_reason(e)}", type=kind, non_retryable=True) from e

@@ -43,12 +43,6 @@ def _job_rules(
 
 VOLCANO_JOBS = _job_rules(translate.job_ref, translate.job_fingerprint)
 BATCH_JOBS = _job_rules(bt.job_ref, bt.job_fingerprint, ours=bt.managed)
-VOLCANO_PODS = index.MemberRules(
-    owner=translate.pod_job,
-    snapshot=translate.pod_snapshot,
-    message=events.PodUpdate,
-    same=index.same_but_version,
-)
 
 
 def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> events.Outbound:
@@ -58,14 +52,6 @@ def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> even
 def _same_phase(a: signals.PodGroupObserved, b: signals.PodGroupObserved) -> bool:
     """Volcano's updatePodGroup reacts to phase changes only."""
     return a.phase == b.phase
-
-
-JOB_POD_GROUPS = index.MemberRules(
-    owner=translate.pod_group_job,
-    snapshot=translate.pod_group_observed,
-    message=_group_observed,
-    same=_same_phase,
-)
 
 
 def _nothing(listed: Set[str]) -> list[events.Outbound]:
@@ -78,8 +64,26 @@ class Router:
 
     def __init__(self, deleted_capacity: int = index.DELETED_REMEMBERED) -> None:
         self._jobs = index.Owners(VOLCANO_JOBS, deleted_capacity)
-        self._pods = index.Members(VOLCANO_PODS)
-        self._groups = index.Members(JOB_POD_GROUPS)
+        # Members of a deleted Job are news to nobody: its workflow is ending, and a signal
+        # arriving while it ends only makes its last workflow task retry.
+        self._pods = index.Members(
+            index.MemberRules(
+                owner=self._live(translate.pod_job),
+                snapshot=translate.pod_snapshot,
+                message=events.PodUpdate,
+                same=index.same_but_version,
+                forget_unowned=True,
+            )
+        )
+        self._groups = index.Members(
+            index.MemberRules(
+                owner=self._live(translate.pod_group_job),
+                snapshot=translate.pod_group_observed,
+                message=_group_observed,
+                same=_same_phase,
+                forget_unowned=True,
+            )
+        )
         self._queues = queue_router.QueueRouter(deleted_capacity)
         self._batch_jobs = index.Owners(BATCH_JOBS, deleted_capacity)
         self._batch_pods = index.Members(
@@ -124,6 +128,17 @@ class Router:
         for obj in item.objects:
             out += handle("ADDED", obj, True)
         return out
+
+    def _live(
+        self, owner: Callable[[events.Obj], events.JobRef | None]
+    ) -> Callable[[events.Obj], events.JobRef | None]:
+        """`owner`, unless the Volcano Job controlling the object was seen deleted."""
+
+        def live(obj: events.Obj) -> events.JobRef | None:
+            uid = translate.controller_job_uid(obj)
+            return None if uid is not None and self._jobs.deleted(uid) else owner(obj)
+
+        return live
 
     def _batch_job(self, pod: events.Obj) -> events.BatchJobRef | None:
         """The Caldera-managed Job controlling a pod; None: no Job Caldera runs."""

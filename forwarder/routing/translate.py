@@ -56,6 +56,12 @@ def _controller_job(obj: Obj) -> Mapping[str, Any] | None:
     return None
 
 
+def controller_job_uid(obj: Obj) -> str | None:
+    """The uid of the Volcano Job that controls an object; None: no Job controls it."""
+    owner = _controller_job(obj)
+    return str(owner.get("uid", "")) if owner is not None else None
+
+
 # --- Jobs -----------------------------------------------------------------------------------
 
 

@@ -179,3 +179,15 @@ COMMANDS_IGNORED = [
 @pytest.mark.parametrize("item", COMMANDS_IGNORED)
 def test_command_ignored(item: events.Observed) -> None:
     assert router.Router().route(item) == []
+
+
+def test_members_of_a_deleted_job_are_not_sent() -> None:
+    """Its workflow is ending: a late pod or PodGroup signal would only retry its last task."""
+    r = router.Router()
+    running, group = pod(phase="Running"), pod_group()
+    route_all(r, added(K.JOB, job()), added(K.POD, running), added(K.POD_GROUP, group))
+    assert r.route(deleted(K.JOB, job())) == [job_gone()]
+    assert route_all(r, deleted(K.POD, running), deleted(K.POD_GROUP, group)) == []
+    # The same name under a new uid is a new Job, and its pods are its news.
+    fresh = pod(uid="pod-2", owners=[owner(uid="uid-2")])
+    assert r.route(added(K.POD, fresh)) == [pod_update(fresh)]

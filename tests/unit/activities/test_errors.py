@@ -1,0 +1,47 @@
+"""Which Kubernetes errors an activity retries: a namespace that is gone never comes back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes.client import ApiException
+from temporalio.exceptions import ApplicationError
+
+from activities import errors
+
+
+def _gone(kind: str) -> ApiException:
+    e = ApiException(status=404, reason="Not Found")
+    e.body = json.dumps({"kind": "Status", "details": {"name": "team-a", "kind": kind}})
+    return e
+
+
+def _raise(e: ApiException, ok: frozenset[int] = frozenset()) -> ApplicationError | None:
+    try:
+        with errors.kube_call("create pod team-a/p", ok=ok):
+            raise e
+    except ApplicationError as failed:
+        return failed
+    return None
+
+
+def test_a_create_in_a_deleted_namespace_is_not_retried() -> None:
+    failed = _raise(_gone("namespaces"))
+    assert failed is not None and failed.non_retryable and failed.type == "NamespaceGone"
+
+
+def test_a_delete_in_a_deleted_namespace_succeeds() -> None:
+    assert _raise(_gone("namespaces"), ok=errors.GONE_OK) is None
+
+
+@pytest.mark.parametrize(
+    "e",
+    [
+        pytest.param(_gone("pods"), id="the-object-is-gone"),
+        pytest.param(ApiException(status=404, reason="Not Found"), id="no-body"),
+    ],
+)
+def test_other_not_found_errors_are_retried(e: ApiException) -> None:
+    failed = _raise(e)
+    assert failed is not None and not failed.non_retryable and failed.type == "KubernetesError"
