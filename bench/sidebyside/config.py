@@ -1,0 +1,97 @@
+"""The run's options: shape, sides, cluster size, where the report goes."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+HERE: Final = Path(__file__).parent
+SIDES: Final = ("builtin", "caldera", "caldera-batch", "volcano")
+SHAPES: Final = ("singles", "gangs", "mixed")
+CALDERA_SIDES: Final = frozenset({"caldera", "caldera-batch"})
+# Default job count and replicas per gang, per shape.
+DEFAULT_JOBS: Final = {"singles": 1000, "gangs": 10, "mixed": 100}
+DEFAULT_REPLICAS: Final = {"singles": 1, "gangs": 100, "mixed": 10}
+
+
+@dataclass(frozen=True)
+class Options:
+    shape: str
+    jobs: int
+    replicas: int
+    sides: tuple[str, ...]
+    nodes: int
+    node_cpu: str
+    node_memory: str
+    node_pods: int
+    threads: int
+    volcano_bin: Path | None
+    volcano_src: Path | None
+    out: Path
+    budget: float  # seconds a side may take to reach its target
+    delete_timeout: float
+    history_sample: int
+    settle: float  # idle seconds between sides
+    temporal_db_dir: Path | None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.sidebyside",
+        description="The same workload on each side, one after the other, on one stack.",
+    )
+    p.add_argument("--shape", choices=SHAPES, default="singles")
+    p.add_argument("--jobs", type=int, help="jobs (singles 1000, gangs 10, mixed 100)")
+    p.add_argument("--replicas", type=int, help="pods per gang (gangs 100, mixed 10)")
+    p.add_argument("--sides", default=",".join(SIDES), help="comma-separated, run in this order")
+    p.add_argument("--nodes", type=int, default=20)
+    p.add_argument("--node-cpu", default="32")
+    p.add_argument("--node-memory", default="256Gi")
+    p.add_argument("--node-pods", type=int, default=110)
+    p.add_argument("--threads", type=int, default=8, help="client threads that submit")
+    p.add_argument("--volcano-bin", type=Path, help="dir with vc-controller-manager, ...")
+    p.add_argument("--volcano-src", type=Path, help="a Volcano source tree (its installer/)")
+    p.add_argument("--out", type=Path, help="report directory (default results/<shape>-<jobs>)")
+    p.add_argument("--budget", type=float, default=900, help="seconds per side to reach target")
+    p.add_argument("--delete-timeout", type=float, default=300)
+    p.add_argument("--history-sample", type=int, default=20, help="workflow histories read")
+    p.add_argument("--settle", type=float, default=5, help="idle seconds between sides")
+    p.add_argument("--temporal-db-dir", type=Path, help="Temporal's SQLite here (e.g. /dev/shm)")
+    return p
+
+
+def parse(argv: list[str] | None = None) -> Options:
+    p = parser()
+    a = p.parse_args(argv)
+    sides = tuple(s.strip() for s in a.sides.split(",") if s.strip())
+    unknown = [s for s in sides if s not in SIDES]
+    if unknown or not sides or len(set(sides)) != len(sides):
+        p.error(f"--sides: each of {', '.join(SIDES)} at most once (got {a.sides!r})")
+    jobs = a.jobs if a.jobs is not None else DEFAULT_JOBS[a.shape]
+    replicas = 1 if a.shape == "singles" else (a.replicas or DEFAULT_REPLICAS[a.shape])
+    if jobs < 1 or replicas < 1 or a.threads < 1:
+        p.error("--jobs, --replicas and --threads must be at least 1")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = a.out or HERE / "results" / f"{a.shape}-{jobs}-{stamp}"
+    return Options(
+        shape=a.shape,
+        jobs=jobs,
+        replicas=replicas,
+        sides=sides,
+        nodes=a.nodes,
+        node_cpu=a.node_cpu,
+        node_memory=a.node_memory,
+        node_pods=a.node_pods,
+        threads=a.threads,
+        volcano_bin=a.volcano_bin,
+        volcano_src=a.volcano_src,
+        out=out,
+        budget=a.budget,
+        delete_timeout=a.delete_timeout,
+        history_sample=a.history_sample,
+        settle=a.settle,
+        temporal_db_dir=a.temporal_db_dir,
+    )

@@ -1,0 +1,143 @@
+"""The one stack every side runs on, and the CPU each of its processes spends.
+
+Started like `bench/gang`: the Temporal dev server, the control plane (etcd, kube-apiserver,
+kube-controller-manager with the job controller, kube-scheduler, kwok and its nodes), Caldera's
+CRDs and queues, then Caldera's worker, forwarder and admission webhook with Caldera's gang
+scheduler on. Every process is recorded and stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from kubernetes import client
+
+from bench.sidebyside.config import Options
+from cli.devstack import controllers, controlplane, install, processes, temporal
+from cli.devstack.controlplane import ControlPlane
+from cli.devstack.nodes import NodeTemplate
+from cli.devstack.processes import Process
+from cli.devstack.temporal import TemporalServer
+
+TICKS: Final = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Stack:
+    workdir: Path
+    db_dir: Path | None
+    temporal: TemporalServer
+    plane: ControlPlane
+    caldera: list[Process] = field(default_factory=list)  # worker, forwarder, webhook
+    extra: list[Process] = field(default_factory=list)  # e.g. Volcano's, while its side runs
+
+    @property
+    def kubeconfig(self) -> str:
+        return self.plane.kubeconfig
+
+    def api(self) -> client.ApiClient:
+        return controlplane.api_client(self.plane.kubeconfig)
+
+    def processes(self) -> list[Process]:
+        return [*self.plane.processes, self.temporal.process, *self.caldera, *self.extra]
+
+    def logs(self) -> Path:
+        return self.workdir / "logs"
+
+
+def start(opts: Options) -> Stack:
+    work = Path(tempfile.mkdtemp(prefix="caldera-sidebyside-"))
+    db_dir = Path(tempfile.mkdtemp(dir=opts.temporal_db_dir)) if opts.temporal_db_dir else None
+    db = db_dir / "temporal.db" if db_dir else None
+    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port(), db=db)
+    template = NodeTemplate(
+        count=opts.nodes, cpu=opts.node_cpu, memory=opts.node_memory, pods=opts.node_pods
+    )
+    try:
+        plane = controlplane.start(work / "cluster", template)
+    except BaseException:
+        processes.stop(server.process)
+        raise
+    stack = Stack(workdir=work, db_dir=db_dir, temporal=server, plane=plane)
+    try:
+        install.install(stack.api())
+        if any(s != "builtin" for s in opts.sides):
+            start_caldera(stack)
+    except BaseException:
+        stop(stack)
+        raise
+    return stack
+
+
+def start_caldera(stack: Stack) -> None:
+    """Caldera's worker, forwarder and webhook, with Caldera's gang scheduler (no override)."""
+    if not stack.caldera:
+        stack.caldera = controllers.start(
+            stack.kubeconfig, stack.temporal.address, stack.logs(), scheduler_override=None
+        )
+
+
+def stop_caldera(stack: Stack) -> None:
+    """Newest first; the webhook withdraws its registration as it stops."""
+    for p in reversed(stack.caldera):
+        processes.stop(p)
+    stack.caldera = []
+
+
+def stop(stack: Stack) -> None:
+    """Every process this stack started, newest first, by PID; then its directories."""
+    for p in reversed(stack.extra):
+        processes.stop(p)
+    stack.extra = []
+    stop_caldera(stack)
+    controlplane.stop(stack.plane)
+    processes.stop(stack.temporal.process)
+    shutil.rmtree(stack.workdir, ignore_errors=True)
+    if stack.db_dir is not None:
+        shutil.rmtree(stack.db_dir, ignore_errors=True)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a live process (None: gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def cpu_snapshot(stack: Stack) -> dict[str, float]:
+    """CPU seconds so far of each running process of the stack, by name."""
+    snap: dict[str, float] = {}
+    for p in stack.processes():
+        cpu = cpu_seconds(p.pid)
+        if cpu is not None:
+            snap[p.name] = snap.get(p.name, 0.0) + cpu
+    return snap
+
+
+def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Seconds spent between two snapshots by the processes alive at both."""
+    return {k: round(after[k] - before[k], 2) for k in after if k in before}
+
+
+def log_offset(p: Process) -> int:
+    try:
+        return Path(p.log).stat().st_size
+    except OSError:
+        return 0
+
+
+def log_since(p: Process, offset: int) -> str:
+    try:
+        with open(p.log, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
