@@ -257,17 +257,20 @@ def kill(
     selected = _selected(state, request, target)
     pods = dict(state.pods)
     delete: list[str] = []
+    kept: list[tuple[str, str]] = []
     terminating = 0
     for pod in sorted(selected, key=lambda p: p.name):
         if pod.deleting:
             terminating += 1
         elif full and soft and pod.phase in _RETAINED_SOFT:
-            continue  # kept for inspection, and (as Volcano does) not counted
+            # Kept for inspection, and counted: a Completed job says how many pods succeeded
+            # (Volcano's master stopped counting them and reports 0, its issue #4616).
+            kept.append((pod.task, pod.phase))
         else:
             delete.append(pod.name)
             pods[pod.name] = pod.model_copy(update={"deleting": True, "out_of_sync": True})
             terminating += 1
-    counts = st.Counts.of([], terminating)
+    counts = st.Counts.of(kept, terminating)
     status = st.with_counts(status, counts, spec)
     update: dict[str, object] = {}
     if full:

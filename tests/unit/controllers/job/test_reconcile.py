@@ -688,15 +688,16 @@ def test_kill_restart_job_plans_delete_status_podgroup_in_volcano_order() -> Non
     ) == (False, None, None)
 
 
-def test_kill_does_not_count_retained_pods() -> None:
-    """Volcano issue #4616: after a soft kill the kept Succeeded/Failed pods are not counted."""
+def test_kill_counts_the_pods_it_keeps() -> None:
+    """After a soft kill the kept Succeeded/Failed pods still count (differs from Volcano's
+    master, whose issue #4616 leaves a Completed job saying 0 succeeded)."""
     state = _state(_job(("w", 4)), "Running", *FOUR, running=1, succeeded=1, failed=1)
     status = _written(_kill(state, "AbortJob", why="AbortJob: command c1"))
     assert _counters(status) == {
         "pending": 0,
         "running": 0,
-        "succeeded": 0,
-        "failed": 0,
+        "succeeded": 1,
+        "failed": 1,
         "unknown": 0,
         "terminating": 2,
     }
