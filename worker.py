@@ -67,13 +67,17 @@ async def run(metrics_address: str = "") -> int:
             Worker(
                 client,
                 task_queue=task_queues.SCHEDULER,
+                # The SchedulerWorkflow's own tasks too: they never wait behind the jobs'.
+                workflows=[SchedulerWorkflow],
+                workflow_runner=sandbox.runner(),
                 activities=list(activities.SESSION),
                 activity_executor=pool,
-                max_concurrent_activities=1,  # one session at a time, as Volcano's
+                # One session at a time, as Volcano's, beside the binding of the one before.
+                max_concurrent_activities=2,
             ),
         ):
             for name in schedulers:
-                await _ensure_scheduler(client, name, queue)
+                await _ensure_scheduler(client, name)
             log.info(
                 "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
                 options.address,
@@ -86,13 +90,13 @@ async def run(metrics_address: str = "") -> int:
     return 0
 
 
-async def _ensure_scheduler(client: Client, name: str, queue: str) -> None:
+async def _ensure_scheduler(client: Client, name: str) -> None:
     """The SchedulerWorkflow for `name` runs while any worker does (started once, kept)."""
     await client.start_workflow(
         SchedulerWorkflow.run,
         SchedulerWorkflowInput(state=SchedulerState(name=name)),
         id=keys.scheduler_workflow_id(name),
-        task_queue=queue,
+        task_queue=task_queues.SCHEDULER,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         static_summary=f"gang scheduler {name}",
     )

@@ -46,4 +46,4 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).
-SESSION: Final[tuple[Callable[..., Any], ...]] = (sessions.schedule_session,)
+SESSION: Final[tuple[Callable[..., Any], ...]] = (sessions.schedule_session, binding.bind_session)

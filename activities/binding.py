@@ -1,6 +1,8 @@
 """Binding side effects, as Volcano's bind flow: a placed gang's volumes first, then its nodes.
 
-`bind_placements` and `mark_unschedulable` are the activities; the rest are their steps.
+`bind_session` (every gang of a scheduling session), `bind_placements` (one gang, for a
+JobWorkflow that still gets its placements) and `mark_unschedulable` are the activities; the
+rest are their steps.
 Volume binding writes what the PV controller and provisioners wait for (a PV `claimRef` for a
 static match, the `selected-node` annotation on a claim to provision) and waits, heartbeating,
 until the claims are bound; `revert_volumes` undoes what is not bound yet when that fails.
@@ -11,7 +13,9 @@ failing the whole gang.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +29,8 @@ from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
     BindPodsResult,
+    BindSessionInput,
+    BindSessionResult,
     Done,
     MarkUnschedulableInput,
     Placement,
@@ -32,6 +38,7 @@ from activities.messages import (
     Unschedulable,
     VolumesInput,
 )
+from models import signals
 from service import metrics
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -49,19 +56,10 @@ def _node_exists(name: str) -> bool:
     return True
 
 
-def _bind_one(namespace: str, pod: str, uid: str, node: str) -> str | None:
-    """None when the pod is bound to `node`, else why not."""
-    core = kube.core()
-    try:
-        current = core.read_namespaced_pod(pod, namespace)
-    except client.ApiException as e:
-        if e.status == errors.NOT_FOUND:
-            return "pod does not exist any more"
-        raise
-    bound_to = current.spec.node_name if current.spec else None
-    if bound_to:
-        return None if bound_to == node else f"already bound to node {bound_to}"
-    if not _node_exists(node):
+def _bind_one(namespace: str, pod: str, uid: str, node: str, exists: NodeCheck) -> str | None:
+    """None when the pod is bound to `node`, else why not. The binding is posted first and
+    the pod read only when it is refused: binding costs one request in the common case."""
+    if not exists(node):
         return f"failed to bind to node {node}: node not found"
     meta: dict[str, Any] = {"name": pod, "namespace": namespace}
     if uid:
@@ -72,32 +70,62 @@ def _bind_one(namespace: str, pod: str, uid: str, node: str) -> str | None:
         "metadata": meta,
         "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
+    core = kube.core()
     try:
         # The generated client cannot read the Binding it gets back; the status code is enough.
         core.create_namespaced_pod_binding(
             pod, namespace, kube.body(binding), _preload_content=False
         )
     except client.ApiException as e:
-        if e.status in (errors.NOT_FOUND, errors.CONFLICT):
-            return f"failed to bind to node {node}: {e.reason}"
-        with errors.kube_call(f"bind pod {namespace}/{pod} to {node}"):
-            raise  # the one mapping of other API errors (retry, or non-retryable 422/403)
+        if e.status not in (errors.NOT_FOUND, errors.CONFLICT):
+            with errors.kube_call(f"bind pod {namespace}/{pod} to {node}"):
+                raise  # the one mapping of other API errors (retry, or non-retryable 422/403)
+        return _refused(namespace, pod, uid, node, str(e.reason))
     return None
+
+
+def _refused(namespace: str, pod: str, uid: str, node: str, reason: str) -> str | None:
+    """Why a refused binding failed, read from the pod; None: it is bound to `node` already
+    (an earlier attempt of this activity bound it)."""
+    try:
+        current = kube.core().read_namespaced_pod(pod, namespace)
+    except client.ApiException as e:
+        if e.status == errors.NOT_FOUND:
+            return "pod does not exist any more"
+        raise
+    if uid and current.metadata is not None and current.metadata.uid != uid:
+        return "pod does not exist any more"  # the same name, another pod
+    bound_to = current.spec.node_name if current.spec else None
+    if bound_to:
+        return None if bound_to == node else f"already bound to node {bound_to}"
+    return f"failed to bind to node {node}: {reason}"
+
+
+NodeCheck = Callable[[str], bool]
+
+
+def bind_nodes(pods: Sequence[tuple[str, Placement]]) -> dict[tuple[str, str], str]:
+    """Node bindings of (namespace, placement)s, in parallel; the failures by (namespace, pod).
+    Each node is looked up once per call, not once per pod."""
+    exists: NodeCheck = functools.cache(_node_exists)
+
+    def bind(item: tuple[str, Placement]) -> str | None:
+        namespace, p = item
+        return _bind_one(namespace, p.pod, p.uid, p.node, exists)
+
+    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
+        outcomes = list(pool.map(bind, pods))
+    activity.heartbeat(len(outcomes))
+    return {
+        (ns, p.pod): why for (ns, p), why in zip(pods, outcomes, strict=True) if why is not None
+    }
 
 
 def bind_pods(request: BindPodsInput) -> BindPodsResult:
     """Node bindings of a batch, in parallel (a 100-pod gang binds in one round trip's time)."""
-
-    def bind(placement: Placement) -> str | None:
-        return _bind_one(request.namespace, placement.pod, placement.uid, placement.node)
-
-    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
-        outcomes = list(pool.map(bind, request.placements))
-    activity.heartbeat(len(outcomes))
-    bound = [p.pod for p, why in zip(request.placements, outcomes, strict=True) if why is None]
-    failed = {
-        p.pod: why for p, why in zip(request.placements, outcomes, strict=True) if why is not None
-    }
+    failures = bind_nodes([(request.namespace, p) for p in request.placements])
+    failed = {pod: why for (_, pod), why in failures.items()}
+    bound = [p.pod for p in request.placements if p.pod not in failed]
     _count(bound, failed)
     return BindPodsResult(bound=bound, failed=failed)
 
@@ -201,37 +229,80 @@ def _check(request: VolumesInput) -> bool:
     return done
 
 
-@activity.defn(name="bind_placements")
-def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
-    """A placed gang: each pod's volumes first (reverted if they fail), then the node bindings
-    of the pods whose volumes are ready, batched. Per-pod failures are returned, not raised."""
+def _volumes_of(
+    namespace: str, placements: Sequence[signals.PlacedPod], timeout: float
+) -> dict[str, str]:
+    """Each placed pod's volumes (reverted if they fail); the pods whose volumes failed."""
     failed: dict[str, str] = {}
-    for placed in request.placements:
+    for placed in placements:
         plan = placed.volumes
         if not plan.static and not plan.provision:
             continue
         volumes = VolumesInput(
-            namespace=request.namespace,
+            namespace=namespace,
             pod=placed.pod,
             node=placed.node,
             static=[StaticBinding(pvc=pvc, pv=pv) for pvc, pv in plan.static],
             provision=plan.provision,
-            timeout_seconds=request.volume_timeout_seconds,
+            timeout_seconds=timeout,
         )
         try:
             bind_volumes(volumes)
         except ApplicationError as e:
             revert_volumes(volumes)
             failed[placed.pod] = f"execute preBind (volume binding) failed: {e.message}"
+    return failed
+
+
+def _node(p: signals.PlacedPod) -> Placement:
+    return Placement(pod=p.pod, uid=p.uid, node=p.node)
+
+
+@activity.defn(name="bind_placements")
+def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
+    """A placed gang: each pod's volumes first (reverted if they fail), then the node bindings
+    of the pods whose volumes are ready, batched. Per-pod failures are returned, not raised."""
+    failed = _volumes_of(request.namespace, request.placements, request.volume_timeout_seconds)
     ready = [p for p in request.placements if p.pod not in failed]
-    nodes = bind_pods(
-        BindPodsInput(
-            namespace=request.namespace,
-            placements=[Placement(pod=p.pod, uid=p.uid, node=p.node) for p in ready],
-        )
-    )
+    nodes = bind_pods(BindPodsInput(namespace=request.namespace, placements=[*map(_node, ready)]))
     _count([], failed)  # the volume failures; bind_pods counted the node bindings
     return BindPodsResult(bound=nodes.bound, failed={**failed, **nodes.failed})
+
+
+@activity.defn(name="bind_session")
+def bind_session(request: BindSessionInput) -> BindSessionResult:
+    """Every gang one scheduling session placed, bound where it was decided (as Volcano's
+    scheduler binds its own): volumes per gang first, then every node binding in one pool.
+    A pod that could not be bound gets PodScheduled=False saying why; its assumption is
+    dropped by the caller, so a later session places it again."""
+    with_volumes = [
+        j
+        for j in request.jobs
+        if any(p.volumes.static or p.volumes.provision for p in j.placements)
+    ]
+    failed: dict[tuple[str, str], str] = {}
+    if with_volumes:
+        with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
+            outcomes = pool.map(
+                lambda j: _volumes_of(j.namespace, j.placements, request.volume_timeout_seconds),
+                with_volumes,
+            )
+            for job, volume_failures in zip(with_volumes, outcomes, strict=True):
+                failed.update({(job.namespace, pod): why for pod, why in volume_failures.items()})
+    ready = [
+        (j.namespace, _node(p))
+        for j in request.jobs
+        for p in j.placements
+        if (j.namespace, p.pod) not in failed
+    ]
+    failed.update(bind_nodes(ready))
+    for (namespace, pod), why in sorted(failed.items()):
+        write_pod_scheduled(namespace, Unschedulable(pod=pod, reason="SchedulerError", message=why))
+    bound = [f"{ns}/{p.pod}" for ns, p in ready if (ns, p.pod) not in failed]
+    _count(bound, {pod: why for (_, pod), why in failed.items()})
+    return BindSessionResult(
+        bound=len(bound), failed={f"{ns}/{pod}": why for (ns, pod), why in failed.items()}
+    )
 
 
 def bind_volumes(request: VolumesInput) -> None:

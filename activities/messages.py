@@ -159,6 +159,17 @@ class BindPlacementsInput(Message):
     volume_timeout_seconds: float = 120.0
 
 
+class BindSessionInput(Message):
+    session: int
+    jobs: list[JobPlacements]
+    volume_timeout_seconds: float = 120.0
+
+
+class BindSessionResult(Message):
+    bound: int
+    failed: dict[str, str]  # "<ns>/<pod>" → why it was not bound (placed again later)
+
+
 # -- batch/v1 Jobs ------------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ Shells call activities only through `workflows.activity_call.run` with one of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
@@ -46,6 +46,15 @@ POD_BATCH = ActivityOptions(
     heartbeat=timedelta(seconds=30),
     retry=_retry(15),
 )
+# The same, local (`ControllerSettings.local_pod_writes`): the workflow task extends itself while
+# it runs, and a one-pod job's creation costs one history event instead of six.
+POD_BATCH_LOCAL = replace(POD_BATCH, local=True)
+
+
+def pod_batch(local: bool) -> ActivityOptions:
+    return POD_BATCH_LOCAL if local else POD_BATCH
+
+
 # Kubernetes Events are best effort: a few tries, never blocking the job.
 KUBE_EVENT = ActivityOptions(start_to_close=timedelta(seconds=10), retry=_retry(3), local=True)
 # Volume binding waits for the PV controller or a provisioner: long, heartbeating, few attempts.
@@ -61,3 +70,5 @@ SESSION = ActivityOptions(
     retry=_retry(2),
     task_queue=task_queues.SCHEDULER,
 )
+# The binding of a session's placements: volume binding's patience, on the scheduler's queue.
+SESSION_BINDING = replace(VOLUME_BINDING, task_queue=task_queues.SCHEDULER)

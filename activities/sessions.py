@@ -13,6 +13,7 @@ the statuses are written.
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -108,6 +109,28 @@ def _tell_job(notice: JobNotice | None) -> None:
         )
 
 
+class _Clock:
+    """Where a session's time went, for its log line."""
+
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+        self._laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self._laps.append((name, now - self._last))
+        self._last = now
+
+    def __str__(self) -> str:
+        return " ".join(f"{name}={took:.2f}s" for name, took in self._laps)
+
+
+def _waited() -> float:
+    """Seconds between the session being scheduled and this attempt starting."""
+    info = activity.info()
+    return (info.started_time - info.current_attempt_scheduled_time).total_seconds()
+
+
 @activity.defn(name="schedule_session")
 def schedule_session(request: SessionInput) -> SessionReport:
     """One session, counted and timed (caldera_scheduling_session_duration_seconds)."""
@@ -116,7 +139,9 @@ def schedule_session(request: SessionInput) -> SessionReport:
 
 
 def _session(request: SessionInput) -> SessionReport:
+    clock = _Clock()
     world = _world()
+    clock.lap("read")
     snapshot = snapshot_from_objects(
         world["nodes"],
         world["pods"],
@@ -126,7 +151,9 @@ def _session(request: SessionInput) -> SessionReport:
         scheduler_names=(request.scheduler_name,),
         assumed=request.assumed,
     )
+    clock.lap("snapshot")
     result = run_session(snapshot, scheduler_config.session_config())
+    clock.lap("decide")
     groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}
     pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}
     queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
@@ -142,17 +169,21 @@ def _session(request: SessionInput) -> SessionReport:
         f"{g['metadata']['namespace']}/{g['metadata']['name']}": g for g in world["podgroups"]
     }
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
+    clock.lap("write")
     storage = Storage.parse(world["pvcs"], world["pvs"], world["classes"])
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
     bound = placements.confirmed(request.assumed, pods)
     pending = placements.still_pending(snapshot, result)
+    clock.lap("placements")
     activity.logger.info(
-        "session done session=%d placed=%d pending=%d bound=%d evicted=%d",
+        "session done session=%d placed=%d pending=%d bound=%d evicted=%d waited=%.2fs %s",
         session,
         len(result.placements),
         pending,
         len(bound),
         len(result.evictions),
+        _waited(),
+        clock,
     )
     jobs = [
         JobPlacements(

@@ -40,7 +40,9 @@ class Options:
     log_format: str = "text"  # service.logs.FORMATS
 
     def job_start(self) -> signals.JobStart:
-        settings = signals.ControllerSettings(scheduler_override=self.scheduler_override)
+        settings = signals.ControllerSettings(
+            scheduler_override=self.scheduler_override, local_pod_writes=True
+        )
         return signals.JobStart(settings=settings)
 
 

@@ -91,6 +91,9 @@ class ControllerSettings(Payload):
     # Skip the PodGroup gate and hand pods to this scheduler instead of the job's one.
     # None: Volcano's behaviour, pods wait until the PodGroup is Inqueue.
     scheduler_override: str | None = None
+    # Pods are created and deleted by local activities. A run started before this setting
+    # existed has it off and keeps regular activities, so its history replays unchanged.
+    local_pod_writes: bool = False
 
 
 class TaskView(Payload):

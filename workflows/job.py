@@ -227,14 +227,14 @@ class JobWorkflow(JobShell[JobRecord]):
                         pods=effect.pods,
                         scheduler_override=effect.scheduler_override,
                     ),
-                    options.POD_BATCH,
+                    options.pod_batch(self._entity.state.settings.local_pod_writes),
                     f"create {len(effect.pods)} pods (version {effect.version})",
                 )
             case job_fx.DeletePods():
                 await activity_call.run(
                     pods.delete_pods,
                     DeletePodsInput(namespace=who.namespace, names=effect.names),
-                    options.POD_BATCH,
+                    options.pod_batch(self._entity.state.settings.local_pod_writes),
                     f"delete {len(effect.names)} pods: {effect.why}",
                 )
             case fx.DeleteJob():

@@ -2,13 +2,18 @@
 
 A session runs every period (1 s by default, backing off while idle) and at once when work
 arrives. Each session is one activity next to the cluster cache (snapshot, enqueue, allocate,
-PodGroup status); its placements are assumed here, with an expiry, before they are handed to
-the JobWorkflows that bind them, so a worker that dies between decision and bind neither loses
-nor double-books a node. Bind failures come back as signals and drop the assumption.
+PodGroup status); its placements are assumed here, with an expiry, before one more activity
+binds them all, so a worker that dies between decision and bind neither loses nor
+double-books a node. A pod that could not be bound drops its assumption and is placed again.
 
-Patches in force: `handoffs-in-background` (a session's placements are delivered while the
-next session runs; before it, each session waited for every delivery, which made the server's
-signal throughput the pace of scheduling).
+Patches in force:
+- `handoffs-in-background`: a session's placements are carried out while the next session
+  runs (before it, each session waited for them all).
+- `binds-in-session`: this workflow binds its placements itself, in one activity per session
+  (as Volcano's scheduler binds its own). Before it, each gang went to its JobWorkflow as a
+  `pods_placed` signal and the job bound it: a signal, a workflow task and an activity per
+  job, which made the server's throughput the pace of scheduling. Each job's history still
+  shows where its pods went (the `pods_changed` that reports them Running names the node).
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import options, sessions
-    from activities.messages import SessionInput
+    from activities import binding, options, sessions
+    from activities.messages import BindSessionInput, JobPlacements, SessionInput
     from controllers.scheduler import session
     from controllers.scheduler.session import SchedulerState
-    from models import signals
+    from models import signals, task_queues
     from workflows import activity_call
     from workflows.inbox import continue_due
 
@@ -87,7 +92,10 @@ class SchedulerWorkflow:
                         state=self._state,
                         period_ms=int(self._period.total_seconds() * 1000),
                         max_history=self._max_history,
-                    )
+                    ),
+                    # Its own task queue: its tasks never wait behind the jobs' (a run started
+                    # on the shared queue before moves there here).
+                    task_queue=task_queues.SCHEDULER,
                 )
 
     async def _session(self) -> None:
@@ -114,13 +122,38 @@ class SchedulerWorkflow:
         self._state, handoffs = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
         )
-        if workflow.patched("handoffs-in-background"):
-            # The assumptions are recorded: the next session may run while these are delivered.
-            task = asyncio.create_task(self._hand_over_all(handoffs))
+        binds = workflow.patched("binds-in-session")
+        background = workflow.patched("handoffs-in-background")  # asked every session, as before
+        if binds and not result.jobs:
+            return
+        work = self._bind(number, result.jobs) if binds else self._hand_over_all(handoffs)
+        if background:
+            # The assumptions are recorded: the next session may run while these are carried out.
+            task = asyncio.create_task(work)
             self._handoffs.add(task)
             task.add_done_callback(self._handoffs.discard)
         else:
-            await self._hand_over_all(handoffs)
+            await work
+
+    async def _bind(self, number: int, jobs: list[JobPlacements]) -> None:
+        """Bind what session `number` placed; the pods that failed are placed again."""
+        pods = sum(len(j.placements) for j in jobs)
+        try:
+            result = await activity_call.run(
+                binding.bind_session,
+                BindSessionInput(session=number, jobs=jobs),
+                options.SESSION_BINDING,
+                f"bind {pods} pods of {len(jobs)} jobs (session {number})",
+            )
+        except ActivityError as e:
+            workflow.logger.warning("binding failed session=%d error=%s", number, e.cause)
+            pods_of = {
+                f"{j.namespace}/{p.pod}": "binding failed" for j in jobs for p in j.placements
+            }
+            self._state = session.dropped(self._state, signals.BindFailed(pods=pods_of))
+            return
+        if result.failed:
+            self._state = session.dropped(self._state, signals.BindFailed(pods=result.failed))
 
     async def _hand_over_all(self, handoffs: list[session.Handoff]) -> None:
         # All gangs are handed over at once: one round trip per session, not one per job.

@@ -36,6 +36,8 @@ class Options:
     history_sample: int
     settle: float  # idle seconds between sides
     temporal_db_dir: Path | None
+    keep_logs: bool = False  # copy every process's log into `out`
+    profile: bool = False  # py-spy on the worker during each Caldera side's workload
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--history-sample", type=int, default=20, help="workflow histories read")
     p.add_argument("--settle", type=float, default=5, help="idle seconds between sides")
     p.add_argument("--temporal-db-dir", type=Path, help="Temporal's SQLite here (e.g. /dev/shm)")
+    p.add_argument("--keep-logs", action="store_true", help="copy the stack's logs into --out")
+    p.add_argument(
+        "--profile", action="store_true", help="py-spy the worker (collapsed stacks in --out)"
+    )
     return p
 
 
@@ -94,4 +100,6 @@ def parse(argv: list[str] | None = None) -> Options:
         history_sample=a.history_sample,
         settle=a.settle,
         temporal_db_dir=a.temporal_db_dir,
+        keep_logs=a.keep_logs,
+        profile=a.profile,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 import traceback
 import uuid
@@ -78,8 +79,12 @@ def _workload(
     }
 
 
+def _sampled(side: str, ns: str, plans: list[workload.JobPlan], size: int) -> list[str]:
+    return [workflow_id(side, ns, name) for name in sample([j.name for j in plans], size)]
+
+
 def _temporal(probe: Probe, side: str, ns: str, plans: list[workload.JobPlan], size: int) -> Any:
-    ids = [workflow_id(side, ns, name) for name in sample([j.name for j in plans], size)]
+    ids = _sampled(side, ns, plans, size)
     return {"visibility_after_delete": probe.visibility(side, ns), **probe.histories(ids)}
 
 
@@ -99,15 +104,23 @@ def run_side(
     client.CoreV1Api(api).create_namespace({"metadata": {"name": ns}})  # type: ignore[arg-type]
     offsets = {p.name: stacks.log_offset(p) for p in stack.caldera}
     cpu0 = stacks.cpu_snapshot(stack)
+    spy = stacks.profile(stack, opts.out / f"{side}-worker.txt") if opts.profile else None
     try:
         result = _workload(stack, opts, side, plans, ns)
     except BaseException:
         _delete_quietly(api, ns)  # so the next side starts on a clean cluster
         raise
+    finally:
+        if spy is not None:
+            stacks.end_profile(spy)
     cpu1 = stacks.cpu_snapshot(stack)
     caldera = side in CALDERA_SIDES
     if caldera:
         result["visibility_at_target"] = probe.visibility(side, ns)
+        # Each sampled job's story up to Running (the whole one is read after deletion).
+        result["temporal_at_target"] = probe.histories(
+            _sampled(side, ns, plans, opts.history_sample)
+        )
     makespan = f"{result['makespan_s']}s" if result["makespan_s"] is not None else "none"
     print(
         f"[{side}] target reached: {result['reached']} (makespan {makespan}); deleting", flush=True
@@ -178,6 +191,8 @@ def run(opts: Options) -> dict[str, Any]:
                     time.sleep(opts.settle)
         finally:
             probe.close()
+            if opts.keep_logs:
+                shutil.copytree(stack.logs(), opts.out / "logs", dirs_exist_ok=True)
             stacks.stop(stack)
     return {"started_at": started, "options": _options(opts), "sides": results}
 

@@ -8,9 +8,13 @@ scheduler on. Every process is recorded and stopped by its PID.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -141,3 +145,25 @@ def log_since(p: Process, offset: int) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def profile(stack: Stack, out: Path) -> Process | None:
+    """py-spy sampling the worker (collapsed stacks to `out`) until `end_profile`; None when
+    py-spy is not installed or no worker runs."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    worker = next((p for p in stack.caldera if p.name == "worker"), None)
+    if worker is None or not Path(spy).exists():
+        return None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    argv = [spy, "record", "--format", "raw", "--rate", "50", "-p", str(worker.pid), "-o", str(out)]
+    return processes.start("py-spy", argv, stack.logs())
+
+
+def end_profile(spy: Process) -> None:
+    """SIGINT makes py-spy write what it sampled; then it is stopped like any process."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(spy.pid, signal.SIGINT)
+    deadline = time.monotonic() + 20
+    while processes.alive(spy.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    processes.stop(spy)

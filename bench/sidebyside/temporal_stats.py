@@ -76,6 +76,8 @@ class Probe:
 
     async def _histories(self, ids: list[str]) -> dict[str, Any]:
         per_job: list[int] = []
+        by_type: dict[str, int] = {}
+        story: list[str] = []
         problems: list[tuple[str, str]] = []  # (cause, "event i of n in <workflow id>")
         runs = 0
         for wid in ids:
@@ -85,6 +87,11 @@ class Probe:
                 handle = self._client.get_workflow_handle(wid, run_id=execution.run_id)
                 history = [e async for e in handle.fetch_history_events()]
                 events += len(history)
+                for e in history:
+                    kind = EventType.Name(e.event_type).removeprefix("EVENT_TYPE_")
+                    by_type[kind] = by_type.get(kind, 0) + 1
+                if not story:
+                    story = [_line(e) for e in history]
                 problems += [
                     (_cause(e), f"event {e.event_id} of {len(history)} in {wid}")
                     for e in history
@@ -101,9 +108,27 @@ class Probe:
             "events_max": max(per_job) if per_job else None,
             "workflow_task_failed": sum(1 for c, _ in problems if c.startswith("failed")),
             "workflow_task_timed_out": sum(1 for c, _ in problems if c.startswith("timed out")),
+            "events_by_type": {
+                k: round(v / max(1, len(per_job)), 1)
+                for k, v in sorted(by_type.items(), key=lambda kv: -kv[1])
+            },
+            "story": story,
             "task_problem_causes": causes,
             "task_problems_where": [f"{c}: {where}" for c, where in problems[:10]],
         }
+
+
+def _line(event: HistoryEvent) -> str:
+    """One event as a line of a story: its type and what it names (signal, activity, marker)."""
+    kind = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
+    detail = ""
+    if event.HasField("workflow_execution_signaled_event_attributes"):
+        detail = event.workflow_execution_signaled_event_attributes.signal_name
+    elif event.HasField("activity_task_scheduled_event_attributes"):
+        detail = event.activity_task_scheduled_event_attributes.activity_type.name
+    elif event.HasField("marker_recorded_event_attributes"):
+        detail = event.user_metadata.summary.data.decode(errors="replace")[:80]
+    return f"{event.event_id} {kind} {detail}".rstrip()
 
 
 def _cause(event: HistoryEvent) -> str:

@@ -19,7 +19,6 @@ from forwarder.routing import events, translate
 from models import batchv1, signals
 
 Obj = events.Obj
-JobFingerprint = tuple[Any, bool]  # (spec, deleting)
 
 
 def managed(obj: Obj) -> bool:
@@ -29,12 +28,6 @@ def managed(obj: Obj) -> bool:
 def job_ref(obj: Obj) -> events.BatchJobRef:
     meta = translate.metadata(obj)
     return events.BatchJobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
-
-
-def job_fingerprint(obj: Obj) -> JobFingerprint:
-    """What a Job update must change to be worth a signal: the spec (suspend, parallelism, …)
-    or the deletion starting. The workflow's own status writes do not echo back as work."""
-    return (obj.get("spec"), translate.metadata(obj).get("deletionTimestamp") is not None)
 
 
 def owner_uid(obj: Obj) -> str | None:

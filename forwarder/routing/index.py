@@ -67,6 +67,8 @@ class MemberRules(Generic[R, S]):
     message: Callable[[R, S], events.Outbound]
     same: Callable[[S, S], bool]  # True: not worth a message
     forget_unowned: bool = False  # True: a member whose owner is unknown is forgotten
+    # True: a first sight its owner already knows, having just made it (sent only on a relist).
+    echo: Callable[[S], bool] = lambda snapshot: False
 
 
 def same_but_version(a: BaseModel, b: BaseModel) -> bool:
@@ -93,7 +95,9 @@ class Owners(Generic[R, F]):
         seen = self._seen.get(uid)
         return seen.ref if seen is not None else None
 
-    def event(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
+    def event(
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
+    ) -> list[events.Outbound]:
         """One watch event; `force`: send even an unchanged owner (it was added or relisted)."""
         if not self._rules.ours(obj):
             return []
@@ -148,8 +152,11 @@ class Members(Generic[R, S]):
         self._rules: MemberRules[R, S] = rules
         self._seen: dict[str, Seen[R, S]] = {}
 
-    def event(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
-        """One watch event; `force`: send even an unchanged snapshot (added or relisted)."""
+    def event(
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
+    ) -> list[events.Outbound]:
+        """One watch event; `force`: send even an unchanged snapshot (added or relisted);
+        `relisted`: from a full list, where even an echo is sent (what changed unseen)."""
         rules = self._rules
         uid, owner = translate.uid(obj), rules.owner(obj)
         if owner is None:
@@ -163,6 +170,8 @@ class Members(Generic[R, S]):
         seen = self._seen.get(uid)
         self._seen[uid] = Seen(owner, snapshot)
         if not force and seen is not None and rules.same(seen.last, snapshot):
+            return []
+        if not relisted and seen is None and rules.echo(snapshot):
             return []
         return [rules.message(owner, snapshot)]
 

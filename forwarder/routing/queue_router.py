@@ -83,7 +83,9 @@ class QueueRouter:
 
     # --- Queues ---------------------------------------------------------------------------
 
-    def queue(self, type_: events.WatchType, obj: events.Obj, force: bool) -> list[events.Outbound]:
+    def queue(
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
+    ) -> list[events.Outbound]:
         uid, ref = translate.uid(obj), qt.queue_ref(obj)
         if type_ == "DELETED":
             seen = self._queues.forget(uid)

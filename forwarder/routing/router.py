@@ -20,7 +20,8 @@ from models import signals
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[events.WatchType, events.Obj, bool], list[events.Outbound]]
+# (type, object, force: send even if unchanged, relisted: from a full list, not the watch)
+Handler = Callable[[events.WatchType, events.Obj, bool, bool], list[events.Outbound]]
 Vanished = Callable[[Set[str]], list[events.Outbound]]
 
 
@@ -42,7 +43,7 @@ def _job_rules(
 
 
 VOLCANO_JOBS = _job_rules(translate.job_ref, translate.job_fingerprint)
-BATCH_JOBS = _job_rules(bt.job_ref, bt.job_fingerprint, ours=bt.managed)
+BATCH_JOBS = _job_rules(bt.job_ref, translate.job_fingerprint, ours=bt.managed)
 
 
 def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> events.Outbound:
@@ -52,6 +53,24 @@ def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> even
 def _same_phase(a: signals.PodGroupObserved, b: signals.PodGroupObserved) -> bool:
     """Volcano's updatePodGroup reacts to phase changes only."""
     return a.phase == b.phase
+
+
+def _group_echo(group: signals.PodGroupObserved) -> bool:
+    """A new PodGroup without a phase, or Pending, is the one its Job just created."""
+    return group.phase in (None, "", "Pending")
+
+
+def _same_pod(a: signals.PodSnapshot, b: signals.PodSnapshot) -> bool:
+    """A bare version bump or the binding alone is not news to the Job (the scheduler made
+    it); the node still travels with the next change, Running."""
+    return index.same_but_version(
+        a.model_copy(update={"node_name": None}), b.model_copy(update={"node_name": None})
+    )
+
+
+def _pod_echo(pod: signals.PodSnapshot) -> bool:
+    """A new pod Pending on no node is one its Job just created and already counts."""
+    return pod.phase == "Pending" and pod.node_name is None and not pod.deleting
 
 
 def _nothing(listed: Set[str]) -> list[events.Outbound]:
@@ -71,8 +90,9 @@ class Router:
                 owner=self._live(translate.pod_job),
                 snapshot=translate.pod_snapshot,
                 message=events.PodUpdate,
-                same=index.same_but_version,
+                same=_same_pod,
                 forget_unowned=True,
+                echo=_pod_echo,
             )
         )
         self._groups = index.Members(
@@ -82,6 +102,7 @@ class Router:
                 message=_group_observed,
                 same=_same_phase,
                 forget_unowned=True,
+                echo=_group_echo,
             )
         )
         self._queues = queue_router.QueueRouter(deleted_capacity)
@@ -117,7 +138,7 @@ class Router:
         if isinstance(item, events.Relisted):
             return self._relisted(item)
         handle, _ = self._kinds[item.kind]
-        return handle(item.type, item.obj, item.type == "ADDED")
+        return handle(item.type, item.obj, item.type == "ADDED", False)
 
     def _relisted(self, item: events.Relisted) -> list[events.Outbound]:
         """Deletions for what vanished unseen, then the current state of everything listed."""
@@ -126,7 +147,7 @@ class Router:
         handle, vanished = self._kinds[item.kind]
         out = vanished({translate.uid(o) for o in item.objects})
         for obj in item.objects:
-            out += handle("ADDED", obj, True)
+            out += handle("ADDED", obj, True, True)
         return out
 
     def _live(
@@ -146,16 +167,18 @@ class Router:
         return self._batch_jobs.ref(owner) if owner is not None else None
 
     def _pod_group(
-        self, type_: events.WatchType, obj: events.Obj, force: bool
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
     ) -> list[events.Outbound]:
         """Every PodGroup counts in its queue; one created by a Job is also the Job's news."""
-        return self._groups.event(type_, obj, force) + self._queues.pod_group(type_, obj, force)
+        return self._groups.event(type_, obj, force, relisted) + self._queues.pod_group(
+            type_, obj, force
+        )
 
     def _pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
         return self._groups.vanished(listed) + self._queues.pod_groups_vanished(listed)
 
     def _command(
-        self, type_: events.WatchType, obj: events.Obj, force: bool
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
     ) -> list[events.Outbound]:
         """A Command for a Job or a Queue: consumed first, then delivered (at most once)."""
         if type_ != "ADDED":

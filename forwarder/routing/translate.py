@@ -70,20 +70,19 @@ def job_ref(obj: Obj) -> events.JobRef:
     return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
-JobFingerprint = tuple[Any, str, bool]  # (spec, status.state.phase, deleting)
+JobFingerprint = tuple[Any, bool]  # (spec, deleting)
 
 
 def job_fingerprint(obj: Obj) -> JobFingerprint:
-    """What a Job update must change to be worth a signal.
+    """What a Job update (Volcano's or batch/v1) must change to be worth a signal: its spec
+    (suspend, parallelism, …), or the deletionTimestamp appearing (the Job is going).
 
-    Volcano's updateJob handler enqueues only when the spec or `status.state.phase` changed,
-    so the controller's own status writes (counters, conditions) do not echo back as work.
-    The deletionTimestamp appearing is added: the workflow should hear the Job is going.
+    Volcano's updateJob handler also enqueues on a `status.state.phase` change, because its
+    controller learns its own writes back from the informer. The status is written only by the
+    Job's workflow, which holds it already: a status change is its own echo, never news.
     """
-    status = obj.get("status") or {}
-    phase = str((status.get("state") or {}).get("phase") or "")
     deleting = metadata(obj).get("deletionTimestamp") is not None
-    return (obj.get("spec"), phase, deleting)
+    return (obj.get("spec"), deleting)
 
 
 def job_observed(obj: Obj) -> signals.JobObserved:

@@ -62,4 +62,4 @@ async def test_pods_naming_calderas_scheduler_are_placed_by_it(
     assert {p["spec"]["schedulerName"] for p in pods} == {"volcano"}
     ran = await _activities(e2e_stack, namespace, "gang")
     assert ran.index("ensure_batch_pod_group") < ran.index("create_job_pods")
-    assert "bind_placements" in ran  # the Job's own workflow bound what the scheduler placed
+    assert "bind_placements" not in ran  # the scheduler bound what it placed

@@ -1,7 +1,7 @@
-"""The bind flow against the real apiserver, step by step as `bind_placements` runs it: node
-binding through `pods/binding`, PodScheduled=False for pods that cannot be placed
-(`mark_unschedulable`), and volume binding (a static PV by claimRef, a dynamically provisioned
-host-path claim by the selected-node annotation) before the node."""
+"""The bind flow against the real apiserver, step by step as `bind_session` and
+`bind_placements` run it: node binding through `pods/binding`, PodScheduled=False for pods that
+cannot be placed (`mark_unschedulable`), and volume binding (a static PV by claimRef, a
+dynamically provisioned host-path claim by the selected-node annotation) before the node."""
 
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ from temporalio.testing import ActivityEnvironment
 from activities import binding, kube
 from activities.messages import (
     BindPodsInput,
+    BindSessionInput,
+    JobPlacements,
     MarkUnschedulableInput,
     Placement,
     StaticBinding,
     Unschedulable,
     VolumesInput,
 )
+from models import signals
 from tests.e2e.conftest import NODES, E2EStack, eventually
 
 NODE = NODES.names()[0]
@@ -89,6 +92,48 @@ def test_bind_to_a_missing_node_fails_cleanly_and_marks_the_pod(
         "failed to bind to node kwok-node-deleted: node not found",
     )
     assert status.nominated_node_name == NODE
+
+
+def test_a_session_binds_every_gang_it_placed_and_marks_what_it_could_not(
+    api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    uids = {
+        name: core.create_namespaced_pod(namespace, _pod(name)).metadata.uid  # type: ignore[arg-type]
+        for name in ("s1", "s2", "s3")
+    }
+
+    def placed(pod: str, node: str) -> signals.PlacedPod:
+        return signals.PlacedPod(pod=pod, uid=uids[pod], node=node)
+
+    request = BindSessionInput(
+        session=7,
+        jobs=[
+            JobPlacements(
+                job_workflow_id="vcjob/a", namespace=namespace, placements=[placed("s1", NODE)]
+            ),
+            JobPlacements(
+                job_workflow_id="vcjob/b",
+                namespace=namespace,
+                placements=[placed("s2", NODES.names()[1]), placed("s3", "kwok-node-deleted")],
+            ),
+        ],
+    )
+    result = _run(binding.bind_session, request)
+    why = "failed to bind to node kwok-node-deleted: node not found"
+    assert (result.bound, result.failed) == (2, {f"{namespace}/s3": why})
+    nodes = {n: core.read_namespaced_pod(n, namespace).spec.node_name for n in uids}
+    assert nodes == {"s1": NODE, "s2": NODES.names()[1], "s3": None}
+    conditions = core.read_namespaced_pod("s3", namespace).status.conditions
+    (condition,) = [c for c in conditions if c.type == "PodScheduled"]
+    assert (condition.status, condition.reason, condition.message) == (
+        "False",
+        "SchedulerError",
+        why,
+    )
+    # An attempt retried after it bound is no failure: the pods are where they were placed.
+    again = _run(binding.bind_session, request.model_copy(update={"jobs": request.jobs[:1]}))
+    assert (again.bound, again.failed) == (1, {})
 
 
 @pytest.fixture

@@ -119,38 +119,31 @@ def test_job_created_starts_workflow_with_job_observed(
     settings = recorder.started_with(namespace, "train").settings
     assert settings.scheduler_override == "e2e-scheduler"
 
-    # A status-counter write is filtered out; the phase change after it is not.
+    # The status is the workflow's own write: neither counters nor a phase change come back.
+    # A spec change after them does, carrying the latest status with it.
     custom = client.CustomObjectsApi(api)
-    status = {"state": {"phase": "Pending"}, "pending": 1}
+    status = {"state": {"phase": "Pending"}, "pending": 1, "running": 0}
     custom.patch_namespaced_custom_object_status(
-        *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 0}}
-    )
-    # Changes inside one coalescing window merge into one signal: let Pending land first.
-    eventually(
-        lambda: len(recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 2,
-        30,
-        "Pending observed",
-    )
-    custom.patch_namespaced_custom_object_status(
-        *JOBS[:2], namespace, JOBS[2], "train", {"status": {**status, "running": 1}}
+        *JOBS[:2], namespace, JOBS[2], "train", {"status": status}
     )
     custom.patch_namespaced_custom_object_status(
         *JOBS[:2], namespace, JOBS[2], "train", {"status": {"state": {"phase": "Running"}}}
     )
-    phases = eventually(
+    custom.patch_namespaced_custom_object(
+        *JOBS[:2], namespace, JOBS[2], "train", {"spec": {"maxRetry": 5}}
+    )
+    seen = eventually(
         lambda: (
             seen
-            if len(seen := recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 3
+            if len(seen := recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 2
             else None
         ),
         30,
-        "phase changes observed",
+        "spec change observed",
     )
-    assert [(o["job"].get("status") or {}).get("state", {}).get("phase") for o in phases] == [
-        None,
-        "Pending",
-        "Running",
-    ]
+    assert len(seen) == 2, seen
+    assert seen[1]["job"]["spec"]["maxRetry"] == 5
+    assert seen[1]["job"]["status"]["state"]["phase"] == "Running"
 
 
 def test_volcano_pod_sends_translated_snapshot(
@@ -230,15 +223,12 @@ def test_pod_group_phase_observed(
     def observed() -> list[dict[str, Any]]:
         return recorder.named(namespace, "gang", signals.SIGNAL_POD_GROUP_OBSERVED)
 
-    # Wait for the creation first: a create and an update inside one coalescing
-    # window are rightly merged into a single signal carrying the latest phase.
-    first = eventually(observed, 30, "pod group creation")
-    assert [(g["name"], g["phase"]) for g in first] == [("gang-pg", None)]
+    # Its creation (no phase yet) is the Job's own echo; the scheduler's phase is news.
     custom.patch_namespaced_custom_object_status(
         *PODGROUPS[:2], namespace, PODGROUPS[2], "gang-pg", {"status": {"phase": "Inqueue"}}
     )
-    seen = eventually(lambda: g if len(g := observed()) >= 2 else None, 30, "pod group phase")
-    assert [(g["name"], g["phase"]) for g in seen] == [("gang-pg", None), ("gang-pg", "Inqueue")]
+    seen = eventually(observed, 30, "pod group phase")
+    assert [(g["name"], g["phase"]) for g in seen] == [("gang-pg", "Inqueue")]
 
 
 def test_command_consumed_and_delivered_once(

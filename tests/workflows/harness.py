@@ -142,7 +142,9 @@ class Harness:
             JobWorkflow.run,
             JobWorkflowInput(
                 settings=settings
-                or signals.ControllerSettings(scheduler_override="default-scheduler"),
+                or signals.ControllerSettings(
+                    scheduler_override="default-scheduler", local_pod_writes=True
+                ),
                 max_history=max_history,
             ),
             id=f"vcjob/test/{uuid.uuid4().hex[:8]}",

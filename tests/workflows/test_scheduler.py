@@ -1,6 +1,6 @@
 """SchedulerWorkflow on the time-skipping server: sessions are a fake `schedule_session` that
-places pods; placements are assumed, handed to their JobWorkflows (here a recorder under the
-job's workflow id), kept until seen bound, and dropped when a job cannot take them."""
+places pods, binding a fake `bind_session` that records what it was asked to bind; placements
+are assumed before they are bound, kept until seen bound, and dropped when binding fails."""
 
 from __future__ import annotations
 
@@ -11,36 +11,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pytest_asyncio
-from temporalio import activity, workflow
+from temporalio import activity
 from temporalio.client import WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.messages import JobPlacements, SessionInput, SessionReport
+from activities.messages import (
+    BindSessionInput,
+    BindSessionResult,
+    JobPlacements,
+    SessionInput,
+    SessionReport,
+)
 from controllers.scheduler.session import SchedulerState
 from models import signals, task_queues
 from workflows import sandbox
 from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
-
-
-@workflow.defn(name="RecordingJob", sandboxed=False)
-class RecordingJob:
-    """Stands for a JobWorkflow: keeps the placements it is handed."""
-
-    def __init__(self) -> None:
-        self.placed: list[str] = []
-
-    @workflow.run
-    async def run(self) -> None:
-        await workflow.wait_condition(lambda: False)
-
-    @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
-    def pods_placed(self, placed: signals.PodsPlaced) -> None:
-        self.placed += [f"{p.pod}@{p.node}" for p in placed.placements]
-
-    @workflow.query
-    def seen(self) -> list[str]:
-        return self.placed
 
 
 @dataclass
@@ -50,6 +37,9 @@ class Cluster:
     to_place: dict[str, list[signals.PlacedPod]] = field(default_factory=dict)  # job id → pods
     bound: list[str] = field(default_factory=list)
     sessions: list[SessionInput] = field(default_factory=list)
+    binds: list[BindSessionInput] = field(default_factory=list)
+    refuse: dict[str, str] = field(default_factory=dict)  # "<ns>/<pod>" → why it fails to bind
+    binding_broken: bool = False  # every bind_session attempt fails
 
 
 def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionReport]:
@@ -66,6 +56,19 @@ def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionReport]:
     return schedule_session
 
 
+def fake_binding(cluster: Cluster) -> Callable[[BindSessionInput], BindSessionResult]:
+    @activity.defn(name="bind_session")
+    def bind_session(request: BindSessionInput) -> BindSessionResult:
+        cluster.binds.append(request)
+        if cluster.binding_broken:
+            raise ApplicationError("apiserver unreachable", non_retryable=True)
+        pods = [f"{j.namespace}/{p.pod}" for j in request.jobs for p in j.placements]
+        failed = {pod: why for pod, why in cluster.refuse.items() if pod in pods}
+        return BindSessionResult(bound=len(pods) - len(failed), failed=failed)
+
+    return bind_session
+
+
 @dataclass
 class Scheduler:
     env: WorkflowEnvironment
@@ -73,8 +76,11 @@ class Scheduler:
     cluster: Cluster
     handle: WorkflowHandle[SchedulerWorkflow, None]
 
-    async def job(self, wid: str) -> WorkflowHandle[RecordingJob, None]:
-        return await self.env.client.start_workflow(RecordingJob.run, id=wid, task_queue=self.queue)
+    async def session(self) -> None:
+        await self.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
+
+    async def assumed(self) -> dict[str, str]:
+        return await self.handle.query(SchedulerWorkflow.assumed)
 
 
 @pytest_asyncio.fixture
@@ -86,14 +92,14 @@ async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
             Worker(
                 env.client,
                 task_queue=queue,
-                workflows=[SchedulerWorkflow, RecordingJob],
+                workflows=[SchedulerWorkflow],
                 workflow_runner=sandbox.runner(),
                 activity_executor=pool,
             ),
             Worker(
                 env.client,
                 task_queue=task_queues.SCHEDULER,
-                activities=[fake_session(cluster)],
+                activities=[fake_session(cluster), fake_binding(cluster)],
                 activity_executor=pool,
             ),
         ):
@@ -119,52 +125,71 @@ async def until_true(probe: Callable[[], Awaitable[bool]], what: str, tries: int
     raise AssertionError(f"never: {what}")
 
 
-async def test_placements_are_assumed_handed_over_and_confirmed(scheduler: Scheduler) -> None:
-    job = await scheduler.job("vcjob/ns/train")
-    scheduler.cluster.to_place["vcjob/ns/train"] = [placed("a", "n1"), placed("b", "n2")]
-    await scheduler.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
+async def test_placements_are_assumed_then_bound_in_one_activity_and_confirmed(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+    cluster.to_place["vcjob/ns/train"] = [placed("a", "n1"), placed("b", "n2")]
+    cluster.to_place["vcjob/ns/eval"] = [placed("c", "n1")]
+    await scheduler.session()
 
-    async def delivered() -> bool:
-        return sorted(await job.query(RecordingJob.seen)) == ["a@n1", "b@n2"]
+    async def bound() -> bool:
+        return len(cluster.binds) == 1
 
-    await until_true(delivered, "placements delivered to the job")
-    assumed = await scheduler.handle.query(SchedulerWorkflow.assumed)
-    assert assumed == {"ns/a": "n1", "ns/b": "n2"}
+    await until_true(bound, "the session's placements bound")
+    [request] = cluster.binds
+    assert [(j.job_workflow_id, [p.pod for p in j.placements]) for j in request.jobs] == [
+        ("vcjob/ns/eval", ["c"]),
+        ("vcjob/ns/train", ["a", "b"]),
+    ]
+    assert await scheduler.assumed() == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
 
     # The next session is told what it must respect, then sees `a` bound: confirmed.
-    scheduler.cluster.bound = ["ns/a"]
-    await scheduler.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
+    cluster.bound = ["ns/a"]
+    await scheduler.session()
 
     async def confirmed() -> bool:
-        return await scheduler.handle.query(SchedulerWorkflow.assumed) == {"ns/b": "n2"}
+        return await scheduler.assumed() == {"ns/b": "n2", "ns/c": "n1"}
 
     await until_true(confirmed, "bound pod's assumption confirmed")
-    later = [s for s in scheduler.cluster.sessions if "ns/a" in s.assumed]
-    assert later and later[-1].assumed == {"ns/a": "n1", "ns/b": "n2"}
+    later = [s for s in cluster.sessions if "ns/a" in s.assumed]
+    assert later and later[-1].assumed == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
+    assert len(cluster.binds) == 1  # a session that placed nothing binds nothing
 
 
-async def test_a_placement_no_job_can_take_is_dropped(scheduler: Scheduler) -> None:
-    scheduler.cluster.to_place["vcjob/ns/gone"] = [placed("x", "n1")]  # no such workflow
-    await scheduler.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
-
-    async def sessions_ran() -> bool:
-        return len(scheduler.cluster.sessions) >= 2
-
-    await until_true(sessions_ran, "a session placed the pod")
+async def test_a_pod_that_could_not_be_bound_is_placed_again(scheduler: Scheduler) -> None:
+    cluster = scheduler.cluster
+    cluster.refuse = {"ns/x": "failed to bind to node n1: node not found"}
+    cluster.to_place["vcjob/ns/run"] = [placed("x", "n1"), placed("y", "n2")]
+    await scheduler.session()
 
     async def dropped() -> bool:
-        return await scheduler.handle.query(SchedulerWorkflow.assumed) == {}
+        return bool(cluster.binds) and await scheduler.assumed() == {"ns/y": "n2"}
 
-    await until_true(dropped, "undeliverable placement dropped, so the pod is placed again")
+    await until_true(dropped, "the refused pod's assumption dropped, the other kept")
 
 
-async def test_a_failed_bind_drops_the_assumption(scheduler: Scheduler) -> None:
-    await scheduler.job("vcjob/ns/run")
+async def test_binding_that_fails_drops_every_assumption_of_its_session(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+    cluster.binding_broken = True
+    cluster.to_place["vcjob/ns/run"] = [placed("x", "n1"), placed("y", "n2")]
+    await scheduler.session()
+
+    async def dropped() -> bool:
+        return bool(cluster.binds) and await scheduler.assumed() == {}
+
+    await until_true(dropped, "nothing assumed once its binding failed")
+
+
+async def test_a_failed_bind_reported_by_a_job_drops_the_assumption(scheduler: Scheduler) -> None:
+    """A BatchJobWorkflow or an older JobWorkflow that bound a gang itself reports back."""
     scheduler.cluster.to_place["vcjob/ns/run"] = [placed("p", "n3")]
-    await scheduler.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
+    await scheduler.session()
 
     async def assumed() -> bool:
-        return await scheduler.handle.query(SchedulerWorkflow.assumed) == {"ns/p": "n3"}
+        return await scheduler.assumed() == {"ns/p": "n3"}
 
     await until_true(assumed, "placement assumed")
     await scheduler.handle.signal(
@@ -172,6 +197,6 @@ async def test_a_failed_bind_drops_the_assumption(scheduler: Scheduler) -> None:
     )
 
     async def dropped() -> bool:
-        return await scheduler.handle.query(SchedulerWorkflow.assumed) == {}
+        return await scheduler.assumed() == {}
 
     await until_true(dropped, "assumption dropped after the bind failed")

@@ -208,14 +208,16 @@ def test_pod_group_without_queue_counts_in_default() -> None:
 
 def test_job_pod_group_goes_to_job_and_queue() -> None:
     r = with_queues(queue())
-    obj = pod_group(name="pg", queue="q1")
-    out = r.route(added(K.POD_GROUP, obj))
+    # Its creation is only the queue's news: the Job made it.
+    assert r.route(added(K.POD_GROUP, pod_group(name="pg", queue="q1"))) == [ref("q1")]
+    obj = pod_group(name="pg", queue="q1", phase="Inqueue")
+    out = r.route(modified(K.POD_GROUP, obj))
     job = events.Signal(
         events.JobRef("ns", "train"),
         signals.SIGNAL_POD_GROUP_OBSERVED,
-        signals.PodGroupObserved(name="pg", phase="Pending"),
+        signals.PodGroupObserved(name="pg", phase="Inqueue"),
     )
-    assert out == [job, ref("q1")]
+    assert out == [job, ref("q1", phase="Inqueue")]
 
 
 def test_pod_group_queue_changed_moves_ref() -> None:

@@ -34,13 +34,14 @@ def group_signal(obj: dict[str, Any], gone: bool = False) -> events.Signal:
 
 JOB_UPDATES = [
     pytest.param(job(phase="Running"), job(phase="Running", running=2), False, id="counters-only"),
-    pytest.param(job(phase="Pending"), job(phase="Running"), True, id="phase-changed"),
+    # The status is the workflow's own write: even a phase change is its echo.
+    pytest.param(job(phase="Pending"), job(phase="Running"), False, id="phase-changed"),
     pytest.param(job(replicas=2), job(replicas=4), True, id="spec-changed"),
 ]
 
 
 @pytest.mark.parametrize(("first", "second", "sent"), JOB_UPDATES)
-def test_job_modified_sent_only_when_spec_or_phase_changed(
+def test_job_modified_sent_only_when_spec_changed(
     first: dict[str, Any], second: dict[str, Any], sent: bool
 ) -> None:
     r = router.Router()
@@ -101,9 +102,35 @@ def test_relist_sends_every_job_and_deletes_the_vanished() -> None:
 
 def test_pod_events_update_then_delete() -> None:
     r = router.Router()
-    running = pod(phase="Running", rv="11")
+    running = pod(phase="Running", rv="11", node="n1")
     out = route_all(r, added(K.POD, pod()), modified(K.POD, running), deleted(K.POD, running))
-    assert out == [pod_update(pod()), pod_update(running), pod_update(running, gone=True)]
+    # The creation is the Job's own (it counts the pods it creates); the rest is news.
+    assert out == [pod_update(running), pod_update(running, gone=True)]
+
+
+def test_pod_created_by_its_job_is_an_echo_but_relisted_it_is_sent() -> None:
+    assert router.Router().route(added(K.POD, pod())) == []
+    assert router.Router().route(events.Relisted(K.POD, [pod()])) == [pod_update(pod())]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param(pod(node="n1"), id="bound"),
+        pytest.param(pod(phase="Running", node="n1"), id="running"),
+        pytest.param(pod(deleting=True), id="deleting"),
+    ],
+)
+def test_new_pod_beyond_its_creation_is_sent(first: dict[str, Any]) -> None:
+    assert router.Router().route(added(K.POD, first)) == [pod_update(first)]
+
+
+def test_pod_bound_alone_is_not_sent_its_node_travels_with_running() -> None:
+    r = router.Router()
+    bound, running = pod(node="n1", rv="11"), pod(phase="Running", node="n1", rv="12")
+    assert route_all(r, added(K.POD, pod()), modified(K.POD, bound)) == []
+    [update] = r.route(modified(K.POD, running))
+    assert isinstance(update, events.PodUpdate) and update.pod.node_name == "n1"
 
 
 def test_pod_resource_version_bump_alone_not_sent() -> None:
@@ -136,8 +163,16 @@ POD_GROUP_UPDATES = [
 def test_pod_group_sent_on_phase_change_only(first: str, second: str, sent: bool) -> None:
     r = router.Router()
     a, b = pod_group(phase=first), pod_group(phase=second, conditions=[{"type": "x"}])
-    assert r.route(added(K.POD_GROUP, a)) == [group_signal(a)]
+    assert r.route(events.Relisted(K.POD_GROUP, [a])) == [group_signal(a)]
     assert r.route(modified(K.POD_GROUP, b)) == ([group_signal(b)] if sent else [])
+
+
+@pytest.mark.parametrize(("phase", "sent"), [(None, False), ("Pending", False), ("Inqueue", True)])
+def test_new_pod_group_is_its_jobs_echo_until_it_has_a_phase(phase: str | None, sent: bool) -> None:
+    group = pod_group(phase=phase)
+    assert router.Router().route(added(K.POD_GROUP, group)) == (
+        [group_signal(group)] if sent else []
+    )
 
 
 def test_pod_group_deleted_and_vanished() -> None:
@@ -184,10 +219,10 @@ def test_command_ignored(item: events.Observed) -> None:
 def test_members_of_a_deleted_job_are_not_sent() -> None:
     """Its workflow is ending: a late pod or PodGroup signal would only retry its last task."""
     r = router.Router()
-    running, group = pod(phase="Running"), pod_group()
+    running, group = pod(phase="Running"), pod_group(phase="Running")
     route_all(r, added(K.JOB, job()), added(K.POD, running), added(K.POD_GROUP, group))
     assert r.route(deleted(K.JOB, job())) == [job_gone()]
     assert route_all(r, deleted(K.POD, running), deleted(K.POD_GROUP, group)) == []
     # The same name under a new uid is a new Job, and its pods are its news.
-    fresh = pod(uid="pod-2", owners=[owner(uid="uid-2")])
+    fresh = pod(uid="pod-2", owners=[owner(uid="uid-2")], phase="Running")
     assert r.route(added(K.POD, fresh)) == [pod_update(fresh)]
