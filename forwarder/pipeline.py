@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from forwarder import kube, signaller, watch
-from forwarder.routing import coalesce, events, logs, router
+from forwarder.routing import coalesce, events, logs, router, wake
 from service import metrics
 
 logger = logging.getLogger(__name__)
@@ -119,14 +119,20 @@ class Pipeline:
     async def _handle(self, item: events.Inbound) -> None:
         self._count(item)
         try:
-            outgoing = self._router.route(item)
+            outgoing = self._router.route(item) + wake.wakes(item)
         except Exception:
             # One malformed object must not stop forwarding for every other Job.
             logger.exception("event not forwarded kind=%s", item.kind)
             return
         received = item.received  # where each outgoing signal's lag starts
         for out in outgoing:
-            if isinstance(out, events.PodUpdate | events.GroupRefUpdate | events.BatchPodUpdate):
+            if isinstance(
+                out,
+                events.PodUpdate
+                | events.GroupRefUpdate
+                | events.BatchPodUpdate
+                | events.WorkUpdate,
+            ):
                 self._coalescer.add(out, time.monotonic(), received)
             elif isinstance(out, events.Signal):
                 out = dataclasses.replace(out, received=received)

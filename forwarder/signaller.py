@@ -43,7 +43,9 @@ TRANSIENT: Final = frozenset(
 
 
 # Batches are the bulk of the traffic; the rest tells the story of a Job or Queue.
-_QUIET: Final = frozenset({signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUPS_CHANGED})
+_QUIET: Final = frozenset(
+    {signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUPS_CHANGED, signals.SIGNAL_WORK_ARRIVED}
+)
 
 
 def summary(target: events.Target) -> str:

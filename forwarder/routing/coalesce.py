@@ -40,6 +40,8 @@ class _Batch:
     groups: OrderedDict[str, signals.PodGroupRef] = field(default_factory=OrderedDict)
     # Pods of a batch/v1 Job, keyed by uid like `pods`.
     batch_pods: OrderedDict[str, signals.BatchPodSnapshot] = field(default_factory=OrderedDict)
+    # A scheduler's wake-up: the latest reason (one signal however many arrived).
+    work: str | None = None
 
 
 class Coalescer:
@@ -52,13 +54,21 @@ class Coalescer:
 
     def __len__(self) -> int:
         """Pending pod snapshots and PodGroup refs, all workflows together."""
-        return sum(len(b.pods) + len(b.groups) + len(b.batch_pods) for b in self._batches.values())
+        return sum(
+            len(b.pods) + len(b.groups) + len(b.batch_pods) + (b.work is not None)
+            for b in self._batches.values()
+        )
 
     def add(self, update: events.Batched, now: float, received: float | None = None) -> None:
         """`received`: when the watch event behind `update` arrived (None: unknown)."""
-        target: events.Target = (
-            update.queue if isinstance(update, events.GroupRefUpdate) else update.job
-        )
+        target: events.Target
+        match update:
+            case events.GroupRefUpdate():
+                target = update.queue
+            case events.WorkUpdate():
+                target = update.scheduler
+            case _:
+                target = update.job
         batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
@@ -72,6 +82,8 @@ class Coalescer:
         elif isinstance(update, events.BatchPodUpdate):
             batch.batch_pods.pop(update.pod.uid, None)
             batch.batch_pods[update.pod.uid] = update.pod
+        elif isinstance(update, events.WorkUpdate):
+            batch.work = update.reason
         else:
             batch.groups.pop(update.group.key, None)
             batch.groups[update.group.key] = update.group
@@ -101,7 +113,14 @@ class Coalescer:
             *self._chunks(batch.target, list(batch.batch_pods.values()), _batch_pods, None),
             *self._chunks(batch.target, list(batch.pods.values()), _pods, batch.received),
             *self._chunks(batch.target, list(batch.groups.values()), _groups, batch.received),
+            *self._wake(batch),
         ]
+
+    def _wake(self, batch: _Batch) -> list[events.Signal]:
+        if batch.work is None:
+            return []
+        work = signals.WorkArrived(reason=batch.work)
+        return [events.Signal(batch.target, signals.SIGNAL_WORK_ARRIVED, work, received=None)]
 
     def _chunks(
         self,

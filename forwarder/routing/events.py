@@ -98,8 +98,23 @@ class QueueRef:
         return keys.queue_workflow_id(self.name)
 
 
+@dataclass(frozen=True)
+class SchedulerRef:
+    """A gang scheduler's workflow (always running: it is only signalled, never started)."""
+
+    name: str
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.scheduler_workflow_id(self.name)
+
+
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef
+Target = JobRef | QueueRef | BatchJobRef | SchedulerRef
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,15 @@ class GroupRefUpdate:
 
 
 @dataclass(frozen=True)
+class WorkUpdate:
+    """Something new for a gang scheduler (a pod to place, a PodGroup to enqueue): one
+    `work_arrived` per coalescing window wakes it, instead of it waiting for its period."""
+
+    scheduler: SchedulerRef
+    reason: str
+
+
+@dataclass(frozen=True)
 class ConsumeCommand:
     """Delete the Command (namespace/name, exactly this uid), then, and only then, send `signal`."""
 
@@ -148,5 +172,6 @@ class ConsumeCommand:
     signal: Signal
 
 
-Batched = PodUpdate | GroupRefUpdate | BatchPodUpdate  # what the coalescer holds back
-Outbound = Signal | PodUpdate | GroupRefUpdate | BatchPodUpdate | ConsumeCommand
+# What the coalescer holds back.
+Batched = PodUpdate | GroupRefUpdate | BatchPodUpdate | WorkUpdate
+Outbound = Signal | PodUpdate | GroupRefUpdate | BatchPodUpdate | WorkUpdate | ConsumeCommand
