@@ -11,7 +11,7 @@ Python client does not know is still visible here. The raw-object accessors
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from forwarder.routing import events
 from models import labels, signals, vcjob
@@ -70,19 +70,33 @@ def job_ref(obj: Obj) -> events.JobRef:
     return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
-JobFingerprint = tuple[Any, bool]  # (spec, deleting)
+JobFingerprint = tuple[Any, bool, str | None]  # (spec, deleting, a passing phase)
+# The phases a Volcano job only passes through: the controller acts on entering them (killing
+# pods, creating them again after a restart), so Volcano's own echo of them is its next step.
+PASSING: Final = frozenset(
+    {
+        vcjob.JobPhase.RESTARTING,
+        vcjob.JobPhase.ABORTING,
+        vcjob.JobPhase.TERMINATING,
+        vcjob.JobPhase.COMPLETING,
+    }
+)
 
 
 def job_fingerprint(obj: Obj) -> JobFingerprint:
     """What a Job update (Volcano's or batch/v1) must change to be worth a signal: its spec
-    (suspend, parallelism, …), or the deletionTimestamp appearing (the Job is going).
+    (suspend, parallelism, …), the deletionTimestamp appearing (the Job is going), or a phase
+    change into or out of a passing phase.
 
-    Volcano's updateJob handler also enqueues on a `status.state.phase` change, because its
-    controller learns its own writes back from the informer. The status is written only by the
-    Job's workflow, which holds it already: a status change is its own echo, never news.
+    Volcano's updateJob handler enqueues on every `status.state.phase` change: its controller
+    learns its own writes back from the informer, and a state's work starts with the sync that
+    echo causes (Restarting kills the pods, the Pending after it creates them again). Caldera's
+    core keeps that shape, so those echoes still go; the others (Pending, Running, Completed
+    on the way of every job) change nothing and are not sent.
     """
     deleting = metadata(obj).get("deletionTimestamp") is not None
-    return (obj.get("spec"), deleting)
+    phase = str(((obj.get("status") or {}).get("state") or {}).get("phase") or "")
+    return (obj.get("spec"), deleting, phase if phase in PASSING else None)
 
 
 def job_observed(obj: Obj) -> signals.JobObserved:

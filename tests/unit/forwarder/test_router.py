@@ -34,14 +34,19 @@ def group_signal(obj: dict[str, Any], gone: bool = False) -> events.Signal:
 
 JOB_UPDATES = [
     pytest.param(job(phase="Running"), job(phase="Running", running=2), False, id="counters-only"),
-    # The status is the workflow's own write: even a phase change is its echo.
+    # The status is the workflow's own write: a phase change on every job's way is its echo.
     pytest.param(job(phase="Pending"), job(phase="Running"), False, id="phase-changed"),
+    # Into or out of a phase Volcano acts on entering, the echo is the next step.
+    pytest.param(job(phase="Running"), job(phase="Restarting"), True, id="into-restarting"),
+    pytest.param(job(phase="Restarting"), job(phase="Pending"), True, id="out-of-restarting"),
+    pytest.param(job(phase="Aborting"), job(phase="Aborted"), True, id="out-of-aborting"),
+    pytest.param(job(phase="Running"), job(phase="Completed"), False, id="completed"),
     pytest.param(job(replicas=2), job(replicas=4), True, id="spec-changed"),
 ]
 
 
 @pytest.mark.parametrize(("first", "second", "sent"), JOB_UPDATES)
-def test_job_modified_sent_only_when_spec_changed(
+def test_job_modified_sent_when_spec_or_a_passing_phase_changed(
     first: dict[str, Any], second: dict[str, Any], sent: bool
 ) -> None:
     r = router.Router()
