@@ -6,10 +6,11 @@ CALDERA_TASK_QUEUE (default `caldera-controllers`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_ACTIONS (Volcano's
-`actions` string, default `enqueue, allocate, backfill, reclaim`). Flags, each defaulting to
-its variable: --metrics-address / CALDERA_METRICS_ADDRESS (Prometheus endpoint, default
-127.0.0.1:9464, empty: off; see `service/metrics.py`), --log-format / CALDERA_LOG_FORMAT
-(text or json) and --log-level.
+`actions` string, default `enqueue, allocate, backfill, reclaim`), CALDERA_WORKFLOW_SANDBOX
+(`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`).
+Flags, each defaulting to its variable: --metrics-address / CALDERA_METRICS_ADDRESS
+(Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics.py`),
+--log-format / CALDERA_LOG_FORMAT (text or json) and --log-level.
 Run any number of replicas; Temporal spreads the work.
 """
 
@@ -59,7 +60,7 @@ async def run(metrics_address: str = "") -> int:
                 client,
                 task_queue=queue,
                 workflows=list(workflows.ALL),
-                workflow_runner=sandbox.runner(),
+                workflow_runner=sandbox.worker_runner(),
                 activities=list(activities.ALL),
                 activity_executor=pool,
                 max_concurrent_activities=MAX_ACTIVITIES,
@@ -69,7 +70,7 @@ async def run(metrics_address: str = "") -> int:
                 task_queue=task_queues.SCHEDULER,
                 # The SchedulerWorkflow's own tasks too: they never wait behind the jobs'.
                 workflows=[SchedulerWorkflow],
-                workflow_runner=sandbox.runner(),
+                workflow_runner=sandbox.worker_runner(),
                 activities=list(activities.SESSION),
                 activity_executor=pool,
                 # One session at a time, as Volcano's, beside the binding of the one before.

@@ -19,18 +19,27 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 NOT_FOUND: Final = 404
 CONFLICT: Final = 409
+FORBIDDEN: Final = 403
+TERMINATING: Final = "NamespaceTerminating"  # the cause of a 403 in a namespace going away
 _PERMANENT: Final = {422: "Invalid", 403: "Forbidden", 400: "BadRequest"}
 
 
 def _namespace_gone(e: ApiException) -> bool:
-    """A 404 about the namespace itself, not about the object asked for."""
-    if e.status != NOT_FOUND:
+    """A 404 about the namespace itself, not about the object asked for, or the 403 the
+    apiserver gives a create in a namespace being terminated (cause `NamespaceTerminating`):
+    it is going, and nothing created there would last."""
+    if e.status not in (NOT_FOUND, FORBIDDEN):
         return False
     try:
         details = json.loads(e.body or "{}").get("details") or {}
     except (ValueError, AttributeError):
         return False
-    return isinstance(details, dict) and details.get("kind") == "namespaces"
+    if not isinstance(details, dict):
+        return False
+    if e.status == NOT_FOUND:
+        return details.get("kind") == "namespaces"
+    causes = details.get("causes") or []
+    return any(isinstance(c, dict) and c.get("reason") == TERMINATING for c in causes)
 
 
 def _reason(e: ApiException) -> str:

@@ -31,6 +31,38 @@ def test_a_create_in_a_deleted_namespace_is_not_retried() -> None:
     assert failed is not None and failed.non_retryable and failed.type == "NamespaceGone"
 
 
+def test_a_create_in_a_namespace_being_terminated_is_not_retried() -> None:
+    e = ApiException(status=403, reason="Forbidden")
+    message = 'pods "p" is forbidden: unable to create new content in namespace team-a'
+    e.body = json.dumps(
+        {
+            "kind": "Status",
+            "message": message + " because it is being terminated",
+            "reason": "Forbidden",
+            "details": {
+                "name": "p",
+                "kind": "pods",
+                "causes": [
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": "namespace team-a is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
+            },
+        }
+    )
+    failed = _raise(e)
+    assert failed is not None and failed.non_retryable and failed.type == "NamespaceGone"
+
+
+def test_other_forbidden_errors_stay_forbidden() -> None:
+    e = ApiException(status=403, reason="Forbidden")
+    e.body = json.dumps({"kind": "Status", "message": "pods is forbidden: User cannot create"})
+    failed = _raise(e)
+    assert failed is not None and failed.non_retryable and failed.type == "Forbidden"
+
+
 def test_a_delete_in_a_deleted_namespace_succeeds() -> None:
     assert _raise(_gone("namespaces"), ok=errors.GONE_OK) is None
 
