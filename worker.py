@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
@@ -38,6 +39,7 @@ from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
 log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32
+STICKY_WAIT = timedelta(seconds=30)
 
 
 async def run(metrics_address: str = "") -> int:
@@ -64,6 +66,9 @@ async def run(metrics_address: str = "") -> int:
                 activities=list(activities.ALL),
                 activity_executor=pool,
                 max_concurrent_activities=MAX_ACTIVITIES,
+                # A busy worker answers its sticky tasks late; a task that times out there is
+                # replayed from its whole history elsewhere, which costs more than the wait.
+                sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
             ),
             Worker(
                 client,
