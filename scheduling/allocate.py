@@ -109,8 +109,12 @@ def allocate_job(
 
 def allocate(state: SessionState, config: SessionConfig) -> None:
     """Volcano's allocate main loop over queues and jobs."""
-    by_queue = _candidates(state, config)
-    pending = {key: _pending(state, key) for keys in by_queue.values() for key in keys}
+    candidates = _candidates(state, config)
+    pending = {key: _pending(state, key) for keys in candidates.values() for key in keys}
+    by_queue = {
+        queue: ordering.JobQueue(keys, lambda k: ordering.job_order(state, k))
+        for queue, keys in candidates.items()
+    }
     while by_queue:
         queue = min(by_queue, key=lambda name: ordering.queue_order(state, name))
         waiting = by_queue[queue]
@@ -122,15 +126,14 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
                 state.job_errors.setdefault(key, f"queue {queue} has used its deserved share")
             del by_queue[queue]
             continue
-        key = min(waiting, key=lambda k: ordering.job_order(state, k))
-        waiting.remove(key)
+        key = waiting.pop()
         job = state.jobs[key]
         statement = allocate_job(state, config, job, pending[key])
         tasks = state.tasks_of(key)
         if jobs.is_ready(job, tasks):
             statement.commit()
             if pending[key]:
-                waiting.append(key)
+                waiting.push(key)
         elif not jobs.is_pipelined(job, tasks):
             statement.discard()
         # A pipelined gang is neither committed nor discarded (HEAD): it keeps its nodes in

@@ -48,14 +48,17 @@ def enqueue(state: SessionState, config: SessionConfig) -> None:
     cluster_used = total(node.used for node in state.snapshot.nodes)
     idle = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
     reserved = total(jobs.inqueue(job, state.tasks_of(key)) for key, job in state.jobs.items())
-    waiting: dict[QueueName, list[JobKey]] = {}
+    pending: dict[QueueName, list[JobKey]] = {}
     for key, job in sorted(state.jobs.items()):
         if job.is_pending:
-            waiting.setdefault(job.queue, []).append(key)
+            pending.setdefault(job.queue, []).append(key)
+    waiting = {
+        queue: ordering.JobQueue(keys, lambda k: ordering.job_order(state, k))
+        for queue, keys in pending.items()
+    }
     while waiting:
         queue = min(waiting, key=lambda name: ordering.queue_order(state, name))
-        key = min(waiting[queue], key=lambda k: ordering.job_order(state, k))
-        waiting[queue].remove(key)
+        key = waiting[queue].pop()
         if not waiting[queue]:
             del waiting[queue]
         refusal = _refusal(state, key, idle, reserved)

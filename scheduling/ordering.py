@@ -10,6 +10,8 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from fractions import Fraction
 
@@ -38,3 +40,27 @@ def job_order(state: SessionState, key: JobKey) -> JobOrder:
 
 def task_order(task: TaskInfo) -> TaskOrder:
     return (-task.priority, task.index is None, task.index or 0, task.creation, task.key)
+
+
+class JobQueue:
+    """A queue's jobs, first by `job_order`, without recomputing every job's order for every
+    pick: a job's order depends only on the job itself (its priority, readiness, allocation),
+    so it changes only while that job is being placed, after it was taken out. A job put back
+    is ordered afresh. The same picks as `min` over the list each time, in O(log n)."""
+
+    def __init__(self, keys: Iterable[JobKey], order: Callable[[JobKey], JobOrder]) -> None:
+        self._order = order
+        self._heap = [(order(k), k) for k in keys]
+        heapq.heapify(self._heap)
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+    def __iter__(self) -> Iterator[JobKey]:
+        return (k for _, k in self._heap)
+
+    def pop(self) -> JobKey:
+        return heapq.heappop(self._heap)[1]
+
+    def push(self, key: JobKey) -> None:
+        heapq.heappush(self._heap, (self._order(key), key))
