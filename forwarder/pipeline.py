@@ -126,13 +126,7 @@ class Pipeline:
             return
         received = item.received  # where each outgoing signal's lag starts
         for out in outgoing:
-            if isinstance(
-                out,
-                events.PodUpdate
-                | events.GroupRefUpdate
-                | events.BatchPodUpdate
-                | events.WorkUpdate,
-            ):
+            if isinstance(out, events.Batched):
                 self._coalescer.add(out, time.monotonic(), received)
             elif isinstance(out, events.Signal):
                 out = dataclasses.replace(out, received=received)

@@ -111,10 +111,7 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
     """Volcano's allocate main loop over queues and jobs."""
     candidates = _candidates(state, config)
     pending = {key: _pending(state, key) for keys in candidates.values() for key in keys}
-    by_queue = {
-        queue: ordering.JobQueue(keys, lambda k: ordering.job_order(state, k))
-        for queue, keys in candidates.items()
-    }
+    by_queue = ordering.job_queues(state, candidates)
     while by_queue:
         queue = min(by_queue, key=lambda name: ordering.queue_order(state, name))
         waiting = by_queue[queue]

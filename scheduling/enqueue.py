@@ -52,10 +52,7 @@ def enqueue(state: SessionState, config: SessionConfig) -> None:
     for key, job in sorted(state.jobs.items()):
         if job.is_pending:
             pending.setdefault(job.queue, []).append(key)
-    waiting = {
-        queue: ordering.JobQueue(keys, lambda k: ordering.job_order(state, k))
-        for queue, keys in pending.items()
-    }
+    waiting = ordering.job_queues(state, pending)
     while waiting:
         queue = min(waiting, key=lambda name: ordering.queue_order(state, name))
         key = waiting[queue].pop()

@@ -11,7 +11,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from fractions import Fraction
 
@@ -64,3 +64,12 @@ class JobQueue:
 
     def push(self, key: JobKey) -> None:
         heapq.heappush(self._heap, (self._order(key), key))
+
+
+def job_queues(
+    state: SessionState, by_queue: Mapping[QueueName, Iterable[JobKey]]
+) -> dict[QueueName, JobQueue]:
+    """Each queue's jobs as a `JobQueue` ordered by `job_order` in this session's state."""
+    return {
+        queue: JobQueue(keys, lambda k: job_order(state, k)) for queue, keys in by_queue.items()
+    }
