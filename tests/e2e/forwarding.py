@@ -39,7 +39,7 @@ from temporalio.worker import Worker
 
 from forwarder import leader
 from models import keys, signals, task_queues
-from tests.e2e.conftest import E2EStack
+from tests.e2e.conftest import E2EStack, eventually
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
@@ -280,6 +280,16 @@ class Forwarder:
 
     def text(self) -> str:
         return self.log.read_text()
+
+    def listed(self, *kinds: str, timeout: float = 30) -> None:
+        """Wait until this forwarder has listed each kind: an object created after that reaches
+        it as a watch event, never inside the first list (where even an echo is sent)."""
+
+        def done() -> bool:
+            text = self.text()
+            return all(f"listed kind={kind} " in text for kind in kinds)
+
+        eventually(done, timeout, f"forwarder listed {', '.join(kinds)}")
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.proc.poll() is None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from forwarder.routing import events
 from models import signals
 from tests.builders import make_job
 from tests.e2e import forwarding
@@ -211,6 +212,7 @@ def test_pod_group_phase_observed(
 ) -> None:
     job = _create_job(api, namespace, "gang")
     _observed(recorder, namespace, "gang")
+    forwarder.listed(events.Kind.POD_GROUP)
     custom = client.CustomObjectsApi(api)
     group = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
