@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
+from bench.sidebyside import apimetrics
+
 RATIO_FIGURES: Final = {
     "makespan": ("makespan_s",),
     "p99 latency (status)": ("latency_p99_s",),
@@ -159,6 +161,10 @@ def markdown(result: dict[str, Any]) -> str:
         "## CPU seconds per process, namespace deletion → gone",
         "",
         *_cpu_table(order, sides, "cpu_delete"),
+        "",
+        "## kube-apiserver per job, first create → target",
+        "",
+        *apimetrics.table(order, sides),
         "",
         "## Temporal (Caldera sides)",
         "",

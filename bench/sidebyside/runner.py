@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
-from bench.sidebyside import cleanup, observe, podwatch, submit, volcano, workload
+from bench.sidebyside import apimetrics, cleanup, observe, podwatch, submit, volcano, workload
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import volcano_install as vi
 from bench.sidebyside.config import CALDERA_SIDES, Options
@@ -104,6 +104,7 @@ def run_side(
     client.CoreV1Api(api).create_namespace({"metadata": {"name": ns}})  # type: ignore[arg-type]
     offsets = {p.name: stacks.log_offset(p) for p in stack.caldera}
     cpu0 = stacks.cpu_snapshot(stack)
+    api0 = apimetrics.scrape(api)
     spy = stacks.profile(stack, opts.out / f"{side}-worker.txt") if opts.profile else None
     try:
         result = _workload(stack, opts, side, plans, ns)
@@ -114,6 +115,7 @@ def run_side(
         if spy is not None:
             stacks.end_profile(spy)
     cpu1 = stacks.cpu_snapshot(stack)
+    result["apiserver"] = apimetrics.delta(api0, apimetrics.scrape(api), len(plans))
     caldera = side in CALDERA_SIDES
     if caldera:
         result["visibility_at_target"] = probe.visibility(side, ns)
