@@ -24,17 +24,15 @@ def scrape(api: client.ApiClient) -> dict[str, float]:
     """The wanted series, keyed `metric|key`: requests by `verb resource[/sub]`, webhooks by
     name, watch events by kind, CEL as one sum; empty when /metrics cannot be read."""
     cfg = api.configuration
-    headers = {
-        "Accept": "text/plain",
-        **(
-            {"Authorization": cfg.api_key["authorization"]}
-            if cfg.api_key.get("authorization")
-            else {}
-        ),
-    }
+    headers = {"Accept": "text/plain"}
+    for auth in cfg.auth_settings().values():  # the kubeconfig's token, as the typed calls send it
+        if auth["in"] == "header":
+            headers[auth["key"]] = auth["value"]
     try:
         response = api.call_api("GET", f"{cfg.host}/metrics", header_params=headers)
         body: bytes = response.response.data
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {body[:200]!r}")
         text = body.decode()
     except Exception as e:
         print(f"apiserver metrics unreadable: {e}", flush=True)
@@ -47,6 +45,8 @@ def scrape(api: client.ApiClient) -> dict[str, float]:
         if m is None or m["name"] not in WANTED:
             continue
         labels = dict(_LABEL.findall(m["labels"] or ""))
+        if m["name"] == REQUEST_SECONDS and labels.get("verb") == "WATCH":
+            continue  # a watch lasts as long as it is open: its seconds are not work
         key = f"{m['name']}|{_key(m['name'], labels)}"
         out[key] = out.get(key, 0.0) + float(m["value"])
     return out
