@@ -28,7 +28,7 @@ from activities.messages import (
     RecordEventInput,
     RemoveFinalizersInput,
 )
-from activities.pods import slow_start_batches
+from activities.pods import batch_done, slow_start_batches
 from models import batchv1
 from models.batchv1 import CreatedPod, NewPod
 
@@ -104,7 +104,7 @@ def create_job_pods(request: CreateJobPodsInput) -> CreateJobPodsResult:
                 failed[pod.name] = outcome
             else:
                 created[pod.name] = outcome
-        activity.heartbeat(start)
+        batch_done(start)
         if failed:
             for pod in request.pods[start:]:
                 failed[pod.name] = "skipped: an earlier pod of the slow start failed"

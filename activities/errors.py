@@ -17,6 +17,8 @@ from typing import Final
 from kubernetes.client import ApiException
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities.messages import NAMESPACE_GONE
+
 NOT_FOUND: Final = 404
 CONFLICT: Final = 409
 FORBIDDEN: Final = 403
@@ -56,7 +58,7 @@ def kube_call(what: str, ok: frozenset[int] = frozenset()) -> Iterator[None]:
             return  # for a delete or a status write, a namespace gone is its object gone too
         if _namespace_gone(e):
             raise ApplicationError(
-                f"{what}: {_reason(e)}", type="NamespaceGone", non_retryable=True
+                f"{what}: {_reason(e)}", type=NAMESPACE_GONE, non_retryable=True
             ) from e
         kind = _PERMANENT.get(e.status or 0)
         if kind is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
 from models import batchv1, signals, vcjob
+
+NAMESPACE_GONE: Final = "NamespaceGone"  # an activity's error type: the namespace is going
 
 
 class Message(BaseModel):

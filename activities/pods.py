@@ -33,6 +33,13 @@ def _create(namespace: str, manifest: dict[str, Any], counter: MetricCounter) ->
     return created
 
 
+def batch_done(created: int) -> None:
+    """After each slow-start batch: a heartbeat, which only a regular activity has (a local
+    activity's would be refused by the worker, one warning per batch)."""
+    if not activity.info().is_local:
+        activity.heartbeat(created)
+
+
 def slow_start_batches(count: int) -> list[int]:
     """Batch sizes 1, 2, 4, ... covering `count` items."""
     sizes, size = [], 1
@@ -70,7 +77,7 @@ def create_pods(request: CreatePodsInput) -> CreatePodsResult:
             for manifest, fresh in zip(batch, results, strict=True):
                 (created if fresh else existing).append(manifest["metadata"]["name"])
             start += size
-            activity.heartbeat(start)
+            batch_done(start)
     activity.logger.info(
         "pods created job=%s/%s created=%d existing=%d",
         namespace,

@@ -24,6 +24,7 @@ class ActionFailed(Outcome):
     kind: Literal["ActionFailed"] = "ActionFailed"
     effect: str
     error: str
+    namespace_gone: bool = False  # the object's namespace is being deleted: so is the object
 
 
 class BindOutcome(Outcome):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from activities.options import ActivityOptions
@@ -22,14 +23,30 @@ LOCAL_WRITES = "local-kube-writes"
 
 async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R:
     if options.local and workflow.patched(LOCAL_WRITES):
-        return await workflow.execute_local_activity(
-            activity,
-            arg,
-            start_to_close_timeout=options.start_to_close,
-            schedule_to_close_timeout=options.schedule_to_close,
-            retry_policy=options.retry,
-            summary=summary[:SUMMARY_LIMIT],
-        )
+        try:
+            return await workflow.execute_local_activity(
+                activity,
+                arg,
+                start_to_close_timeout=options.start_to_close,
+                schedule_to_close_timeout=options.schedule_to_close,
+                retry_policy=options.retry,
+                summary=summary[:SUMMARY_LIMIT],
+            )
+        except ActivityError:
+            raise
+        except FailureError as e:
+            # A local activity's failure arrives bare (its ApplicationError or timeout), and a
+            # bare FailureError escaping the shell fails the whole workflow: callers meet
+            # ActivityError whichever way the activity ran.
+            raise ActivityError(
+                str(e),
+                scheduled_event_id=0,
+                started_event_id=0,
+                identity="",
+                activity_type=getattr(activity, "__name__", ""),
+                activity_id="",
+                retry_state=None,
+            ) from e
     return await workflow.execute_activity(
         activity,
         arg,

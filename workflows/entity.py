@@ -17,12 +17,12 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import events as event_activities
     from activities import options
-    from activities.messages import RecordEventInput
+    from activities.messages import NAMESPACE_GONE, RecordEventInput
     from controllers import effects as fx
     from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, TimerFired
     from models import signals
@@ -144,13 +144,17 @@ class Entity(Generic[S, I, E]):
             try:
                 await self._apply(effect)
             except ActivityError as e:
-                self._failed(getattr(effect, "kind", type(effect).__name__), e)
+                if self._failed(getattr(effect, "kind", type(effect).__name__), e):
+                    break  # the namespace is going: the decision's other writes would be too
 
-    def _failed(self, effect: str, e: ActivityError) -> None:
+    def _failed(self, effect: str, e: ActivityError) -> bool:
+        """Hand the failure to the core (or log it); True when the namespace is going."""
         cause = str(e.cause) if e.cause is not None else str(e)
+        gone = isinstance(e.cause, ApplicationError) and e.cause.type == NAMESPACE_GONE
         if self._report_failures:
             # Handled next, before anything else: the core decides what a failure costs.
-            self.inbox.internal(ActionFailed(effect=effect, error=cause), first=True)
+            failed = ActionFailed(effect=effect, error=cause, namespace_gone=gone)
+            self.inbox.internal(failed, first=True)
         else:
             workflow.logger.warning(
                 "effect failed object=%s effect=%s error=%s",
@@ -158,6 +162,7 @@ class Entity(Generic[S, I, E]):
                 effect,
                 cause,
             )
+        return gone
 
     async def _apply(self, effect: E | fx.Shared) -> None:
         match effect:

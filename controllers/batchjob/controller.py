@@ -185,8 +185,9 @@ def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
     ]
 
 
-def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted) -> Decision:
-    if state.job is not None and deleted.uid != state.job.metadata.uid:
+def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted | None) -> Decision:
+    """Deleted (`deleted`), or None: its namespace is going, which deletes it."""
+    if deleted is not None and state.job is not None and deleted.uid != state.job.metadata.uid:
         return Decision(state=state)
     armed = sorted(state.timers)
     state = state.model_copy(update={"deleted": True, "timers": {}})
@@ -204,6 +205,8 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
                 return Decision(state=state, effects=(fx.StartOver(observed=event),))
         case signals.JobDeleted():
             return _deleted(state, event)
+        case ActionFailed(namespace_gone=True):
+            return _deleted(state, None)
         case signals.BatchPodsChanged():
             state = pods.observed(state, event)
         case TimerFired():

@@ -285,6 +285,16 @@ def gang(state: JobRecord) -> placement.Gang:
     )
 
 
+def _gone(state: JobRecord) -> Decision:
+    """The Job was deleted, or its namespace is going (which deletes it): nothing is left to
+    do but cancel what is armed."""
+    timers = sorted(state.delayed)
+    if state.ttl_fires_at is not None and not state.ttl_expired:
+        timers.append(clock.TTL_KEY)
+    state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
+    return Decision(state=state, effects=lifetime.ended(timers))
+
+
 def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     match event:
@@ -293,11 +303,9 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
         case signals.JobDeleted():
             if state.job is not None and event.uid != state.job.metadata.uid:
                 return Decision(state=state)
-            timers = sorted(state.delayed)
-            if state.ttl_fires_at is not None and not state.ttl_expired:
-                timers.append(clock.TTL_KEY)
-            state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
-            return Decision(state=state, effects=lifetime.ended(timers))
+            return _gone(state)
+        case ActionFailed(namespace_gone=True):
+            return _gone(state)
         case signals.PodsChanged():
             state, out = _pods(state, event, now)
         case signals.PodGroupObserved():

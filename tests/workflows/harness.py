@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -41,6 +42,14 @@ class Calls:
     """Every fake activity call, in order: (activity name, input)."""
 
     log: list[tuple[str, Any]] = field(default_factory=list)
+    gone: bool = False  # True: every write answers as into a deleted namespace
+
+    def write(self, name: str, arg: Any) -> None:
+        self.log.append((name, arg))
+        if self.gone:
+            raise ApplicationError(
+                f"{name}: namespace is being terminated", type="NamespaceGone", non_retryable=True
+            )
 
     def named(self, name: str) -> list[Any]:
         return [arg for n, arg in self.log if n == name]
@@ -49,13 +58,13 @@ class Calls:
 def fakes(calls: Calls) -> list[Callable[..., Any]]:
     @activity.defn(name="create_pods")
     def create_pods(r: CreatePodsInput) -> CreatePodsResult:
-        calls.log.append(("create_pods", r))
+        calls.write("create_pods", r)
         name = r.job.metadata.name
         return CreatePodsResult(created=[f"{name}-{t}-{i}" for t, i in r.pods], existing=[])
 
     @activity.defn(name="delete_pods")
     def delete_pods(r: DeletePodsInput) -> DeletePodsResult:
-        calls.log.append(("delete_pods", r))
+        calls.write("delete_pods", r)
         return DeletePodsResult(deleted=r.names, gone=[])
 
     def done(name: str) -> Callable[..., Any]:
@@ -63,7 +72,7 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
 
         @activity.defn(name=name)
         def record(r: dict[str, Any]) -> Done:
-            calls.log.append((name, r))
+            calls.write(name, r)
             return Done()
 
         return record

@@ -137,3 +137,15 @@ async def test_placed_pods_are_bound_and_a_failed_bind_is_reported(h: Harness) -
         "SchedulerError",
         "failed to bind to node gone: node not found",
     )
+
+
+async def test_a_namespace_going_ends_the_job_quietly(h: Harness) -> None:
+    handle = await h.submit(_manifest())
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await until(handle, phase_is("Running"), "Running")
+    # The namespace is deleted: its pods go first, and every write is refused from now on.
+    h.calls.gone = True
+    await pods_changed(handle, pod("train", "worker", 0, deleted=True))
+    await handle.result()  # completed, not failed: no retry, no JobDeleted needed
+    # The refused pod re-creation was the last write tried: no status, no Event after it.
+    assert h.calls.log[-1][0] == "create_pods"

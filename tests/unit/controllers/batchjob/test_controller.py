@@ -7,6 +7,7 @@ from typing import Any
 
 from controllers import effects as fx
 from controllers.batchjob import controller
+from controllers.outcomes import ActionFailed
 from models import signals
 from tests.builders import make_batch_job
 from tests.unit.controllers.batchjob.cluster import START, FakeCluster
@@ -346,3 +347,10 @@ def test_failed_bind_marks_the_pod_and_tells_the_scheduler() -> None:
     assert kinds[:3] == ["MarkUnschedulable", "RecordEvent", "TellScheduler"]
     tell = decision.effects[2]
     assert isinstance(tell, fx.TellScheduler) and tell.failed == {f"ns/{pod}": "node not found"}
+
+
+def test_a_namespace_going_ends_the_workflow_like_a_deletion() -> None:
+    cluster = _cluster(activeDeadlineSeconds=100)
+    going = ActionFailed(effect="CreatePods", error="namespace gone", namespace_gone=True)
+    cluster.feed(going)
+    assert cluster.named("Finish") and cluster.timers == {}
