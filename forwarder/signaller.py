@@ -17,12 +17,18 @@ import time
 from typing import Final
 
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder.routing import events, logs
 from models import signals, task_queues
 from service import metrics
+from workflows import search_attributes
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +52,23 @@ TRANSIENT: Final = frozenset(
 _QUIET: Final = frozenset(
     {signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUPS_CHANGED, signals.SIGNAL_WORK_ARRIVED}
 )
+
+
+def start_attributes(target: events.Target, payload: object) -> TypedSearchAttributes:
+    """A job's search attributes, set in the start request: the workflow upserts only what
+    differs, so a new job's visibility record is written with them, not once more per key."""
+    if not isinstance(target, events.JobRef | events.BatchJobRef):
+        return TypedSearchAttributes.empty
+    pairs: list[SearchAttributePair[str]] = [
+        SearchAttributePair(search_attributes.NAMESPACE, target.namespace),
+        SearchAttributePair(search_attributes.JOB_NAME, target.name),
+    ]
+    if isinstance(target, events.JobRef) and isinstance(payload, signals.JobObserved):
+        spec = payload.job.get("spec")
+        queue = spec.get("queue") if isinstance(spec, dict) else None
+        queue = queue if isinstance(queue, str) else ""
+        pairs.append(SearchAttributePair(search_attributes.QUEUE, queue))
+    return TypedSearchAttributes(pairs)
 
 
 def summary(target: events.Target) -> str:
@@ -168,4 +191,5 @@ class Signaller:
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             static_summary=summary(target),
+            search_attributes=start_attributes(target, signal.payload),
         )

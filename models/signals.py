@@ -94,6 +94,9 @@ class ControllerSettings(Payload):
     # Pods are created and deleted by local activities. A run started before this setting
     # existed has it off and keeps regular activities, so its history replays unchanged.
     local_pod_writes: bool = False
+    # Short writes are local without evaluating the `local-kube-writes` patch (its marker and
+    # search attribute upsert); off in runs started before, whose histories hold the marker.
+    local_writes: bool = False
 
 
 class TaskView(Payload):

@@ -2,12 +2,13 @@
 for the UI timeline, and the result typed by the activity's own signature.
 
 Short writes run as local activities (`ActivityOptions.local`) in workflows started since the
-`local-kube-writes` patch; a history recorded before it replays with regular activities."""
+`local-kube-writes` patch; a history recorded before it replays with regular activities. A run
+whose input already says so (`KnowsLocalWrites`) does not evaluate the patch."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, FailureError
@@ -21,8 +22,21 @@ SUMMARY_LIMIT = 200  # Temporal keeps at most 200 bytes of an activity summary
 LOCAL_WRITES = "local-kube-writes"
 
 
+@runtime_checkable
+class KnowsLocalWrites(Protocol):
+    """A workflow whose own input says its run began with local writes in force, so it needs
+    no patch marker (and the search attribute upsert that comes with one) to learn it."""
+
+    def local_writes(self) -> bool: ...
+
+
+def _known_local() -> bool:
+    shell = workflow.instance()
+    return isinstance(shell, KnowsLocalWrites) and shell.local_writes()
+
+
 async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R:
-    if options.local and workflow.patched(LOCAL_WRITES):
+    if options.local and (_known_local() or workflow.patched(LOCAL_WRITES)):
         try:
             return await workflow.execute_local_activity(
                 activity,

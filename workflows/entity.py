@@ -190,7 +190,7 @@ class Entity(Generic[S, I, E]):
                 await self._kind.apply(effect)
 
     def _phase_changed(self, effect: fx.PhaseChanged) -> None:
-        workflow.upsert_search_attributes([search_attributes.JOB_PHASE.value_set(effect.phase)])
+        search_attributes.upsert_changed([search_attributes.JOB_PHASE.value_set(effect.phase)])
         workflow.set_current_details(f"{effect.phase}: {effect.reason}")
         # The workflow meter records nothing on replay: one count per transition.
         metrics.JOB_PHASE_TRANSITIONS.on(workflow.metric_meter()).add(1, {"phase": effect.phase})

@@ -88,6 +88,9 @@ class JobWorkflow(JobShell[JobRecord]):
             max_history=max_history,
         )
 
+    def local_writes(self) -> bool:
+        return self._entity.state.settings.local_writes
+
     def answer(self, state: JobRecord) -> str:
         return str(state.phase or "Pending")
 

@@ -43,7 +43,7 @@ class JobShell(Generic[S]):
     def decided(self, before: S, after: S) -> None:
         if not before.observed and after.observed:
             who = after.identity
-            workflow.upsert_search_attributes(
+            search_attributes.upsert_changed(
                 [
                     search_attributes.NAMESPACE.value_set(who.namespace),
                     search_attributes.JOB_NAME.value_set(who.name),

@@ -179,7 +179,7 @@ class QueueWorkflow:
             case queue_fx.TellChildren():
                 await self._tell_children(name, effect)
             case queue_fx.StateChanged():
-                workflow.upsert_search_attributes(
+                search_attributes.upsert_changed(
                     [
                         search_attributes.QUEUE_STATE.value_set(effect.state),
                         search_attributes.QUEUE_PARENT.value_set(effect.parent or ""),

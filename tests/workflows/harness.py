@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
+from temporalio.common import TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -145,6 +146,7 @@ class Harness:
         manifest: dict[str, Any],
         settings: signals.ControllerSettings | None = None,
         max_history: int = 0,
+        attributes: TypedSearchAttributes = TypedSearchAttributes.empty,
     ) -> WorkflowHandle[Any, Any]:
         manifest = {**manifest, "metadata": {"uid": UID, "generation": 1, **manifest["metadata"]}}
         return await self.env.client.start_workflow(
@@ -152,7 +154,7 @@ class Harness:
             JobWorkflowInput(
                 settings=settings
                 or signals.ControllerSettings(
-                    scheduler_override="default-scheduler", local_pod_writes=True
+                    scheduler_override="default-scheduler", local_pod_writes=True, local_writes=True
                 ),
                 max_history=max_history,
             ),
@@ -160,6 +162,7 @@ class Harness:
             task_queue=self.task_queue,
             start_signal=signals.SIGNAL_JOB_OBSERVED,
             start_signal_args=[signals.JobObserved(job=manifest)],
+            search_attributes=attributes,
         )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from forwarder import signaller
+from forwarder.routing.events import JobRef
 from models import signals
 from tests.builders import make_job
 from tests.workflows.harness import (
@@ -18,6 +20,7 @@ from tests.workflows.harness import (
     until,
     view,
 )
+from workflows import search_attributes
 from workflows.job import JobWorkflow
 
 
@@ -149,3 +152,28 @@ async def test_a_namespace_going_ends_the_job_quietly(h: Harness) -> None:
     await handle.result()  # completed, not failed: no retry, no JobDeleted needed
     # The refused pod re-creation was the last write tried: no status, no Event after it.
     assert h.calls.log[-1][0] == "create_pods"
+
+
+async def test_a_forwarder_started_run_writes_only_what_it_learns(h: Harness) -> None:
+    manifest = _manifest(queue="default")  # as the apiserver stores it (the CRD's default)
+    observed = signals.JobObserved(job=manifest)
+    attributes = signaller.start_attributes(JobRef(namespace="test", name="train"), observed)
+    handle = await h.submit(manifest, attributes=attributes)
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await until(handle, phase_is("Running"), "Running")
+    events = [e async for e in handle.fetch_history_events()]
+    upserts = [
+        e for e in events if e.HasField("upsert_workflow_search_attributes_event_attributes")
+    ]
+    markers = [
+        e.marker_recorded_event_attributes.marker_name
+        for e in events
+        if e.HasField("marker_recorded_event_attributes")
+    ]
+    # Namespace, name and queue came with the start: only the phases are upserted (Pending,
+    # Running), and no patch marker is needed to learn that writes are local.
+    assert len(upserts) == 2 and "core_patch" not in markers, (len(upserts), markers)
+    described = (await handle.describe()).typed_search_attributes
+    assert described.get(search_attributes.QUEUE) == "default"
+    assert described.get(search_attributes.NAMESPACE) == "test"
+    assert described.get(search_attributes.JOB_PHASE) == "Running"
