@@ -27,8 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder.routing import events, logs
 from models import signals, task_queues
-from service import metrics
-from workflows import search_attributes
+from service import metrics, search_attributes
 
 logger = logging.getLogger(__name__)
 

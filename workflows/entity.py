@@ -26,8 +26,8 @@ with workflow.unsafe.imports_passed_through():
     from controllers import effects as fx
     from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, TimerFired
     from models import signals
-    from service import metrics
-    from workflows import activity_call, placing, search_attributes
+    from service import metrics, search_attributes
+    from workflows import activity_call, placing, visibility
     from workflows.inbox import Inbox, continue_due
     from workflows.timers import Timers
 
@@ -190,7 +190,7 @@ class Entity(Generic[S, I, E]):
                 await self._kind.apply(effect)
 
     def _phase_changed(self, effect: fx.PhaseChanged) -> None:
-        search_attributes.upsert_changed([search_attributes.JOB_PHASE.value_set(effect.phase)])
+        visibility.upsert_changed([search_attributes.JOB_PHASE.value_set(effect.phase)])
         workflow.set_current_details(f"{effect.phase}: {effect.reason}")
         # The workflow meter records nothing on replay: one count per transition.
         metrics.JOB_PHASE_TRANSITIONS.on(workflow.metric_meter()).add(1, {"phase": effect.phase})

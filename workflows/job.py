@@ -35,7 +35,8 @@ with workflow.unsafe.imports_passed_through():
     from controllers.outcomes import AnyOutcome
     from models import signals, vcjob
     from models.bus import Action
-    from workflows import activity_call, search_attributes
+    from service import search_attributes
+    from workflows import activity_call
     from workflows.entity import Entity
     from workflows.jobshell import JobShell
 

@@ -12,7 +12,8 @@ from temporalio.common import SearchAttributeUpdate
 with workflow.unsafe.imports_passed_through():
     from models import signals
     from models.meta import Identity
-    from workflows import search_attributes
+    from service import search_attributes
+    from workflows import visibility
     from workflows.entity import Ref
 
 
@@ -43,7 +44,7 @@ class JobShell(Generic[S]):
     def decided(self, before: S, after: S) -> None:
         if not before.observed and after.observed:
             who = after.identity
-            search_attributes.upsert_changed(
+            visibility.upsert_changed(
                 [
                     search_attributes.NAMESPACE.value_set(who.namespace),
                     search_attributes.JOB_NAME.value_set(who.name),

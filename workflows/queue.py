@@ -28,7 +28,8 @@ with workflow.unsafe.imports_passed_through():
     from models import keys, scheduling, signals
     from models.bus import Action
     from models.scheduling import QueueState
-    from workflows import activity_call, search_attributes
+    from service import search_attributes
+    from workflows import activity_call, visibility
     from workflows.entity import Entity, Ref
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
@@ -179,7 +180,7 @@ class QueueWorkflow:
             case queue_fx.TellChildren():
                 await self._tell_children(name, effect)
             case queue_fx.StateChanged():
-                search_attributes.upsert_changed(
+                visibility.upsert_changed(
                     [
                         search_attributes.QUEUE_STATE.value_set(effect.state),
                         search_attributes.QUEUE_PARENT.value_set(effect.parent or ""),

@@ -21,7 +21,7 @@ from temporalio.common import SearchAttributeIndexedValueType
 
 from cli.devstack import processes
 from cli.devstack.processes import Process
-from workflows import search_attributes
+from service import search_attributes
 
 DEFAULT_PORT: Final = 7233
 PRAGMAS_VARIABLE: Final = "CALDERA_TEMPORAL_SQLITE_PRAGMAS"

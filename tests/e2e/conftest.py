@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from google.protobuf.duration_pb2 import Duration
 from kubernetes import client
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
+from temporalio.client import Client
 
 from cli.devstack import controllers as caldera
 from cli.devstack import controlplane, install, processes, stack, temporal
 from cli.devstack.nodes import NodeTemplate
+from service import search_attributes
 
 T = TypeVar("T")
 NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110)
@@ -110,3 +115,20 @@ def eventually(probe: Callable[[], T | None], timeout: float = 30, what: str = "
             return value
         time.sleep(0.1)
     raise AssertionError(f"not within {timeout:.0f}s: {what}")
+
+
+async def register_namespace(address: str, name: str) -> None:
+    """A Temporal namespace of a module's own, with Caldera's search attributes (the dev
+    server registers them in `default` only; a job's start sets them)."""
+    plain = await Client.connect(address)
+    await plain.workflow_service.register_namespace(
+        RegisterNamespaceRequest(
+            namespace=name, workflow_execution_retention_period=Duration(seconds=86400)
+        )
+    )
+    await plain.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=name,
+            search_attributes={k.name: int(k.indexed_value_type) for k in search_attributes.ALL},
+        )
+    )

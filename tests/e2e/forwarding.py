@@ -27,11 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from google.protobuf.duration_pb2 import Duration
 from kubernetes import client
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
@@ -39,7 +37,7 @@ from temporalio.worker import Worker
 
 from forwarder import leader
 from models import keys, signals, task_queues
-from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.conftest import E2EStack, eventually, register_namespace
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
@@ -161,13 +159,7 @@ class Recorder:
         self._worker = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
 
     async def _connect(self) -> Client:
-        root = await Client.connect(self.address)
-        await root.workflow_service.register_namespace(
-            RegisterNamespaceRequest(
-                namespace=self.namespace,
-                workflow_execution_retention_period=Duration(seconds=86400),
-            )
-        )
+        await register_namespace(self.address, self.namespace)
         self._stop = asyncio.Event()
         return await Client.connect(
             self.address, namespace=self.namespace, data_converter=pydantic_data_converter

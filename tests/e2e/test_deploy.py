@@ -30,10 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from google.protobuf.duration_pb2 import Duration
 from kubernetes import client, dynamic
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
 from cli.devstack import controlplane, install, processes, temporal
@@ -43,8 +40,7 @@ from service import codec_server
 from tests import access
 from tests.builders import make_job
 from tests.e2e import volcano
-from tests.e2e.conftest import E2EStack, eventually
-from workflows import search_attributes
+from tests.e2e.conftest import E2EStack, eventually, register_namespace
 
 RBAC_KINDS = {
     "Namespace",
@@ -315,18 +311,7 @@ async def temporal_namespace(e2e_stack: E2EStack) -> str:
     """A Temporal namespace of this module's own: its encrypted histories stay apart from the
     session's other workers, which have no key."""
     name = f"caldera-deploy-{uuid.uuid4().hex[:6]}"
-    plain = await Client.connect(e2e_stack.temporal_address)
-    await plain.workflow_service.register_namespace(
-        RegisterNamespaceRequest(
-            namespace=name, workflow_execution_retention_period=Duration(seconds=86400)
-        )
-    )
-    await plain.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=name,
-            search_attributes={k.name: int(k.indexed_value_type) for k in search_attributes.ALL},
-        )
-    )
+    await register_namespace(e2e_stack.temporal_address, name)
     return name
 
 

@@ -9,8 +9,8 @@ import pytest
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
+from service import search_attributes
 from tests.e2e.conftest import E2EStack
-from workflows import search_attributes
 
 
 async def test_search_attributes_are_registered(e2e_stack: E2EStack) -> None:

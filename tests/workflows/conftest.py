@@ -15,8 +15,8 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from service import search_attributes
 from tests.workflows.harness import Harness
-from workflows import search_attributes
 
 
 def _test_server() -> str:

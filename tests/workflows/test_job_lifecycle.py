@@ -9,6 +9,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from forwarder import signaller
 from forwarder.routing.events import JobRef
 from models import signals
+from service import search_attributes
 from tests.builders import make_job
 from tests.workflows.harness import (
     SKIP_PAST,
@@ -20,7 +21,6 @@ from tests.workflows.harness import (
     until,
     view,
 )
-from workflows import search_attributes
 from workflows.job import JobWorkflow
 
 

@@ -7,12 +7,18 @@ import asyncio
 from typing import Any
 
 import pytest
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder import signaller
 from forwarder.routing import events
 from models import signals
+from service import search_attributes
 
 A = events.JobRef("ns", "a")
 B = events.JobRef("ns", "b")
@@ -78,6 +84,14 @@ async def test_job_observed_is_signal_with_start() -> None:
             "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
             "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             "static_summary": "Volcano Job ns/a",
+            # Set at the start, as the workflow would set them: it upserts only what differs.
+            "search_attributes": TypedSearchAttributes(
+                [
+                    SearchAttributePair(search_attributes.NAMESPACE, "ns"),
+                    SearchAttributePair(search_attributes.JOB_NAME, "a"),
+                    SearchAttributePair(search_attributes.QUEUE, ""),
+                ]
+            ),
         }
     ]
 
@@ -102,6 +116,7 @@ async def test_queue_signals_start_queue_workflow() -> None:
             "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
             "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             "static_summary": f"Volcano Queue {name}",
+            "search_attributes": TypedSearchAttributes.empty,
         }
         for name, signal, payload in (
             ("q1", "queue_observed", observed),
