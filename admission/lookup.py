@@ -5,12 +5,18 @@ queue (404) is an answer (`None`); any other failure becomes `LookupFailed`, and
 refuses the request with it, because an object that cannot be checked is not admitted (the
 registration's `failurePolicy: Fail` says the same when the webhook cannot be reached).
 
-Reads go straight to the apiserver, with no informer cache: a queue created or closed a moment
-ago is seen by the next review (Volcano's lister can lag behind).
+`CachedLookup` answers from a watch of the queues, as Volcano's lister does, so a Job or
+PodGroup costs the apiserver no read. It never refuses from a stale answer: a queue it does not
+hold, or holds as not Open, is read afresh before the rules see it, so a queue created or opened
+a moment ago is admitted at once. What can lag (by the watch's delay) is a queue closed or
+given its first child a moment ago, as with Volcano.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
@@ -20,7 +26,10 @@ from kubernetes import client
 
 from admission import rules
 from models import scheduling
+from service import reflector
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
+
+logger = logging.getLogger(__name__)
 
 PLURAL: Final = "queues"
 # The apiserver gives the webhook `timeoutSeconds` (5) in all; a parent walk makes a few reads.
@@ -68,6 +77,55 @@ class ApiLookup:
         if not isinstance(items, list):
             raise LookupFailed("could not list queues: the answer has no items")
         return [rules.queue_info(_mapping(item, "a listed queue")) for item in items]
+
+
+class CachedLookup:
+    """`rules.Lookup` from a watch of the queues, falling back to `fresh` for every answer the
+    watch could hold stale (no such queue, not Open) and until the first list has arrived."""
+
+    def __init__(self, api: client.ApiClient, fresh: rules.Lookup) -> None:
+        self._fresh = fresh
+        self._lock = threading.Lock()
+        self._queues: dict[str, rules.QueueInfo] = {}
+        self._synced = threading.Event()
+        custom = client.CustomObjectsApi(api)
+        call = functools.partial(
+            custom.list_cluster_custom_object, scheduling.GROUP, scheduling.VERSION, PLURAL
+        )
+        self._reflector = reflector.Reflector("webhook-queues", call, self._listed, self._seen)
+
+    def start(self) -> None:
+        self._reflector.start()
+
+    def stop(self) -> None:
+        self._reflector.stop()
+
+    def _listed(self, objects: list[reflector.Obj]) -> None:
+        queues = {q.name: q for q in map(rules.queue_info, objects)}
+        with self._lock:
+            self._queues = queues
+        self._synced.set()
+
+    def _seen(self, type_: reflector.WatchType, obj: reflector.Obj) -> None:
+        queue = rules.queue_info(obj)
+        with self._lock:
+            if type_ == "DELETED":
+                self._queues.pop(queue.name, None)
+            else:
+                self._queues[queue.name] = queue
+
+    def get_queue(self, name: str) -> rules.QueueInfo | None:
+        with self._lock:
+            held = self._queues.get(name) if self._synced.is_set() else None
+        if held is not None and (held.state or rules.OPEN) == rules.OPEN:
+            return held
+        return self._fresh.get_queue(name)  # a refusal is decided on a fresh read only
+
+    def list_queues(self) -> list[rules.QueueInfo]:
+        if not self._synced.is_set():
+            return list(self._fresh.list_queues())
+        with self._lock:
+            return list(self._queues.values())
 
 
 def _mapping(value: object, what: str) -> Mapping[str, object]:

@@ -194,7 +194,10 @@ def serve(
     then the server stops; a second signal exits at once.
     """
     logs.setup(log_level, options.log_format)
-    queues = lookup.ApiLookup(lookup.new_api(options.kubeconfig))
+    fresh = lookup.ApiLookup(lookup.new_api(options.kubeconfig))
+    # Its own client: the watch holds a connection the reviews' reads must not wait for.
+    queues = lookup.CachedLookup(lookup.new_api(options.kubeconfig), fresh)
+    queues.start()
     server = _Server(options, queues, tls_context(options.cert, options.key))
     stopping = threading.Event()
 
@@ -230,5 +233,6 @@ def serve(
         server.serve_forever()
     finally:
         server.server_close()
+        queues.stop()
     logger.info("stopped")
     return 0
