@@ -178,7 +178,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
     },
     "caldera-webhook": {
         ("admission/lookup.py", "get_cluster_custom_object"): _p("get", "queues", SCHED),
-        ("admission/lookup.py", "list_cluster_custom_object"): _p("list", "queues", SCHED),
+        ("admission/lookup.py", "list_cluster_custom_object"): _p("list watch", "queues", SCHED),
     },
 }
 
@@ -225,7 +225,7 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
         *_p("get", "leases", "coordination.k8s.io", namespace="kube-system", name=LEASE),
     ),
     "caldera-webhook": (
-        *_p("create update patch delete watch", "queues", SCHED),
+        *_p("create update patch delete", "queues", SCHED),
         *_p("patch update", "queues/status", SCHED),
         *_p("get list", "pods"),
         *_p("get list", "secrets"),
