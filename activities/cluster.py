@@ -49,20 +49,6 @@ def _key(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
-def _version(obj: Mapping[str, Any]) -> int | None:
-    value = (obj.get("metadata") or {}).get("resourceVersion")
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
-
-def _older(obj: Mapping[str, Any], held: Mapping[str, Any] | None) -> bool:
-    """The object is an older version than the one held: a watch event that arrives after the
-    session's own write of a newer one (`ClusterCache.wrote`) must not undo it."""
-    if held is None:
-        return False
-    mine, theirs = _version(obj), _version(held)
-    return mine is not None and theirs is not None and mine < theirs
-
-
 class Store:
     """The current objects of one kind, by namespace/name."""
 
@@ -77,12 +63,11 @@ class Store:
         self.synced.set()
 
     def apply(self, type_: reflector.WatchType, obj: reflector.Obj) -> None:
-        key = _key(obj)
         with self._lock:
             if type_ == "DELETED":
-                self._objects.pop(key, None)
-            elif not _older(obj, self._objects.get(key)):
-                self._objects[key] = dict(obj)
+                self._objects.pop(_key(obj), None)
+            else:
+                self._objects[_key(obj)] = dict(obj)
 
     def items(self) -> list[dict[str, Any]]:
         """A copy of the list; the objects themselves are replaced, never mutated, by watches."""
@@ -115,11 +100,6 @@ class ClusterCache:
         for store in self._stores.values():
             store.synced.wait(timeout)
         return [kind for kind, store in self._stores.items() if not store.synced.is_set()]
-
-    def wrote(self, kind: str, obj: reflector.Obj) -> None:
-        """What a write answered, held at once: the next session plans from it instead of
-        writing the same status again while the watch has not yet brought it."""
-        self._stores[kind].apply("MODIFIED", obj)
 
     def names(self, kind: str) -> frozenset[str]:
         """The names held of a cluster-scoped kind (empty until its first list)."""

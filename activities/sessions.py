@@ -61,7 +61,7 @@ def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
 def _write_pod_group(write: GroupStatusWrite) -> None:
     _tell_job(write.notice)
     with errors.kube_call(f"write status of podgroup {write.key}", ok=errors.GONE_OK):
-        written = kube.custom().patch_namespaced_custom_object_status(
+        kube.custom().patch_namespaced_custom_object_status(
             _G,
             _V,
             write.namespace,
@@ -70,8 +70,6 @@ def _write_pod_group(write: GroupStatusWrite) -> None:
             {"status": write.status()},
             _content_type="application/merge-patch+json",
         )
-        if isinstance(written, dict):
-            cluster.cluster().wrote("podgroups", written)
 
 
 def _write_pod_scheduled(write: PodScheduledWrite) -> None:

@@ -124,6 +124,8 @@ class JobView(Payload):
     version: int
     retry_count: int
     queue: str
+    # As the job last heard it: the forwarder sends a move past the gate (Inqueue → Running)
+    # to the queue's workflow, not to the job's, which decides nothing on it.
     pod_group_phase: str | None
     tasks: list[TaskView]
     delayed: list[DelayedActionView]

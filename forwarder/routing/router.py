@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Set
+from typing import Final
 
 from forwarder.routing import batch_translate as bt
 from forwarder.routing import events, index, logs, queue_router, translate
@@ -50,9 +51,15 @@ def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> even
     return events.Signal(job, signals.SIGNAL_POD_GROUP_OBSERVED, group)
 
 
+# Phases past the job's PodGroup gate. The job core reads the phase for the gate (closed while
+# it has none or Pending) and for Unknown only, so a move among these changes nothing it decides.
+PAST_GATE: Final = frozenset({"Inqueue", "Running", "Completed"})
+
+
 def _same_phase(a: signals.PodGroupObserved, b: signals.PodGroupObserved) -> bool:
-    """Volcano's updatePodGroup reacts to phase changes only."""
-    return a.phase == b.phase
+    """Volcano's updatePodGroup reacts to phase changes only; of those, a move between two
+    phases past the gate (the scheduler's Inqueue → Running) is not news to the Job."""
+    return a.phase == b.phase or (a.phase in PAST_GATE and b.phase in PAST_GATE)
 
 
 def _group_echo(group: signals.PodGroupObserved) -> bool:

@@ -161,6 +161,10 @@ POD_GROUP_UPDATES = [
     pytest.param("Pending", "Pending", False, id="same-phase"),
     pytest.param("Pending", "Inqueue", True, id="phase-changed"),
     pytest.param("Running", "Unknown", True, id="unknown"),
+    pytest.param("Inqueue", "Pending", True, id="back-behind-the-gate"),
+    # Past the gate the phase decides nothing for the Job: Inqueue → Running is not sent.
+    pytest.param("Inqueue", "Running", False, id="past-the-gate"),
+    pytest.param("Running", "Completed", False, id="completed"),
 ]
 
 
