@@ -12,11 +12,12 @@ the statuses are written.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -32,7 +33,7 @@ from activities.messages import (
 from models import scheduling
 from scheduling import placements, writes
 from scheduling.actions import run_session
-from scheduling.objects import snapshot_from_objects
+from scheduling.objects import ParseMemo, snapshot_from_objects
 from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
 from scheduling.volumes import Storage
 from scheduling.writes import GroupStatusWrite, JobNotice, PodScheduledWrite, QueueAllocatedWrite
@@ -40,6 +41,10 @@ from service import metrics
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
 T = TypeVar("T")
+
+
+# One per scheduler: its SchedulerWorkflow runs its sessions one at a time.
+_PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
 
 
 def _world() -> dict[str, list[dict[str, Any]]]:
@@ -150,6 +155,7 @@ def _session(request: SessionInput) -> SessionReport:
         world["priority"],
         scheduler_names=(request.scheduler_name,),
         assumed=request.assumed,
+        memo=_PARSED[request.scheduler_name],
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_config.session_config())

@@ -206,6 +206,41 @@ def _group_of(pod: Obj) -> str:
     return annotations.get(labels.GROUP_NAME) or annotations.get(VOLCANO_GROUP_NAME, "")
 
 
+_Version = tuple[str, str]  # (uid, resourceVersion): one state of one object
+
+
+def _version(obj: Obj) -> _Version | None:
+    meta = as_obj(obj.get("metadata"))
+    uid, rv = meta.get("uid"), meta.get("resourceVersion")
+    return (str(uid), str(rv)) if uid and rv else None
+
+
+class ParseMemo:
+    """Pods parsed as tasks in the previous session, by (uid, resourceVersion): a change to a
+    pod gives it a new resourceVersion, so a session parses only the pods that changed since.
+    Entries not used by a session are dropped by the next, so it holds one cluster's worth."""
+
+    def __init__(self) -> None:
+        self._classes: tuple[tuple[str, int], ...] = ()
+        self._tasks: dict[tuple[_Version, JobKey], TaskInfo] = {}
+        self._used: dict[tuple[_Version, JobKey], TaskInfo] = {}
+
+    def begin(self, classes: Mapping[str, int]) -> None:
+        """A session starts: what the last one used is kept; priorities changed: nothing is."""
+        current = tuple(sorted(classes.items()))
+        self._tasks = self._used if current == self._classes else {}
+        self._classes, self._used = current, {}
+
+    def task(self, pod: Obj, job: JobKey, classes: Mapping[str, int]) -> TaskInfo:
+        version = _version(pod)
+        if version is None:
+            return task_info(pod, job, classes)
+        key = (version, job)
+        found = self._tasks.get(key) or task_info(pod, job, classes)
+        self._used[key] = found
+        return found
+
+
 def snapshot_from_objects(
     nodes: Iterable[Obj],
     pods: Iterable[Obj],
@@ -216,9 +251,12 @@ def snapshot_from_objects(
     scheduler_names: Sequence[str] = ("volcano",),
     default_queue: str = "default",
     assumed: Mapping[str, str] | None = None,  # None: no placement awaiting its bind
+    memo: ParseMemo | None = None,  # None: parse every pod
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = _priority_values(priority_classes)
+    memo = memo or ParseMemo()
+    memo.begin(classes)
     queue_infos = sorted((queue_info(Queue.load(dict(q))) for q in queues), key=lambda q: q.name)
     known = {q.name for q in queue_infos}
     jobs: dict[JobKey, JobInfo] = {}
@@ -237,7 +275,7 @@ def snapshot_from_objects(
             continue
         namespace = str(as_obj(pod.get("metadata")).get("namespace") or "default")
         key = job_key(namespace, _group_of(pod))
-        task = task_info(pod, key, classes)
+        task = memo.task(pod, key, classes)
         target = (assumed or {}).get(task.key)
         if task.status is TaskStatus.PENDING and target:
             task = task.model_copy(

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
-from scheduling.objects import snapshot_from_objects, task_status
+from scheduling.objects import ParseMemo, snapshot_from_objects, task_status
 from scheduling.resources import Resources
 from scheduling.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
 from tests.unit.scheduling.builders import (
@@ -210,3 +210,33 @@ def test_snapshot_rejects_inconsistent_contents(fields: dict[str, Any], message:
 def test_snapshot_lookup_of_a_missing_key_names_it() -> None:
     with pytest.raises(KeyError, match="no node 'n9'"):
         Snapshot().node("n9")
+
+
+def _versioned(pod: dict[str, Any], rv: str) -> dict[str, Any]:
+    meta = {**pod["metadata"], "uid": f"uid-{pod['metadata']['name']}", "resourceVersion": rv}
+    return {**pod, "metadata": meta}
+
+
+def test_a_memo_parses_only_the_pods_that_changed_and_gives_the_same_snapshot() -> None:
+    memo = ParseMemo()
+    a = _versioned(make_pod("a-worker-0", group="a").obj(), "1")
+    b = _versioned(make_pod("a-worker-1", group="a").obj(), "1")
+    gangs = [(make_podgroup("a"), [a, b])]
+    first = snapshot([make_node("n1").obj()], gangs=gangs, memo=memo)
+    again = snapshot([make_node("n1").obj()], gangs=gangs, memo=memo)
+    assert again == first == snapshot([make_node("n1").obj()], gangs=gangs)
+    assert all(x is y for x, y in zip(again.tasks, first.tasks, strict=True))  # not re-parsed
+    moved = _versioned(make_pod("a-worker-1", group="a").on("n1").obj(), "2")
+    changed = snapshot([make_node("n1").obj()], gangs=[(make_podgroup("a"), [a, moved])], memo=memo)
+    assert changed.tasks[0] is first.tasks[0]
+    assert changed.tasks[1].status is TaskStatus.RUNNING
+
+
+def test_a_memo_forgets_everything_when_priority_classes_change() -> None:
+    memo = ParseMemo()
+    pod = _versioned(make_pod("a-worker-0", group="a").spec(priorityClassName="high").obj(), "1")
+    gangs = [(make_podgroup("a"), [pod])]
+    low = {"metadata": {"name": "high"}, "value": 10}
+    high = {"metadata": {"name": "high"}, "value": 1000}
+    assert snapshot([], gangs=gangs, memo=memo, priority_classes=[low]).tasks[0].priority == 10
+    assert snapshot([], gangs=gangs, memo=memo, priority_classes=[high]).tasks[0].priority == 1000
