@@ -24,7 +24,7 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import cluster, errors, kube
+from activities import errors, kube
 from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
@@ -106,13 +106,9 @@ NodeCheck = Callable[[str], bool]
 
 def bind_nodes(pods: Sequence[tuple[str, Placement]]) -> dict[tuple[str, str], str]:
     """Node bindings of (namespace, placement)s, in parallel; the failures by (namespace, pod).
-    A node the scheduler's cache holds is taken as it stands (as kube-scheduler binds from its
-    cache); any other is looked up, once per call, not once per pod."""
-    known = cluster.known_nodes()
-    looked_up: NodeCheck = functools.cache(_node_exists)
-
-    def exists(node: str) -> bool:
-        return node in known or looked_up(node)
+    Each node is looked up once per call, not once per pod: a binding to a node deleted a
+    moment ago is accepted by the apiserver and would leave the pod on no node at all."""
+    exists: NodeCheck = functools.cache(_node_exists)
 
     def bind(item: tuple[str, Placement]) -> str | None:
         namespace, p = item

@@ -101,12 +101,6 @@ class ClusterCache:
             store.synced.wait(timeout)
         return [kind for kind, store in self._stores.items() if not store.synced.is_set()]
 
-    def names(self, kind: str) -> frozenset[str]:
-        """The names held of a cluster-scoped kind (empty until its first list)."""
-        return frozenset(
-            str((o.get("metadata") or {}).get("name")) for o in self._stores[kind].items()
-        )
-
     def read(self) -> dict[str, list[dict[str, Any]]]:
         return {kind: store.items() for kind, store in self._stores.items()}
 
@@ -119,8 +113,3 @@ def cluster() -> ClusterCache:
     cache.start()
     logger.info("cluster cache started")
     return cache
-
-
-def known_nodes() -> frozenset[str]:
-    """Nodes this process's cache holds; empty when it runs none (a worker without sessions)."""
-    return cluster().names("nodes") if cluster.cache_info().currsize else frozenset()

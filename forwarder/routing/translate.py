@@ -70,15 +70,20 @@ def job_ref(obj: Obj) -> events.JobRef:
     return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
-JobFingerprint = tuple[Any, bool, str | None]  # (spec, deleting, a passing phase)
-# The phases a Volcano job only passes through: the controller acts on entering them (killing
-# pods, creating them again after a restart), so Volcano's own echo of them is its next step.
-PASSING: Final = frozenset(
+JobFingerprint = tuple[Any, bool, str | None]  # (spec, deleting, a phase acted on)
+# The phases Volcano's controller acts on entering, through the sync its own echo of them
+# causes: the passing ones (Restarting kills the pods, the Pending after it creates them again)
+# and the finished ones (the soft kill that deletes the PodGroup and the plugin objects).
+ACTED_ON: Final = frozenset(
     {
         vcjob.JobPhase.RESTARTING,
         vcjob.JobPhase.ABORTING,
         vcjob.JobPhase.TERMINATING,
         vcjob.JobPhase.COMPLETING,
+        vcjob.JobPhase.COMPLETED,
+        vcjob.JobPhase.FAILED,
+        vcjob.JobPhase.TERMINATED,
+        vcjob.JobPhase.ABORTED,
     }
 )
 
@@ -86,17 +91,18 @@ PASSING: Final = frozenset(
 def job_fingerprint(obj: Obj) -> JobFingerprint:
     """What a Job update (Volcano's or batch/v1) must change to be worth a signal: its spec
     (suspend, parallelism, …), the deletionTimestamp appearing (the Job is going), or a phase
-    change into or out of a passing phase.
+    change into or out of a phase the controller acts on.
 
     Volcano's updateJob handler enqueues on every `status.state.phase` change: its controller
     learns its own writes back from the informer, and a state's work starts with the sync that
-    echo causes (Restarting kills the pods, the Pending after it creates them again). Caldera's
-    core keeps that shape, so those echoes still go; the others (Pending, Running, Completed
-    on the way of every job) change nothing and are not sent.
+    echo causes. Caldera's core keeps that shape, so those echoes still go (a job that just
+    finished removes its PodGroup on its echo; without it, a queue waiting for its PodGroups
+    to go stays Closing); the others (Pending and Running, on the way of every job) change
+    nothing and are not sent.
     """
     deleting = metadata(obj).get("deletionTimestamp") is not None
     phase = str(((obj.get("status") or {}).get("state") or {}).get("phase") or "")
-    return (obj.get("spec"), deleting, phase if phase in PASSING else None)
+    return (obj.get("spec"), deleting, phase if phase in ACTED_ON else None)
 
 
 def job_observed(obj: Obj) -> signals.JobObserved:

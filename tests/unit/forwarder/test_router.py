@@ -40,13 +40,16 @@ JOB_UPDATES = [
     pytest.param(job(phase="Running"), job(phase="Restarting"), True, id="into-restarting"),
     pytest.param(job(phase="Restarting"), job(phase="Pending"), True, id="out-of-restarting"),
     pytest.param(job(phase="Aborting"), job(phase="Aborted"), True, id="out-of-aborting"),
-    pytest.param(job(phase="Running"), job(phase="Completed"), False, id="completed"),
+    # A finished phase too: its echo is the soft kill that removes the PodGroup.
+    pytest.param(job(phase="Running"), job(phase="Completed"), True, id="completed"),
+    pytest.param(job(phase="Running"), job(phase="Failed"), True, id="failed"),
+    pytest.param(job(phase="Completed"), job(phase="Completed", succeeded=1), False, id="stays"),
     pytest.param(job(replicas=2), job(replicas=4), True, id="spec-changed"),
 ]
 
 
 @pytest.mark.parametrize(("first", "second", "sent"), JOB_UPDATES)
-def test_job_modified_sent_when_spec_or_a_passing_phase_changed(
+def test_job_modified_sent_when_spec_or_a_phase_acted_on_changed(
     first: dict[str, Any], second: dict[str, Any], sent: bool
 ) -> None:
     r = router.Router()
