@@ -15,7 +15,6 @@ given its first child a moment ago, as with Volcano.
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -28,8 +27,6 @@ from admission import rules
 from models import scheduling
 from service import reflector
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
-
-logger = logging.getLogger(__name__)
 
 PLURAL: Final = "queues"
 # The apiserver gives the webhook `timeoutSeconds` (5) in all; a parent walk makes a few reads.

@@ -236,7 +236,9 @@ class ParseMemo:
         if version is None:
             return task_info(pod, job, classes)
         key = (version, job)
-        found = self._tasks.get(key) or task_info(pod, job, classes)
+        found = self._tasks.get(key)
+        if found is None:
+            found = task_info(pod, job, classes)
         self._used[key] = found
         return found
 

@@ -185,10 +185,9 @@ def restored_timers(state: BatchJobRecord) -> list[fx.StartTimer]:
     ]
 
 
-def _deleted(state: BatchJobRecord, deleted: signals.JobDeleted | None) -> Decision:
-    """Deleted (`deleted`), or None: its namespace is going, which deletes it."""
-    if deleted is not None and state.job is not None and deleted.uid != state.job.metadata.uid:
-        return Decision(state=state)
+def _gone(state: BatchJobRecord) -> Decision:
+    """The Job was deleted, or its namespace is going (which deletes it): nothing is left to
+    do but cancel what is armed."""
     armed = sorted(state.timers)
     state = state.model_copy(update={"deleted": True, "timers": {}})
     return Decision(state=state, effects=lifetime.ended(armed))
@@ -204,9 +203,11 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
             if start_over:
                 return Decision(state=state, effects=(fx.StartOver(observed=event),))
         case signals.JobDeleted():
-            return _deleted(state, event)
+            if state.job is not None and event.uid != state.job.metadata.uid:
+                return Decision(state=state)
+            return _gone(state)
         case ActionFailed(namespace_gone=True):
-            return _deleted(state, None)
+            return _gone(state)
         case signals.BatchPodsChanged():
             state = pods.observed(state, event)
         case TimerFired():
