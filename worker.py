@@ -2,12 +2,15 @@
 
 Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE
 (default `default`), TEMPORAL_TLS_CERT/KEY/CA and TEMPORAL_API_KEY (see `service/temporal.py`),
-CALDERA_TASK_QUEUE (default `caldera-controllers`), and
+CALDERA_TASK_QUEUE (default `caldera-controllers`; the SchedulerWorkflow and the QueueWorkflows
+have their own, `caldera-scheduler` and `caldera-queues`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_ACTIONS (Volcano's
 `actions` string, default `enqueue, allocate, backfill, reclaim`), CALDERA_WORKFLOW_SANDBOX
-(`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`).
+(`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
+CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
+one evicted replays its whole history on its next task; each costs some hundred KiB).
 Flags, each defaulting to its variable: --metrics-address / CALDERA_METRICS_ADDRESS
 (Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics.py`),
 --log-format / CALDERA_LOG_FORMAT (text or json) and --log-level.
@@ -22,8 +25,10 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
@@ -35,11 +40,16 @@ from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
 from workflows import sandbox
+from workflows.queue import QueueWorkflow
 from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
 log = logging.getLogger("caldera.worker")
 MAX_ACTIVITIES = 32
+# Per own task queue: the scheduler runs one session at a time, as Volcano's, beside the binding
+# of the one before; a queue writes its status and annotations.
+OWN_QUEUE_ACTIVITIES = 2
 STICKY_WAIT = timedelta(seconds=30)
+MAX_CACHED_WORKFLOWS = 10000
 
 
 async def run(metrics_address: str = "") -> int:
@@ -50,13 +60,15 @@ async def run(metrics_address: str = "") -> int:
     # while pods are handed to another scheduler.
     names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
+    cached = int(os.environ.get("CALDERA_MAX_CACHED_WORKFLOWS", MAX_CACHED_WORKFLOWS))
     client = await temporal.connect(options, runtime=metrics.runtime(metrics_address))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     # The Kubernetes client blocks, so activities are sync functions on a thread pool.
-    with ThreadPoolExecutor(max_workers=MAX_ACTIVITIES + 1) as pool:
+    threads = MAX_ACTIVITIES + 2 * OWN_QUEUE_ACTIVITIES
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         async with (
             Worker(
                 client,
@@ -66,21 +78,15 @@ async def run(metrics_address: str = "") -> int:
                 activities=list(activities.ALL),
                 activity_executor=pool,
                 max_concurrent_activities=MAX_ACTIVITIES,
+                max_cached_workflows=cached,
                 # A busy worker answers its sticky tasks late; a task that times out there is
                 # replayed from its whole history elsewhere, which costs more than the wait.
                 sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
             ),
-            Worker(
-                client,
-                task_queue=task_queues.SCHEDULER,
-                # The SchedulerWorkflow's own tasks too: they never wait behind the jobs'.
-                workflows=[SchedulerWorkflow],
-                workflow_runner=sandbox.worker_runner(),
-                activities=list(activities.SESSION),
-                activity_executor=pool,
-                # One session at a time, as Volcano's, beside the binding of the one before.
-                max_concurrent_activities=2,
-            ),
+            # The SchedulerWorkflow's and the QueueWorkflows' own task queues: their tasks
+            # never wait behind the jobs'.
+            _own_queue(client, pool, task_queues.SCHEDULER, SchedulerWorkflow, activities.SESSION),
+            _own_queue(client, pool, task_queues.QUEUES, QueueWorkflow, activities.ALL),
         ):
             for name in schedulers:
                 await _ensure_scheduler(client, name)
@@ -94,6 +100,24 @@ async def run(metrics_address: str = "") -> int:
             await stop.wait()
     log.info("worker stopped")
     return 0
+
+
+def _own_queue(
+    client: Client,
+    pool: ThreadPoolExecutor,
+    queue: str,
+    workflow: type,
+    own: Sequence[Callable[..., Any]],
+) -> Worker:
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=[workflow],
+        workflow_runner=sandbox.worker_runner(),
+        activities=list(own),
+        activity_executor=pool,
+        max_concurrent_activities=OWN_QUEUE_ACTIVITIES,
+    )
 
 
 async def _ensure_scheduler(client: Client, name: str) -> None:

@@ -86,12 +86,14 @@ class Signaller:
         start: signals.JobStart,
         task_queue: str = task_queues.CONTROLLERS,
         concurrency: int = CONCURRENCY,
+        queue_task_queue: str = task_queues.QUEUES,
         meters: metrics.Forwarder | None = None,  # None: record nothing
     ) -> None:
         self._client = client
         self._meters = meters or metrics.Forwarder()
         self._start = start
         self._task_queue = task_queue
+        self._queue_task_queue = queue_task_queue
         self._slots = asyncio.Semaphore(concurrency)
         self._lanes: dict[str, collections.deque[events.Signal]] = {}
         self._drainers: dict[str, asyncio.Task[None]] = {}
@@ -173,8 +175,10 @@ class Signaller:
             return
         start: signals.Payload = self._start
         workflow = signals.JOB_WORKFLOW
+        task_queue = self._task_queue
         if isinstance(target, events.QueueRef):
             start, workflow = signals.QueueStart(), signals.QUEUE_WORKFLOW
+            task_queue = self._queue_task_queue
         elif isinstance(target, events.BatchJobRef):
             start, workflow = signals.BatchJobStart(), signals.BATCH_JOB_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
@@ -184,7 +188,7 @@ class Signaller:
             workflow,
             start,
             id=target.workflow_id,
-            task_queue=self._task_queue,
+            task_queue=task_queue,
             start_signal=signal.name,
             start_signal_args=[signal.payload],
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

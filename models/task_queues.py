@@ -4,5 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-CONTROLLERS: Final = "caldera-controllers"  # JobWorkflow, QueueWorkflow and their activities
+CONTROLLERS: Final = "caldera-controllers"  # JobWorkflow, BatchJobWorkflow, their activities
 SCHEDULER: Final = "caldera-scheduler"  # scheduling sessions, next to the informer cache
+# QueueWorkflow: its tasks never wait behind a backlog of the jobs' (after a restart, hundreds
+# of JobWorkflows have a task waiting; a queue's close or open should not wait for them all).
+QUEUES: Final = "caldera-queues"

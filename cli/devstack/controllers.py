@@ -85,9 +85,23 @@ def start_worker(
 ) -> Process:
     """Another worker (e.g. after one was killed), ready when this returns."""
     env = _env(kubeconfig, temporal_address, scheduler_override)
-    worker = _with_metrics("worker", WORKER_ARGV, log_dir, env, None)
-    processes.wait_until(worker, _logged(worker, "worker started"), 60, "ready")
-    return worker
+    return _start_ready("worker", WORKER_ARGV, log_dir, env, "worker started")
+
+
+def start_forwarder(
+    kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
+) -> Process:
+    """Another forwarder (e.g. after one was killed), leading when this returns."""
+    env = _env(kubeconfig, temporal_address, scheduler_override)
+    return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, "leader elected")
+
+
+def _start_ready(
+    name: str, argv: tuple[str, ...], log_dir: Path, env: dict[str, str], line: str
+) -> Process:
+    started = _with_metrics(name, argv, log_dir, env, None)
+    processes.wait_until(started, _logged(started, line), 60, "ready")
+    return started
 
 
 def _with_metrics(

@@ -115,6 +115,25 @@ def stop(process: Process, grace: float = 10.0) -> None:
         os.waitpid(process.pid, 0)
 
 
+def restart(process: Process, kill: bool = True, down_for: float = 0.0) -> Process:
+    """The same command line and environment again, `down_for` seconds after SIGKILL (`kill`:
+    a crash, nothing flushed) or a graceful stop; the log is appended to."""
+    raw = Path(f"/proc/{process.pid}/cmdline").read_bytes().removesuffix(b"\0")
+    argv = [a.decode() for a in raw.split(b"\0")]
+    lines = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
+    env = dict(line.decode().split("=", 1) for line in lines if b"=" in line)
+    if kill:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(process.pid, 0)
+    else:
+        stop(process)
+    time.sleep(down_for)
+    again = start(process.name, argv, Path(process.log).parent, env)
+    return process.model_copy(update={"pid": again.pid, "log_offset": again.log_offset})
+
+
 def log_text(process: Process) -> str:
     """What this run of the process has logged so far (not earlier runs')."""
     try:

@@ -120,7 +120,13 @@ def _observe(
 ) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
     queue = Queue.model_validate(observed.queue)
     name = queue.metadata.name or ""
+    uid = queue.metadata.uid or ""
     out: list[queue_fx.AnyEffect] = []
+    if q.uid and uid and uid != q.uid:
+        # Deleted and created again under the same name while no one watched: a new object,
+        # whose status holds nothing this workflow wrote (its children and PodGroups name it
+        # by name, and stay).
+        q = q.model_copy(update={"queue": None, "state": None, "counts_written": {}})
     first = q.queue is None
     if first and queue.status is not None and queue.status.state is not None:
         q = q.model_copy(update={"state": queue.status.state})  # adopt what is recorded
@@ -128,6 +134,7 @@ def _observe(
     q = q.model_copy(
         update={
             "name": name,
+            "uid": uid or q.uid,
             "queue": default_queue(queue),
             "closed_by_parent": annotations.get(CLOSED_BY_PARENT) == "true",
         }

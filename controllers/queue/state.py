@@ -23,6 +23,7 @@ class QueueRecord(Record):
     """All a QueueWorkflow remembers; carried whole through continue-as-new."""
 
     name: str = ""
+    uid: str = ""  # the object's, as last observed ("": not observed yet)
     queue: Queue | None = None  # None: not observed yet
     state: QueueState | None = None  # None: never written (Open)
     closed_by_parent: bool = False

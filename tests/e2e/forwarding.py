@@ -167,12 +167,13 @@ class Recorder:
 
     async def _serve(self) -> None:
         assert self._stop is not None
-        worker = Worker(
-            self.client,
-            task_queue=task_queues.CONTROLLERS,
-            workflows=[RecordingJobWorkflow, RecordingQueueWorkflow],
+        jobs = Worker(
+            self.client, task_queue=task_queues.CONTROLLERS, workflows=[RecordingJobWorkflow]
         )
-        async with worker:
+        queues = Worker(
+            self.client, task_queue=task_queues.QUEUES, workflows=[RecordingQueueWorkflow]
+        )
+        async with jobs, queues:
             await self._stop.wait()
 
     def stop(self) -> None:

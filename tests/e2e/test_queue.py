@@ -5,6 +5,8 @@ Jobs refused at admission while their queue is not Open."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -17,6 +19,8 @@ from kubernetes import client
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from cli.devstack import controllers as caldera
+from cli.devstack.processes import Process
 from models import keys, signals
 from models.scheduling import CLOSED_BY_PARENT
 from tests.builders import make_job
@@ -169,3 +173,57 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
     await c.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
     volcano.state_becomes(api, child, "Open")
     _submit(api, namespace, _job("ok", child, None))
+
+
+def test_a_queue_created_again_while_caldera_was_down_is_written_open(
+    api: client.ApiClient, e2e_stack: E2EStack, controllers: list[Process]
+) -> None:
+    """Regression: the queue's workflow believed it had written Open already (to the object
+    of the same name it knew), so the new object's status.state stayed empty until a PodGroup
+    arrived."""
+    name = f"qr-{uuid.uuid4().hex[:6]}"
+    custom = client.CustomObjectsApi(api)
+    body = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1},
+    }
+    custom.create_cluster_custom_object(*Q, body)
+    first = volcano.state_becomes(api, name, "Open")
+    described = json.loads(
+        _temporal_cli(
+            e2e_stack, "workflow", "describe", "-w", keys.queue_workflow_id(name), "-o", "json"
+        )
+    )
+    # Its own task queue: its tasks never wait behind a backlog of the jobs' after a restart.
+    assert described["executionConfig"]["taskQueue"]["name"] == "caldera-queues"
+    down = [p for p in controllers if p.name in ("forwarder", "worker")]
+    for p in down:
+        os.kill(p.pid, signal.SIGKILL)
+    custom.delete_cluster_custom_object(*Q, name)
+
+    def gone() -> bool:
+        try:
+            custom.get_cluster_custom_object(*Q, name)
+        except client.ApiException as e:
+            if e.status == 404:
+                return True
+            raise
+        return False
+
+    eventually(gone, 30, f"queue {name} deleted")
+    custom.create_cluster_custom_object(*Q, body)
+    assert e2e_stack.workdir is not None
+    logs = e2e_stack.workdir / "logs"
+    override = caldera.DEFAULT_SCHEDULER_OVERRIDE
+    for p in down:
+        start = caldera.start_forwarder if p.name == "forwarder" else caldera.start_worker
+        controllers[controllers.index(p)] = start(
+            e2e_stack.kubeconfig, e2e_stack.temporal_address, logs, override
+        )
+    try:
+        again = volcano.state_becomes(api, name, "Open", timeout=120)
+        assert again["metadata"]["uid"] != first["metadata"]["uid"]
+    finally:
+        custom.delete_cluster_custom_object(*Q, name)

@@ -110,7 +110,7 @@ async def test_queue_signals_start_queue_workflow() -> None:
             "workflow": "QueueWorkflow",
             "arg": signals.QueueStart(),
             "id": f"queue/{name}",
-            "task_queue": "caldera-controllers",
+            "task_queue": "caldera-queues",
             "start_signal": signal,
             "start_signal_args": [payload],
             "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,

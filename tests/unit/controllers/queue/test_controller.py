@@ -102,3 +102,26 @@ def test_parent_waits_for_open_children_before_it_is_closed() -> None:
     assert q.state == QueueState.CLOSING
     closed = signals.ChildQueueObserved(name="c", state="Closed", closed_by_parent=True)
     assert controller.decide(q, closed).state.state == QueueState.CLOSED
+
+
+def test_an_object_created_again_under_the_same_name_is_written_afresh() -> None:
+    q = _observed("q")
+    again = controller.decide(q, signals.QueueObserved(queue=_queue("q"))).effects
+    assert not any(isinstance(e, queue_fx.WriteQueueStatus) for e in again)
+    recreated = _queue("q")
+    recreated["metadata"]["uid"] = "u-q-2"  # deleted and created while no one watched
+    decision = controller.decide(q, signals.QueueObserved(queue=recreated))
+    zero = {"pending": 0, "running": 0, "unknown": 0, "inqueue": 0, "completed": 0}
+    assert decision.effects[0] == queue_fx.WriteQueueStatus(
+        name="q", state=QueueState.OPEN, counts=zero
+    )
+    assert decision.state.uid == "u-q-2"
+
+
+def test_a_new_object_that_records_a_state_keeps_it() -> None:
+    q = _observed("q")
+    recreated = _queue("q")
+    recreated["metadata"]["uid"] = "u-q-2"
+    recreated["status"] = {"state": "Closed"}
+    decision = controller.decide(q, signals.QueueObserved(queue=recreated))
+    assert decision.state.state == QueueState.CLOSED
