@@ -61,7 +61,7 @@ async def run(metrics_address: str = "") -> int:
     names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
     cached = int(os.environ.get("CALDERA_MAX_CACHED_WORKFLOWS", MAX_CACHED_WORKFLOWS))
-    client = await temporal.connect(options, runtime=metrics.runtime(metrics_address))
+    client = await temporal.connect_patiently(options, runtime=metrics.runtime(metrics_address))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

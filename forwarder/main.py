@@ -49,7 +49,7 @@ class Options:
 async def run(options: Options, stop: asyncio.Event) -> None:
     """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
     runtime = metrics.runtime(options.metrics_address)
-    client = await temporal.connect(options.temporal, runtime=runtime)
+    client = await temporal.connect_patiently(options.temporal, runtime=runtime)
     meters = metrics.Forwarder(runtime.metric_meter if runtime else MetricMeter.noop)
     # Separate clients: Lease renewals must never wait behind watch connections.
     leases = CoordinationV1Api(kube.new_api(options.kubeconfig))

@@ -56,6 +56,23 @@ class PodsChanged(Payload):
     pods: list[PodSnapshot]
 
 
+class PodsListed(Payload):
+    """Every pod of one Job in a full list (a forwarder's first list of its term, or one after
+    a 410): a pod the workflow knows and this list lacks went while no forwarder watched (a
+    pod deleted between two leaders, or while the Temporal server was down)."""
+
+    uids: list[str] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+
+    def gone(self, name: str, uid: str | None, deleting: bool) -> bool:
+        """A pod known by uid is gone when its uid is not listed; one the workflow created
+        and deleted itself without ever hearing of it, when its name is not (a pod created
+        after the list is heard of later, and its news then arrives after this)."""
+        if uid is not None:
+            return uid not in self.uids
+        return deleting and name not in self.names
+
+
 class PodGroupObserved(Payload):
     name: str
     phase: str | None = None  # None: the PodGroup has no phase yet
@@ -144,6 +161,7 @@ JOB_WORKFLOW = "JobWorkflow"
 SIGNAL_JOB_OBSERVED = "job_observed"
 SIGNAL_JOB_DELETED = "job_deleted"
 SIGNAL_PODS_CHANGED = "pods_changed"
+SIGNAL_PODS_LISTED = "pods_listed"
 SIGNAL_POD_GROUP_OBSERVED = "pod_group_observed"
 SIGNAL_COMMAND_ISSUED = "command_issued"
 

@@ -8,8 +8,11 @@ laptop) and all three connect the same way.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import os
 from pathlib import Path
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
@@ -18,7 +21,9 @@ from temporalio.service import TLSConfig
 
 from service import codec
 
+logger = logging.getLogger(__name__)
 DEFAULT_ADDRESS = "127.0.0.1:7233"
+BACKOFF: Final = (1.0, 30.0)  # seconds: first wait for an unreachable server, cap
 DEFAULT_NAMESPACE = "default"
 
 
@@ -103,3 +108,24 @@ async def connect(options: TemporalOptions, runtime: Runtime | None = None) -> C
         api_key=options.api_key,
         runtime=runtime,
     )
+
+
+async def connect_patiently(
+    options: TemporalOptions, runtime: Runtime | None = None, backoff: tuple[float, float] = BACKOFF
+) -> Client:
+    """For the processes that run for good (worker, forwarder): a server that is not up yet,
+    or restarting, is waited for with a warning per attempt, instead of ending the process
+    (which would start again, and fail again, until the server is back)."""
+    delay = backoff[0]
+    while True:
+        try:
+            return await connect(options, runtime)
+        except RuntimeError as e:
+            logger.warning(
+                "temporal unreachable address=%s retry_in=%.1fs error=%s",
+                options.address,
+                delay,
+                e,
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, backoff[1])

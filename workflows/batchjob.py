@@ -58,6 +58,7 @@ class BatchJobWorkflowInput(BaseModel):
 class BatchJobWorkflow(JobShell[BatchJobRecord]):
     API_VERSION = batchv1.API_VERSION
     KIND = batchv1.KIND
+    MODEL = batchv1.BatchJob
     _entity: Entity[BatchJobRecord, controller.AnyInput, batch_fx.Own]
 
     @workflow.init
@@ -97,6 +98,10 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
     @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
     def pods_changed(self, changed: signals.BatchPodsChanged) -> None:
         self._entity.accept(changed)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
+    def pods_listed(self, listed: signals.PodsListed) -> None:
+        self._entity.accept(listed)
 
     @workflow.query
     def status(self) -> signals.BatchJobView:

@@ -57,6 +57,7 @@ class JobWorkflowInput(BaseModel):
 class JobWorkflow(JobShell[JobRecord]):
     API_VERSION = vcjob.API_VERSION
     KIND = vcjob.KIND
+    MODEL = vcjob.Job
     _entity: Entity[JobRecord, controller.Input, job_fx.Own]
 
     @workflow.init
@@ -103,6 +104,10 @@ class JobWorkflow(JobShell[JobRecord]):
     @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
     def pods_changed(self, changed: signals.PodsChanged) -> None:
         self._entity.accept(changed)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
+    def pods_listed(self, listed: signals.PodsListed) -> None:
+        self._entity.accept(listed)
 
     @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, observed: signals.PodGroupObserved) -> None:

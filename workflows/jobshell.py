@@ -1,11 +1,13 @@
 """What the workflows of both job kinds (Volcano's and batch/v1) share on top of the entity
 shell: the signals every job takes, how its Events name it, and the search attributes it gets
-once first observed. A subclass sets `_entity`, its API kind, and adds what is its own."""
+once first observed. A subclass sets `_entity`, its API kind and model, and adds what is its
+own."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
@@ -35,6 +37,7 @@ class Inbox(Protocol):
 class JobShell(Generic[S]):
     API_VERSION: ClassVar[str]
     KIND: ClassVar[str]
+    MODEL: ClassVar[type[BaseModel]]  # what the core parses `job_observed` into
     _entity: Inbox
 
     def ref(self, state: S) -> Ref:
@@ -58,6 +61,13 @@ class JobShell(Generic[S]):
 
     @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
     def job_observed(self, observed: signals.JobObserved) -> None:
+        # The SDK drops a payload that is no JobObserved; one whose object is no Job of this
+        # kind would fail every workflow task from here on, so it is dropped here.
+        try:
+            self.MODEL.model_validate(observed.job)
+        except ValidationError as e:
+            workflow.logger.warning("job_observed dropped: not a %s: %s", self.KIND, e)
+            return
         self._entity.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_JOB_DELETED)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import assert_never
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -96,6 +96,13 @@ class QueueWorkflow:
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
     def queue_observed(self, observed: signals.QueueObserved) -> None:
+        # The SDK drops a payload that is no QueueObserved; one whose object is no Queue
+        # would fail every workflow task from here on, so it is dropped here.
+        try:
+            scheduling.Queue.model_validate(observed.queue)
+        except ValidationError as e:
+            workflow.logger.warning("queue_observed dropped: not a Queue: %s", e)
+            return
         self._entity.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)

@@ -89,18 +89,30 @@ def start_worker(
 
 
 def start_forwarder(
-    kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
+    kubeconfig: str,
+    temporal_address: str,
+    log_dir: Path,
+    scheduler_override: str | None,
+    leading: bool = True,
 ) -> Process:
-    """Another forwarder (e.g. after one was killed), leading when this returns."""
+    """Another forwarder (e.g. after one was killed): leading when this returns, or (not
+    `leading`) leading or standing by."""
     env = _env(kubeconfig, temporal_address, scheduler_override)
-    return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, "leader elected")
+    lines = ("leader elected",) if leading else ("leader elected", "standing by")
+    return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, *lines)
 
 
 def _start_ready(
-    name: str, argv: tuple[str, ...], log_dir: Path, env: dict[str, str], line: str
+    name: str, argv: tuple[str, ...], log_dir: Path, env: dict[str, str], *lines: str
 ) -> Process:
+    """Started, and ready once its log shows any of `lines`."""
     started = _with_metrics(name, argv, log_dir, env, None)
-    processes.wait_until(started, _logged(started, line), 60, "ready")
+
+    def ready() -> bool:
+        text = processes.log_text(started)
+        return any(line in text for line in lines)
+
+    processes.wait_until(started, ready, 60, "ready")
     return started
 
 

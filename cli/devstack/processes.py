@@ -36,6 +36,8 @@ class Process(BaseModel):
     log: str
     log_offset: int = 0  # where this run's output starts in an appended log
     metrics_url: str = ""  # its Prometheus endpoint (http://host:port/metrics); "": none
+    argv: tuple[str, ...] = ()  # how it was started, to start it again (`restart`)
+    env: dict[str, str] = {}  # what it was given beyond this process's environment
 
 
 def free_port() -> int:
@@ -71,7 +73,9 @@ def start(
             env={**os.environ, **(env or {})},
             start_new_session=True,
         )
-    return Process(name=name, pid=proc.pid, log=str(log), log_offset=offset)
+    return Process(
+        name=name, pid=proc.pid, log=str(log), log_offset=offset, argv=tuple(argv), env=env or {}
+    )
 
 
 def alive(pid: int) -> bool:
@@ -117,11 +121,8 @@ def stop(process: Process, grace: float = 10.0) -> None:
 
 def restart(process: Process, kill: bool = True, down_for: float = 0.0) -> Process:
     """The same command line and environment again, `down_for` seconds after SIGKILL (`kill`:
-    a crash, nothing flushed) or a graceful stop; the log is appended to."""
-    raw = Path(f"/proc/{process.pid}/cmdline").read_bytes().removesuffix(b"\0")
-    argv = [a.decode() for a in raw.split(b"\0")]
-    lines = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
-    env = dict(line.decode().split("=", 1) for line in lines if b"=" in line)
+    a crash, nothing flushed) or a graceful stop (a process that already ended is just
+    started); the log is appended to."""
     if kill:
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGKILL)
@@ -130,7 +131,7 @@ def restart(process: Process, kill: bool = True, down_for: float = 0.0) -> Proce
     else:
         stop(process)
     time.sleep(down_for)
-    again = start(process.name, argv, Path(process.log).parent, env)
+    again = start(process.name, process.argv, Path(process.log).parent, process.env)
     return process.model_copy(update={"pid": again.pid, "log_offset": again.log_offset})
 
 

@@ -49,6 +49,7 @@ AnyInput = (
     signals.JobObserved
     | signals.JobDeleted
     | signals.BatchPodsChanged
+    | signals.PodsListed
     | TimerFired
     | PodsCreated
     | FinalizersRemoved
@@ -210,6 +211,8 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
             return _gone(state)
         case signals.BatchPodsChanged():
             state = pods.observed(state, event)
+        case signals.PodsListed():
+            state = pods.listed(state, event)
         case TimerFired():
             timers = {k: v for k, v in state.timers.items() if k != event.key}
             state = state.model_copy(update={"timers": timers})

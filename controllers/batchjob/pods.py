@@ -66,6 +66,16 @@ def observed(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJ
     return state.model_copy(update={"pods": pods, "removing": kept})
 
 
+def listed(state: BatchJobRecord, listed: signals.PodsListed) -> BatchJobRecord:
+    """The pods a full list lacks went unseen: each leaves as its deletion would."""
+    gone = [
+        signals.BatchPodSnapshot(name=p.name, uid=p.uid or "", deleted=True)
+        for p in state.pods.values()
+        if listed.gone(p.name, p.uid, p.deleting)
+    ]
+    return observed(state, signals.BatchPodsChanged(pods=gone)) if gone else state
+
+
 def finalizers_removed(state: BatchJobRecord, removed: dict[str, str]) -> BatchJobRecord:
     """The finalizers of these pods (name → uid) are gone: they count, and settled ones leave."""
     pods = dict(state.pods)

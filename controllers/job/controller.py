@@ -30,6 +30,7 @@ Input = (
     signals.JobObserved
     | signals.JobDeleted
     | signals.PodsChanged
+    | signals.PodsListed
     | signals.PodGroupObserved
     | signals.CommandIssued
     | TimerFired
@@ -194,6 +195,30 @@ def _pods(
     return _handle(state.model_copy(update={"pods": pods}), requests, now)
 
 
+def _listed(
+    state: JobRecord, listed: signals.PodsListed, now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """The pods a full list lacks went unseen: each is handled as its deletion would be."""
+    gone = [
+        signals.PodSnapshot(
+            name=p.name,
+            uid=p.uid or "",
+            task=p.task,
+            index=p.index,
+            job_version=p.job_version,
+            phase=p.phase,
+            deleted=True,
+            out_of_sync=p.out_of_sync,
+            partition=p.partition,
+        )
+        for p in state.pods.values()
+        if listed.gone(p.name, p.uid, p.deleting)
+    ]
+    if not gone:
+        return state, []
+    return _pods(state, signals.PodsChanged(pods=gone), now)
+
+
 def _pod_group(
     state: JobRecord, observed: signals.PodGroupObserved, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
@@ -308,6 +333,8 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
             return _gone(state)
         case signals.PodsChanged():
             state, out = _pods(state, event, now)
+        case signals.PodsListed():
+            state, out = _listed(state, event, now)
         case signals.PodGroupObserved():
             state, out = _pod_group(state, event, now)
         case signals.CommandIssued():

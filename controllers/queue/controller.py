@@ -48,6 +48,16 @@ class Decision(BaseModel):
     effects: tuple[queue_fx.AnyEffect, ...] = ()
 
 
+def _state_of(text: str) -> QueueState:
+    """A state another queue reported; one this controller does not know reads as Unknown
+    (not Closed, so a child still holds its closing parent; nor Open, so a parent in it
+    neither closes nor reopens its children)."""
+    try:
+        return QueueState(text)
+    except ValueError:
+        return QueueState.UNKNOWN
+
+
 def _parent_closed(q: QueueRecord) -> bool:
     return q.parent not in (None, ROOT_QUEUE) and q.parent_state in CLOSED_OR_CLOSING
 
@@ -170,7 +180,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
             else:
                 known = event.name in children
                 children[event.name] = Child(
-                    state=QueueState(event.state) if event.state else QueueState.OPEN,
+                    state=_state_of(event.state) if event.state else QueueState.OPEN,
                     closed_by_parent=event.closed_by_parent,
                 )
                 if not known and q.queue is not None:
@@ -182,7 +192,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
             )
             out += more
         case signals.ParentStateChanged():
-            q = q.model_copy(update={"parent_state": QueueState(event.state)})
+            q = q.model_copy(update={"parent_state": _state_of(event.state)})
             q, out = _run(q, Action.SYNC_QUEUE, f"parent queue {event.parent} is {event.state}")
         case signals.CommandIssued() | Command():
             try:

@@ -90,6 +90,10 @@ class Owners(Generic[R, F]):
         """Was this uid seen deleted (within the remembered window)?"""
         return uid in self._deleted
 
+    def refs(self) -> list[R]:
+        """Every live owner, in uid order."""
+        return [self._seen[uid].ref for uid in sorted(self._seen)]
+
     def ref(self, uid: str) -> R | None:
         """The live owner with this uid; None: not seen, or deleted since."""
         seen = self._seen.get(uid)

@@ -11,8 +11,8 @@ controller's. No I/O: the pipeline carries out the returned `Outbound`s.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Set
-from typing import Final
+from collections.abc import Callable, Sequence, Set
+from typing import Final, TypeVar
 
 from forwarder.routing import batch_translate as bt
 from forwarder.routing import events, index, logs, queue_router, translate
@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 # (type, object, force: send even if unchanged, relisted: from a full list, not the watch)
 Handler = Callable[[events.WatchType, events.Obj, bool, bool], list[events.Outbound]]
 Vanished = Callable[[Set[str]], list[events.Outbound]]
+OwnerRef = TypeVar("OwnerRef", events.JobRef, events.BatchJobRef)
 
 
 def _job_rules(
@@ -83,6 +84,22 @@ def _pod_echo(pod: signals.PodSnapshot) -> bool:
 def _nothing(listed: Set[str]) -> list[events.Outbound]:
     """A vanished Command was consumed by someone: nothing to tell."""
     return []
+
+
+def _listed(
+    owners: list[OwnerRef],
+    owner_of: Callable[[events.Obj], OwnerRef | None],
+    pods: Sequence[events.Obj],
+) -> list[events.Outbound]:
+    """After a full list of pods, every Job (with pods or none) hears which of its pods exist:
+    a pod that went while no one watched is in no list, and no watch reports it."""
+    listed: dict[OwnerRef, signals.PodsListed] = {o: signals.PodsListed() for o in owners}
+    for pod in pods:
+        owner = owner_of(pod)
+        if owner in listed:
+            listed[owner].uids.append(translate.uid(pod))
+            listed[owner].names.append(str(translate.metadata(pod).get("name", "")))
+    return [events.Signal(o, signals.SIGNAL_PODS_LISTED, p) for o, p in listed.items()]
 
 
 class Router:
@@ -155,6 +172,10 @@ class Router:
         out = vanished({translate.uid(o) for o in item.objects})
         for obj in item.objects:
             out += handle("ADDED", obj, True, True)
+        if item.kind is events.Kind.POD:
+            out += _listed(self._jobs.refs(), self._live(translate.pod_job), item.objects)
+        elif item.kind is events.Kind.BATCH_POD:
+            out += _listed(self._batch_jobs.refs(), self._batch_job, item.objects)
         return out
 
     def _live(

@@ -79,6 +79,10 @@ class RecordingJobWorkflow:
     def pods_changed(self, p: signals.PodsChanged) -> None:
         self._record(signals.SIGNAL_PODS_CHANGED, p)
 
+    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
+    def pods_listed(self, p: signals.PodsListed) -> None:
+        self._record(signals.SIGNAL_PODS_LISTED, p)
+
     @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, p: signals.PodGroupObserved) -> None:
         self._record(signals.SIGNAL_POD_GROUP_OBSERVED, p)

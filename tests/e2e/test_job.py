@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 from typing import Any
 
@@ -13,6 +15,8 @@ from kubernetes import client
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from cli.devstack import controllers as caldera
+from cli.devstack.processes import Process
 from models import keys, labels, signals
 from tests.builders import make_job
 from tests.e2e import volcano
@@ -167,3 +171,39 @@ async def test_ttl_deletes_job_and_same_name_gets_a_fresh_run(
     volcano.phase_becomes(api, namespace, "short", "Completed")
     second = await temporal.get_workflow_handle(wid).describe()
     assert second.run_id != first.run_id
+
+
+def test_a_pod_deleted_while_no_forwarder_leads_reaches_its_job(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack, controllers: list[Process]
+) -> None:
+    """Regression (chaos soak): a pod deleted between two forwarder leaders was in no watch and
+    no list, so its Job never heard of it (one killed by a restart waited in Restarting for
+    ever). The new leader's list now tells every Job which of its pods exist."""
+    manifest = (
+        make_job("lone")
+        .task("w", replicas=1, template=volcano.template({}))
+        .spec(policies=[{"event": "PodEvicted", "action": "AbortJob"}])
+        .manifest()
+    )
+    _submit(api, namespace, manifest)
+    volcano.phase_becomes(api, namespace, "lone", "Running")
+    forwarder = next(p for p in controllers if p.name == "forwarder")
+    os.kill(forwarder.pid, signal.SIGKILL)
+    core = client.CoreV1Api(api)
+    core.delete_namespaced_pod("lone-w-0", namespace, grace_period_seconds=0)
+
+    def gone() -> bool:
+        return not [p for p in core.list_namespaced_pod(namespace).items]
+
+    eventually(gone, 30, "the pod deleted")
+    assert e2e_stack.workdir is not None
+    controllers[controllers.index(forwarder)] = caldera.start_forwarder(
+        e2e_stack.kubeconfig,
+        e2e_stack.temporal_address,
+        e2e_stack.workdir / "logs",
+        caldera.DEFAULT_SCHEDULER_OVERRIDE,
+    )
+    volcano.phase_becomes(api, namespace, "lone", "Aborted", timeout=90)
+    events = core.list_namespaced_event(namespace).items
+    messages = [e.message for e in events if e.involved_object.name == "lone"]
+    assert any("AbortJob: PodEvicted" in m for m in messages), messages

@@ -168,9 +168,14 @@ def test_relist_reports_what_vanished_unseen() -> None:
         (signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="old"))
     ]
     out = r.route(events.Relisted(K.BATCH_POD, [batch_pod()]))
-    assert [(u.pod.name, u.pod.deleted) for u in out] == [
+    updates = [u for u in out if isinstance(u, events.BatchPodUpdate)]
+    assert [(u.pod.name, u.pod.deleted) for u in updates] == [
         ("train-zzzzz", True),
         ("train-abcde", False),
+    ]
+    # And the Job hears which of its pods the list holds (one gone unseen by anyone is not).
+    assert [s.payload for s in out if isinstance(s, events.Signal)] == [
+        signals.PodsListed(uids=["pod-uid"], names=["train-abcde"])
     ]
 
 

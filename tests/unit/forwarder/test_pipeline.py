@@ -99,13 +99,24 @@ async def run_term(
 async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
     sender, listed, _ = await run_term(True, [], {K.JOB: [job()], K.POD: [pod()]})
     assert set(listed[: len(pipeline.FIRST)]) == pipeline.FIRST == {K.JOB, K.QUEUE, K.BATCH_JOB}
-    assert sender.names() == [signals.SIGNAL_JOB_OBSERVED, signals.SIGNAL_PODS_CHANGED]
+    # The full list of pods ends with each Job hearing which of its pods exist: its pending
+    # batch goes first.
+    assert sender.names() == [
+        signals.SIGNAL_JOB_OBSERVED,
+        signals.SIGNAL_PODS_CHANGED,
+        signals.SIGNAL_PODS_LISTED,
+    ]
     assert not sender.abandoned
 
 
 async def test_lease_lost_drops_pending_batches() -> None:
-    sender, _, _ = await run_term(False, [], {K.JOB: [job()], K.POD: [pod()]})
-    assert sender.names() == [signals.SIGNAL_JOB_OBSERVED]
+    objects = {
+        K.QUEUE: [queue("root", parent=None), queue()],
+        K.POD_GROUP: [pod_group(owners=[], queue="q1")],
+    }
+    sender, _, _ = await run_term(False, [], objects)
+    assert signals.SIGNAL_QUEUE_OBSERVED in sender.names()
+    assert signals.SIGNAL_POD_GROUPS_CHANGED not in sender.names()
     assert sender.abandoned
 
 

@@ -238,3 +238,18 @@ def test_members_of_a_deleted_job_are_not_sent() -> None:
     # The same name under a new uid is a new Job, and its pods are its news.
     fresh = pod(uid="pod-2", owners=[owner(uid="uid-2")], phase="Running")
     assert r.route(added(K.POD, fresh)) == [pod_update(fresh)]
+
+
+def test_a_full_list_of_pods_tells_every_job_which_of_its_pods_exist() -> None:
+    """Regression (chaos soak): a pod deleted while no forwarder led was in no list and no
+    watch; now each Job hears the pods a full list holds, and one with none hears so too."""
+    r = router.Router()
+    other = events.JobRef("ns", "idle")
+    route_all(r, events.Relisted(K.JOB, [job(), job(name="idle", uid="idle-uid")]))
+    out = r.route(events.Relisted(K.POD, [pod(name="a", uid="ua")]))
+    listed = {s.target: s.payload for s in out if isinstance(s, events.Signal)}
+    assert listed == {
+        REF: signals.PodsListed(uids=["ua"], names=["a"]),
+        other: signals.PodsListed(),
+    }
+    assert [s.name for s in out if isinstance(s, events.Signal)] == [signals.SIGNAL_PODS_LISTED] * 2

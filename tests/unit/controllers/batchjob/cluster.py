@@ -32,6 +32,7 @@ class FakeCluster:
     statuses: list[dict[str, Any]] = field(default_factory=list)
     timers: dict[str, datetime] = field(default_factory=dict)
     fail_creates: int = 0  # the next creations that fail
+    unheard: bool = False  # pod changes happen but reach no one (no forwarder watching)
     _inputs: deque[controller.AnyInput] = field(default_factory=deque)
     _uid: int = 0
 
@@ -47,8 +48,14 @@ class FakeCluster:
             changed: dict[str, signals.BatchPodSnapshot] = {}
             for effect in decision.effects:
                 self._apply(effect, changed)
-            if changed:
+            if changed and not self.unheard:
                 self._inputs.append(signals.BatchPodsChanged(pods=list(changed.values())))
+
+    def listed(self) -> None:
+        """A forwarder's full list reaches the core: which pods exist now."""
+        self.feed(
+            signals.PodsListed(uids=[p.uid for p in self.pods.values()], names=sorted(self.pods))
+        )
 
     def observe(self, manifest: dict[str, Any]) -> None:
         self.feed(signals.JobObserved(job=manifest))

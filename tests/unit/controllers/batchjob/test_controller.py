@@ -106,6 +106,22 @@ def test_active_deadline_fails_and_deletes_running_pods() -> None:
     assert cluster.pods == {}
 
 
+def test_pods_gone_while_no_forwarder_watched_let_a_job_past_its_deadline_fail() -> None:
+    """Regression (chaos soak): the deletions of its pods happened while no forwarder watched,
+    and the Job stayed FailureTarget, never Failed, waiting for a pod that was gone."""
+    cluster = _cluster(parallelism=2, completions=4, activeDeadlineSeconds=30)
+    for name in cluster.live():
+        cluster.run(name)
+    cluster.unheard = True
+    cluster.advance(timedelta(seconds=31))
+    assert cluster.pods == {}
+    assert cluster.condition("Failed") is None  # still waiting for its pods to go
+    cluster.unheard = False
+    cluster.listed()
+    failed = cluster.condition("Failed")
+    assert failed is not None and failed["reason"] == "DeadlineExceeded"
+
+
 def test_indexed_job_names_indexes_and_tracks_completed_indexes() -> None:
     cluster = _cluster(completionMode="Indexed", completions=3, parallelism=3)
     (create,) = cluster.named("CreatePods")

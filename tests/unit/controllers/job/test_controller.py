@@ -194,3 +194,48 @@ def test_failed_bind_marks_pod_and_tells_scheduler() -> None:
             failed={"ns/j-w-1": "failed to bind to node n9: node not found"},
         ),
     ]
+
+
+def _restarting() -> JobRecord:
+    """Restarting after PodEvicted: both pods killed, their deletions not heard yet."""
+    manifest = _manifest(maxRetry=3, policies=[{"event": "PodEvicted", "action": "RestartJob"}])
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=manifest),
+        signals.PodsChanged(pods=[_pod(0), _pod(1)]),
+        signals.PodsChanged(pods=[_pod(0, deleted=True)]),
+    )
+    assert state.phase == JobPhase.RESTARTING
+    assert state.status.terminating == 1
+    return state
+
+
+def test_pods_gone_while_no_forwarder_watched_let_a_restarting_job_go_on() -> None:
+    """Regression (chaos soak): pods deleted between two forwarder leaders were in no list and
+    no watch, and the job waited in Restarting for their deletion for ever."""
+    state = _restarting()
+    state, out = _run(state, signals.PodsListed())
+    assert state.phase == JobPhase.PENDING
+    assert state.pods == {} or all(p.uid is None for p in state.pods.values())
+    assert "CreatePods" in _kinds(out)  # the new version's pods
+
+
+def test_a_listed_pod_stays_and_a_pod_not_heard_of_yet_is_kept() -> None:
+    state, _ = _run(
+        UNGATED, signals.JobObserved(job=_manifest()), signals.PodsChanged(pods=[_pod(0)])
+    )
+    assert state.pods["j-w-1"].uid is None  # created by the job, not reported yet
+    state, out = _run(state, signals.PodsListed(uids=["p0"], names=["j-w-0"]))
+    assert set(state.pods) == {"j-w-0", "j-w-1"}
+    assert out == []
+
+
+def test_a_running_pod_missing_from_the_list_was_evicted() -> None:
+    manifest = _manifest(policies=[{"event": "PodEvicted", "action": "AbortJob"}])
+    state, _ = _run(
+        UNGATED,
+        signals.JobObserved(job=manifest),
+        signals.PodsChanged(pods=[_pod(0), _pod(1)]),
+    )
+    state, _ = _run(state, signals.PodsListed(uids=["p0"], names=["j-w-0"]))
+    assert state.phase == JobPhase.ABORTING

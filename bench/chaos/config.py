@@ -1,0 +1,45 @@
+"""The soak's options: how long faults run, how many workers, where the report goes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Options(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    minutes: float = 10.0  # how long the workload and the faults run
+    workers: int = 1  # two: one killed at a time, the other serves
+    wave_every: float = 45.0  # seconds between two waves of jobs
+    worker_kill_every: float = 20.0
+    settle_bound: float = 300.0  # after the last fault, every job must end within this
+    nodes: int = 5
+    seed: int = 1
+    out: Path = Path("bench/chaos/results/latest")
+
+
+def parse(argv: list[str] | None = None) -> Options:
+    p = argparse.ArgumentParser(prog="python -m bench.chaos", description=__doc__)
+    p.add_argument("--minutes", type=float, default=10.0)
+    p.add_argument("--workers", type=int, choices=(1, 2), default=1)
+    p.add_argument("--wave-every", type=float, default=45.0)
+    p.add_argument("--worker-kill-every", type=float, default=20.0)
+    p.add_argument("--settle-bound", type=float, default=300.0)
+    p.add_argument("--nodes", type=int, default=5)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=None)
+    a = p.parse_args(argv)
+    out = a.out or Path(f"bench/chaos/results/soak-{a.minutes:g}m-{a.workers}w")
+    return Options(
+        minutes=a.minutes,
+        workers=a.workers,
+        wave_every=a.wave_every,
+        worker_kill_every=a.worker_kill_every,
+        settle_bound=a.settle_bound,
+        nodes=a.nodes,
+        seed=a.seed,
+        out=out,
+    )

@@ -1,0 +1,42 @@
+"""The worker and the forwarder wait for a Temporal server that is down instead of exiting."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from service import temporal
+
+pytestmark = pytest.mark.unit
+
+
+async def test_an_unreachable_server_is_waited_for_with_a_warning_per_attempt(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    attempts: list[str] = []
+    connected = object()
+
+    async def connect(options: temporal.TemporalOptions, runtime: Any = None) -> Any:
+        attempts.append(options.address)
+        if len(attempts) < 3:
+            raise RuntimeError("Failed client connect: tcp connect error")
+        return connected
+
+    monkeypatch.setattr(temporal, "connect", connect)
+    options = temporal.TemporalOptions(address="127.0.0.1:1")
+    with caplog.at_level(logging.WARNING, logger=temporal.logger.name):
+        client = await temporal.connect_patiently(options, backoff=(0.0, 0.0))
+    assert client is connected
+    assert len(attempts) == 3
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2 and all(
+        "temporal unreachable address=127.0.0.1:1" in w for w in warnings
+    )
+
+
+async def test_a_real_unreachable_address_fails_the_way_that_is_waited_for() -> None:
+    # What connect_patiently catches is what the SDK raises for a server that is not there.
+    with pytest.raises(RuntimeError, match="connect"):
+        await temporal.connect(temporal.TemporalOptions(address="127.0.0.1:1"))
