@@ -25,6 +25,7 @@ from activities import (
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
     pods.delete_pods,
+    pods.check_pods,
     podgroups.ensure_pod_group,
     podgroups.delete_pod_group,
     status.write_job_status,

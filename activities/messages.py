@@ -40,9 +40,15 @@ class CreatePodsResult(Message):
     existing: list[str]
 
 
-class DeletePodsInput(Message):
+class PodsInput(Message):
+    """Pods of one namespace, by name (to delete, or to check)."""
+
     namespace: str
     names: list[str]
+
+
+class CheckPodsResult(Message):
+    absent: list[str]  # the names the apiserver has no pod for
 
 
 class DeletePodsResult(Message):

@@ -15,7 +15,13 @@ from temporalio import activity
 from temporalio.common import MetricCounter
 
 from activities import errors, kube, plugins, podspec
-from activities.messages import CreatePodsInput, CreatePodsResult, DeletePodsInput, DeletePodsResult
+from activities.messages import (
+    CheckPodsResult,
+    CreatePodsInput,
+    CreatePodsResult,
+    DeletePodsResult,
+    PodsInput,
+)
 from models import labels
 from service import metrics
 
@@ -106,9 +112,26 @@ def _kill(namespace: str, name: str) -> bool:
 
 
 @activity.defn(name="delete_pods")
-def delete_pods(request: DeletePodsInput) -> DeletePodsResult:
+def delete_pods(request: PodsInput) -> DeletePodsResult:
     with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
         results = list(pool.map(lambda n: _kill(request.namespace, n), request.names))
     deleted = [n for n, d in zip(request.names, results, strict=True) if d]
     gone = [n for n, d in zip(request.names, results, strict=True) if not d]
     return DeletePodsResult(deleted=deleted, gone=gone)
+
+
+def _absent(namespace: str, name: str) -> bool:
+    absent = True
+    with errors.kube_call(f"read pod {namespace}/{name}", ok=errors.GONE_OK):
+        kube.core().read_namespaced_pod(name, namespace)
+        absent = False
+    return absent
+
+
+@activity.defn(name="check_pods")
+def check_pods(request: PodsInput) -> CheckPodsResult:
+    """Which of these pods the apiserver no longer has (a pod created and gone again while no
+    forwarder watched is in no list and no watch)."""
+    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
+        absent = list(pool.map(lambda n: _absent(request.namespace, n), request.names))
+    return CheckPodsResult(absent=[n for n, a in zip(request.names, absent, strict=True) if a])

@@ -91,6 +91,14 @@ class TellScheduler(Effect):
     failed: dict[str, str] = {}  # "<ns>/<pod>" → why; empty: work arrived
 
 
+class CheckPods(Effect):
+    """Read pods the workflow created but never heard of, missing from a full list: the ones
+    the apiserver no longer has come back as `PodsAbsent`."""
+
+    kind: Literal["CheckPods"] = "CheckPods"
+    names: list[str]
+
+
 Shared = (
     RecordEvent
     | Finish
@@ -101,4 +109,5 @@ Shared = (
     | BindPlacements
     | MarkUnschedulable
     | TellScheduler
+    | CheckPods
 )

@@ -34,4 +34,11 @@ class BindOutcome(Outcome):
     failed: dict[str, str]  # pod name → why
 
 
-AnyOutcome = TimerFired | ActionFailed | BindOutcome
+class PodsAbsent(Outcome):
+    """Pods the workflow created, never heard of, and the apiserver does not have."""
+
+    kind: Literal["PodsAbsent"] = "PodsAbsent"
+    names: list[str]
+
+
+AnyOutcome = TimerFired | ActionFailed | BindOutcome | PodsAbsent

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import time
 from typing import Final
@@ -32,7 +33,10 @@ from service import metrics, search_attributes
 logger = logging.getLogger(__name__)
 
 CONCURRENCY: Final = 32  # signals in flight, all workflows together
-MAX_ATTEMPTS: Final = 8  # per signal, for transient server errors (the client retries too)
+# Per signal, for transient server errors (the client retries too); a server that cannot be
+# reached at all (restarting, down) is waited for without limit: what happened meanwhile is
+# only in these signals, and the next one of the lane must not overtake it.
+MAX_ATTEMPTS: Final = 8
 BACKOFF: Final = (0.2, 5.0)  # seconds: first retry delay, cap
 SUMMARY_BYTES: Final = 200  # Temporal's static_summary limit
 TRANSIENT: Final = frozenset(
@@ -131,7 +135,7 @@ class Signaller:
     async def _send(self, signal: events.Signal) -> None:
         log = logs.for_target(logger, signal.target)
         delay = BACKOFF[0]
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        for attempt in itertools.count(1):
             try:
                 await self._deliver(signal)
                 self.sent += 1
@@ -144,7 +148,8 @@ class Signaller:
                     log.info("signal dropped, no open workflow signal=%s", signal.name)
                     self._meters.dropped.add(1, {"signal": signal.name, "reason": "closed"})
                     return
-                if e.status not in TRANSIENT or attempt == MAX_ATTEMPTS:
+                down = e.status == RPCStatusCode.UNAVAILABLE
+                if e.status not in TRANSIENT or (attempt >= MAX_ATTEMPTS and not down):
                     log.error("signal lost signal=%s attempts=%d error=%s", signal.name, attempt, e)
                     self._meters.dropped.add(1, {"signal": signal.name, "reason": "lost"})
                     return

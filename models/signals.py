@@ -64,13 +64,10 @@ class PodsListed(Payload):
     uids: list[str] = Field(default_factory=list)
     names: list[str] = Field(default_factory=list)
 
-    def gone(self, name: str, uid: str | None, deleting: bool) -> bool:
-        """A pod known by uid is gone when its uid is not listed; one the workflow created
-        and deleted itself without ever hearing of it, when its name is not (a pod created
-        after the list is heard of later, and its news then arrives after this)."""
-        if uid is not None:
-            return uid not in self.uids
-        return deleting and name not in self.names
+    def lacks(self, name: str, uid: str | None) -> bool:
+        """Not in this list: by uid for a pod the workflow heard of, by name for one it only
+        created (whether that one is gone or was created after the list, only a read says)."""
+        return uid not in self.uids if uid is not None else name not in self.names
 
 
 class PodGroupObserved(Payload):

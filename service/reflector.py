@@ -33,7 +33,7 @@ GONE: Final = 410
 REQUEST_TIMEOUT: Final = 30.0  # seconds, for every call that is not a watch
 PAGE_SIZE: Final = 500
 WATCH_SECONDS: Final = (240, 480)  # server-side watch timeout, randomised like client-go's
-BACKOFF: Final = (0.5, 30.0)  # seconds: first retry delay, cap
+BACKOFF: Final = (0.5, 8.0)  # seconds: first retry delay, cap (an apiserver back is seen soon)
 
 
 class Gone(Exception):

@@ -140,6 +140,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/evictions.py", "delete_namespaced_pod"): _p("delete", "pods"),
         ("activities/pods.py", "create_namespaced_pod"): _p("create", "pods"),
         ("activities/pods.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/pods.py", "read_namespaced_pod"): _p("get", "pods"),
         ("activities/pods.py", "delete_namespaced_pod"): _p("delete", "pods"),
         ("activities/queues.py", "patch_cluster_custom_object"): _p("patch", "queues", SCHED),
         ("activities/queues.py", "patch_cluster_custom_object_status"): _p(

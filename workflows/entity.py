@@ -21,10 +21,10 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import events as event_activities
-    from activities import options
-    from activities.messages import NAMESPACE_GONE, RecordEventInput
+    from activities import options, pods
+    from activities.messages import NAMESPACE_GONE, PodsInput, RecordEventInput
     from controllers import effects as fx
-    from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, TimerFired
+    from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired
     from models import signals
     from service import metrics, search_attributes
     from workflows import activity_call, placing, visibility
@@ -186,8 +186,20 @@ class Entity(Generic[S, I, E]):
                 await placing.mark_unschedulable(self._kind.ref(self.state).namespace, effect)
             case fx.TellScheduler():
                 await placing.tell_scheduler(effect)
+            case fx.CheckPods():
+                await self._check_pods(effect)
             case _:
                 await self._kind.apply(effect)
+
+    async def _check_pods(self, effect: fx.CheckPods) -> None:
+        checked = await activity_call.run(
+            pods.check_pods,
+            PodsInput(namespace=self._kind.ref(self.state).namespace, names=effect.names),
+            options.KUBE_WRITE,
+            f"check {len(effect.names)} pods no watch reported",
+        )
+        if checked.absent:
+            self.inbox.internal(PodsAbsent(names=checked.absent), first=True)
 
     def _phase_changed(self, effect: fx.PhaseChanged) -> None:
         visibility.upsert_changed([search_attributes.JOB_PHASE.value_set(effect.phase)])

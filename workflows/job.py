@@ -22,9 +22,9 @@ with workflow.unsafe.imports_passed_through():
     from activities.messages import (
         CreatePodsInput,
         DeleteJobInput,
-        DeletePodsInput,
         JobInput,
         PodGroupInput,
+        PodsInput,
         WriteStatusInput,
     )
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
@@ -242,7 +242,7 @@ class JobWorkflow(JobShell[JobRecord]):
             case job_fx.DeletePods():
                 await activity_call.run(
                     pods.delete_pods,
-                    DeletePodsInput(namespace=who.namespace, names=effect.names),
+                    PodsInput(namespace=who.namespace, names=effect.names),
                     options.pod_batch(self._entity.state.settings.local_pod_writes),
                     f"delete {len(effect.names)} pods: {effect.why}",
                 )

@@ -104,8 +104,25 @@ def _record(audit: Audit, pod: Obj, deleted: bool) -> None:
         life.phase = str((pod.get("status") or {}).get("phase") or life.phase)
         if life.phase == "Running" and life.running_at is None:
             life.running_at = time.time()
-        if life.ended is None and (deleted or life.phase in ("Succeeded", "Failed")):
-            life.ended = time.time()
+        if life.ended is None:
+            life.ended = _ended(pod, deleted)
+
+
+def _ended(pod: Obj, deleted: bool) -> float | None:
+    """When the pod stopped counting as live, by the apiserver's clock where it says: its
+    deletion began, or its containers finished (a replacement may start from then on)."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return _epoch(meta["deletionTimestamp"])
+    if status.get("phase") in ("Succeeded", "Failed"):
+        finished = [
+            ((c.get("state") or {}).get("terminated") or {}).get("finishedAt")
+            for c in status.get("containerStatuses") or []
+        ]
+        stamps = [_epoch(f) for f in finished if f]
+        return max(stamps) if stamps else time.time()
+    return time.time() if deleted else None
 
 
 def watch_pods(audit: Audit, api: client.ApiClient) -> Reflector:

@@ -106,7 +106,8 @@ def queue_agrees(queue: dict[str, Any], live_cpu: float, groups: int) -> list[Vi
     allocated = _cpu((status.get("allocated") or {}).get("cpu", "0"))
     if abs(allocated - live_cpu) > 0.001:
         out.append(Violation("queue allocated", f"{name}: {allocated} CPU, pods hold {live_cpu}"))
-    counted = sum(int(status.get(k) or 0) for k in ("pending", "inqueue", "running", "unknown"))
+    phases = ("pending", "inqueue", "running", "unknown", "completed")
+    counted = sum(int(status.get(k) or 0) for k in phases)
     if counted != groups:
         out.append(Violation("queue counts", f"{name}: counts {counted}, PodGroups {groups}"))
     return out

@@ -377,7 +377,12 @@ def _check(soak: Soak, runs: list[histories.Run]) -> dict[str, list[Violation]]:
                 and workload.kind_of(p.job).api == "volcano"
             ]
         )
-        in_queue = [g for g in groups if (g.get("spec") or {}).get("queue") == name]
+        in_queue = [
+            g
+            for g in groups
+            if (g.get("spec") or {}).get("queue") == name
+            and not g["metadata"].get("deletionTimestamp")
+        ]
         queue_checks += invariants.queue_agrees(queue, live_cpu, len(in_queue))
     return {
         "0 duplicate pods": invariants.duplicate_pods(a)

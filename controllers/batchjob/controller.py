@@ -19,7 +19,7 @@ from controllers import lifetime, placement
 from controllers.batchjob import backoff, conditions, pods, sync, tracking
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
-from controllers.outcomes import ActionFailed, BindOutcome, TimerFired
+from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
 from models import keys, signals
 from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, CreatedPod, defaulted
 
@@ -56,6 +56,7 @@ AnyInput = (
     | ActionFailed
     | signals.PodsPlaced
     | BindOutcome
+    | PodsAbsent
 )
 
 
@@ -212,7 +213,11 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
         case signals.BatchPodsChanged():
             state = pods.observed(state, event)
         case signals.PodsListed():
-            state = pods.listed(state, event)
+            state, unheard = pods.listed(state, event)
+            out = [fx.CheckPods(names=unheard)] if unheard else []
+        case PodsAbsent():
+            unheard = [p.name for p in state.pods.values() if p.name in event.names and not p.heard]
+            state = pods.vanished(state, unheard)
         case TimerFired():
             timers = {k: v for k, v in state.timers.items() if k != event.key}
             state = state.model_copy(update={"timers": timers})

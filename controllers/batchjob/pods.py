@@ -36,6 +36,7 @@ def record_of(snapshot: signals.BatchPodSnapshot, old: PodRecord | None) -> PodR
         created_at=snapshot.created_at,
         finished_at=snapshot.finished_at,
         issued_at=old.issued_at if same and old is not None else None,
+        heard=True,
     )
 
 
@@ -66,12 +67,21 @@ def observed(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJ
     return state.model_copy(update={"pods": pods, "removing": kept})
 
 
-def listed(state: BatchJobRecord, listed: signals.PodsListed) -> BatchJobRecord:
-    """The pods a full list lacks went unseen: each leaves as its deletion would."""
+def listed(state: BatchJobRecord, listed: signals.PodsListed) -> tuple[BatchJobRecord, list[str]]:
+    """Pods a full list lacks went unseen: one the workflow heard of leaves as its deletion
+    would; the names of those it only created are returned, to be read first (they may be
+    newer than the list)."""
+    missing = [p for p in state.pods.values() if listed.lacks(p.name, p.uid if p.heard else None)]
+    unheard = sorted(p.name for p in missing if not p.heard)
+    return vanished(state, [p.name for p in missing if p.heard]), unheard
+
+
+def vanished(state: BatchJobRecord, names: list[str]) -> BatchJobRecord:
+    """These pods are gone, unreported: as if the forwarder had reported their deletion."""
     gone = [
         signals.BatchPodSnapshot(name=p.name, uid=p.uid or "", deleted=True)
         for p in state.pods.values()
-        if listed.gone(p.name, p.uid, p.deleting)
+        if p.name in names
     ]
     return observed(state, signals.BatchPodsChanged(pods=gone)) if gone else state
 

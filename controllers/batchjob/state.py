@@ -47,6 +47,7 @@ class PodRecord(Record):
     created_at: datetime | None = None  # None: not observed yet
     finished_at: datetime | None = None  # None: not finished (the controller's finish time)
     issued_at: datetime | None = None  # None: not created by this workflow
+    heard: bool = False  # a snapshot of it arrived (False: known from its creation only)
 
     @property
     def active(self) -> bool:

@@ -18,9 +18,9 @@ from controllers import lifetime, placement
 from controllers.job import clock, delays, events, reconcile
 from controllers.job import effects as job_fx
 from controllers.job.policies import SYNC, Request, Resolution, apply_policies
-from controllers.job.state import JobRecord
+from controllers.job.state import JobRecord, PodRecord
 from controllers.job.transitions import FINISHED, JOB_ACTIONS, Operation, rule_for
-from controllers.outcomes import ActionFailed, BindOutcome, TimerFired
+from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
 from models import keys, signals
 from models.bus import Action, Event
 from models.defaults import default_job
@@ -37,6 +37,7 @@ Input = (
     | ActionFailed
     | signals.PodsPlaced
     | BindOutcome
+    | PodsAbsent
 )
 
 
@@ -198,7 +199,20 @@ def _pods(
 def _listed(
     state: JobRecord, listed: signals.PodsListed, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    """The pods a full list lacks went unseen: each is handled as its deletion would be."""
+    """Pods a full list lacks went unseen: one the workflow heard of is handled as its deletion
+    would be; one it only created is read first (it may be newer than the list)."""
+    missing = [p for p in state.pods.values() if listed.lacks(p.name, p.uid)]
+    unheard = sorted(p.name for p in missing if p.uid is None)
+    state, out = _vanished(state, [p for p in missing if p.uid is not None], now)
+    return state, [*out, fx.CheckPods(names=unheard)] if unheard else out
+
+
+def _vanished(
+    state: JobRecord, pods: list[PodRecord], now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """These pods are gone, unreported: as if the forwarder had reported their deletion."""
+    if not pods:
+        return state, []
     gone = [
         signals.PodSnapshot(
             name=p.name,
@@ -211,11 +225,8 @@ def _listed(
             out_of_sync=p.out_of_sync,
             partition=p.partition,
         )
-        for p in state.pods.values()
-        if listed.gone(p.name, p.uid, p.deleting)
+        for p in pods
     ]
-    if not gone:
-        return state, []
     return _pods(state, signals.PodsChanged(pods=gone), now)
 
 
@@ -322,6 +333,7 @@ def _gone(state: JobRecord) -> Decision:
 
 def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
+    before = state.phase
     match event:
         case signals.JobObserved():
             state, out = _observe(state, event, now)
@@ -335,6 +347,9 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
             state, out = _pods(state, event, now)
         case signals.PodsListed():
             state, out = _listed(state, event, now)
+        case PodsAbsent():
+            unheard = [p for p in state.pods.values() if p.name in event.names and p.uid is None]
+            state, out = _vanished(state, unheard, now)
         case signals.PodGroupObserved():
             state, out = _pod_group(state, event, now)
         case signals.CommandIssued():
@@ -347,5 +362,23 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
             out = [*placement.placed(gang(state), event)]
         case BindOutcome():
             out = [*placement.bound(gang(state), event.failed)] if state.job else []
+    state, out = _echo(before, state, out, now)
     state, armed = clock.arm_ttl(state, now)
     return Decision(state=state, effects=(*out, *armed))
+
+
+# Phases whose echo the forwarder does not send (Caldera's own write, no news to the job).
+_NOT_ECHOED = frozenset({JobPhase.PENDING, JobPhase.RUNNING})
+
+
+def _echo(
+    before: JobPhase | None, state: JobRecord, out: list[job_fx.AnyEffect], now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """Volcano's controller syncs again on the echo of its own phase change. For Pending and
+    Running that echo is not sent, so the sync it causes happens here, kept only when it moves
+    the job on: a job that learns at once that its pods ran and finished (after a restart of
+    Caldera, say) goes Pending → Running → Completed, not Running for ever."""
+    if state.phase == before or state.phase not in _NOT_ECHOED:
+        return state, out
+    again, more = _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    return (again, out + more) if again.phase != state.phase else (state, out)

@@ -24,9 +24,9 @@ from activities.messages import (
     BindPodsResult,
     CreatePodsInput,
     CreatePodsResult,
-    DeletePodsInput,
     DeletePodsResult,
     Done,
+    PodsInput,
 )
 from activities.plugins import PluginsInput, PluginsResult
 from models import signals
@@ -64,7 +64,7 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         return CreatePodsResult(created=[f"{name}-{t}-{i}" for t, i in r.pods], existing=[])
 
     @activity.defn(name="delete_pods")
-    def delete_pods(r: DeletePodsInput) -> DeletePodsResult:
+    def delete_pods(r: PodsInput) -> DeletePodsResult:
         calls.write("delete_pods", r)
         return DeletePodsResult(deleted=r.names, gone=[])
 

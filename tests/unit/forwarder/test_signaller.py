@@ -163,3 +163,21 @@ async def test_failed_signal_then_next_in_lane(
 def test_summary_fits_temporal_limit() -> None:
     assert len(signaller.summary(events.JobRef("n" * 63, "j" * 253)).encode()) <= 200
     assert len(signaller.summary(events.QueueRef("q" * 253)).encode()) <= 200
+
+
+@pytest.mark.parametrize(
+    ("status", "delivered"),
+    [
+        pytest.param(RPCStatusCode.UNAVAILABLE, ["1", "2"], id="server-down-waited-for"),
+        pytest.param(RPCStatusCode.DEADLINE_EXCEEDED, ["2"], id="busy-server-given-up"),
+    ],
+)
+async def test_a_server_down_longer_than_the_retries_loses_nothing(
+    status: RPCStatusCode, delivered: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (chaos soak): a Temporal server down for longer than the retries lost the
+    signals of that time, a pod's deletion among them."""
+    monkeypatch.setattr(signaller, "BACKOFF", (0.0, 0.0))
+    client = FakeClient({"vcjob/ns/a": [status] * (signaller.MAX_ATTEMPTS + 3)})
+    await deliver(client, deleted(A, "1"), deleted(A, "2"))
+    assert [e[3].uid for e in client.sent] == delivered

@@ -122,6 +122,20 @@ def test_pods_gone_while_no_forwarder_watched_let_a_job_past_its_deadline_fail()
     assert failed is not None and failed["reason"] == "DeadlineExceeded"
 
 
+def test_pods_created_and_gone_unseen_are_read_then_replaced() -> None:
+    cluster = FakeCluster(unheard=True)
+    cluster.observe(make_batch_job("j").spec(parallelism=2, completions=2).manifest())
+    created = sorted(cluster.pods)
+    assert len(created) == 2
+    cluster.pods.clear()  # gone again while no forwarder watched
+    cluster.unheard = False
+    cluster.listed()
+    (check,) = cluster.named("CheckPods")
+    assert check.names == created
+    cluster.feed(controller.PodsAbsent(names=check.names))
+    assert len(cluster.live()) == 2 and sorted(cluster.pods) != created  # replaced
+
+
 def test_indexed_job_names_indexes_and_tracks_completed_indexes() -> None:
     cluster = _cluster(completionMode="Indexed", completions=3, parallelism=3)
     (create,) = cluster.named("CreatePods")

@@ -220,14 +220,25 @@ def test_pods_gone_while_no_forwarder_watched_let_a_restarting_job_go_on() -> No
     assert "CreatePods" in _kinds(out)  # the new version's pods
 
 
-def test_a_listed_pod_stays_and_a_pod_not_heard_of_yet_is_kept() -> None:
+def test_a_pod_not_heard_of_and_not_listed_is_read_before_it_counts_as_gone() -> None:
+    """A pod the job created may be newer than the list: the apiserver is asked first."""
     state, _ = _run(
         UNGATED, signals.JobObserved(job=_manifest()), signals.PodsChanged(pods=[_pod(0)])
     )
     assert state.pods["j-w-1"].uid is None  # created by the job, not reported yet
     state, out = _run(state, signals.PodsListed(uids=["p0"], names=["j-w-0"]))
     assert set(state.pods) == {"j-w-0", "j-w-1"}
-    assert out == []
+    assert out == [fx.CheckPods(names=["j-w-1"])]
+    state, out = _run(state, controller.PodsAbsent(names=["j-w-1"]))
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
+    assert create.pods == [("w", 1)]  # gone unseen: created again
+
+
+def test_an_absent_pod_heard_of_meanwhile_is_left_to_its_news() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    state, _ = _run(state, signals.PodsChanged(pods=[_pod(0), _pod(1)]))
+    state, out = _run(state, controller.PodsAbsent(names=["j-w-1"]))
+    assert out == [] and state.pods["j-w-1"].uid == "p1"
 
 
 def test_a_running_pod_missing_from_the_list_was_evicted() -> None:
@@ -239,3 +250,22 @@ def test_a_running_pod_missing_from_the_list_was_evicted() -> None:
     )
     state, _ = _run(state, signals.PodsListed(uids=["p0"], names=["j-w-0"]))
     assert state.phase == JobPhase.ABORTING
+
+
+def test_a_job_hearing_at_once_that_its_pods_ran_and_finished_completes() -> None:
+    """Regression (chaos soak): after a restart the job learned in one batch that its pod had
+    run and succeeded; it went Pending → Running and stayed Running, the sync Volcano makes
+    on the echo of Running never happening (that echo is not sent)."""
+    single = make_job("j", namespace="ns").task("w", replicas=1).manifest()
+    single["metadata"].update(uid="u1", generation=1, creationTimestamp="2026-01-01T00:00:00Z")
+    state, _ = _run(UNGATED, signals.JobObserved(job=single))
+    assert state.phase == JobPhase.PENDING
+    state, _ = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded")]))
+    assert state.phase == JobPhase.COMPLETED
+
+
+def test_the_usual_way_to_running_makes_no_second_write() -> None:
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0), _pod(1)]))
+    assert state.phase == JobPhase.RUNNING
+    assert _kinds(out).count("WriteStatus") == 1
