@@ -188,6 +188,13 @@ class PodGroupsChanged(Payload):
     groups: list[PodGroupRef]
 
 
+class PodGroupsListed(Payload):
+    """Every PodGroup aimed at one queue in a full list: one the queue counts and this list
+    lacks went while no forwarder watched."""
+
+    keys: list[str] = Field(default_factory=list)  # "<namespace>/<name>"
+
+
 class ChildQueueObserved(Payload):
     """Sent to a parent queue's workflow when one of its children is observed or deleted."""
 
@@ -238,6 +245,7 @@ QUEUE_WORKFLOW = "QueueWorkflow"
 SIGNAL_QUEUE_OBSERVED = "queue_observed"
 SIGNAL_QUEUE_DELETED = "queue_deleted"
 SIGNAL_POD_GROUPS_CHANGED = "pod_groups_changed"
+SIGNAL_POD_GROUPS_LISTED = "pod_groups_listed"
 SIGNAL_CHILD_QUEUE_OBSERVED = "child_queue_observed"
 SIGNAL_PARENT_STATE_CHANGED = "parent_state_changed"
 

@@ -113,6 +113,10 @@ class QueueWorkflow:
     def pod_groups_changed(self, changed: signals.PodGroupsChanged) -> None:
         self._entity.accept(changed)
 
+    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_LISTED)
+    def pod_groups_listed(self, listed: signals.PodGroupsListed) -> None:
+        self._entity.accept(listed)
+
     @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     def child_queue_observed(self, child: signals.ChildQueueObserved) -> None:
         self._entity.accept(child)

@@ -114,7 +114,9 @@ def _ended(pod: Obj, deleted: bool) -> float | None:
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
     if meta.get("deletionTimestamp"):
-        return _epoch(meta["deletionTimestamp"])
+        # The deletionTimestamp is when the grace period ends; the deletion began before it.
+        grace = float(meta.get("deletionGracePeriodSeconds") or 0)
+        return _epoch(meta["deletionTimestamp"]) - grace
     if status.get("phase") in ("Succeeded", "Failed"):
         finished = [
             ((c.get("state") or {}).get("terminated") or {}).get("finishedAt")

@@ -239,8 +239,14 @@ def _wave(soak: Soak, number: int) -> None:
         if prefix == "a":
             _later(soak, start + 20, functools.partial(_command, soak, job.name, "AbortJob"))
         elif prefix == "r":
-            _later(soak, start + 15, functools.partial(_update, soak, wid, "abort", cmd))
-            _later(soak, start + 30, functools.partial(_update, soak, wid, "resume", cmd))
+            _later(soak, start + 15, functools.partial(_abort_then_resume, soak, wid, cmd))
+
+
+def _abort_then_resume(soak: Soak, workflow_id: str, cmd: signals.JobCommand) -> None:
+    """Resume 15 s after the abort was carried out (an update answers once it was)."""
+    _update(soak, workflow_id, "abort", cmd)
+    time.sleep(15)
+    _update(soak, workflow_id, "resume", cmd)
 
 
 def _close_queue(soak: Soak) -> None:

@@ -35,6 +35,7 @@ Input = (
     signals.QueueObserved
     | signals.QueueDeleted
     | signals.PodGroupsChanged
+    | signals.PodGroupsListed
     | signals.ChildQueueObserved
     | signals.ParentStateChanged
     | signals.CommandIssued
@@ -171,6 +172,16 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                     groups[ref.key] = ref.phase or "Pending"
             q, out = _run(
                 q.model_copy(update={"pod_groups": groups}), Action.SYNC_QUEUE, "PodGroups changed"
+            )
+        case signals.PodGroupsListed():
+            listed = set(event.keys)
+            groups = {k: v for k, v in q.pod_groups.items() if k in listed}
+            if groups == q.pod_groups:
+                return Decision(state=q)
+            q, out = _run(
+                q.model_copy(update={"pod_groups": groups}),
+                Action.SYNC_QUEUE,
+                "PodGroups gone unseen",
             )
         case signals.ChildQueueObserved():
             children = dict(q.children)

@@ -163,6 +163,23 @@ class QueueRouter:
             return []
         return out + self._ref(queue.name, ref)
 
+    def pod_groups_listed(self, objects: Sequence[events.Obj]) -> list[events.Outbound]:
+        """After a full list of PodGroups, every live queue hears which of its PodGroups exist:
+        one deleted while no forwarder led is in no list and no watch."""
+        keys: dict[str, list[str]] = {name: [] for name in sorted(self._live)}
+        for obj in objects:
+            queue = qt.pod_group_queue(obj).name
+            if queue in keys:
+                keys[queue].append(qt.pod_group_ref(obj).key)
+        return [
+            events.Signal(
+                events.QueueRef(name),
+                signals.SIGNAL_POD_GROUPS_LISTED,
+                signals.PodGroupsListed(keys=listed),
+            )
+            for name, listed in keys.items()
+        ]
+
     def pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
         """Deleted refs for PodGroups that went away while the watch was down."""
         out: list[events.Outbound] = []

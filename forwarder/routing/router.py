@@ -176,6 +176,8 @@ class Router:
             out += _listed(self._jobs.refs(), self._live(translate.pod_job), item.objects)
         elif item.kind is events.Kind.BATCH_POD:
             out += _listed(self._batch_jobs.refs(), self._batch_job, item.objects)
+        elif item.kind is events.Kind.POD_GROUP:
+            out += self._queues.pod_groups_listed(item.objects)
         return out
 
     def _live(

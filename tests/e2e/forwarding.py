@@ -129,6 +129,10 @@ class RecordingQueueWorkflow:
     def pod_groups_changed(self, p: signals.PodGroupsChanged) -> None:
         self._record(signals.SIGNAL_POD_GROUPS_CHANGED, p)
 
+    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_LISTED)
+    def pod_groups_listed(self, p: signals.PodGroupsListed) -> None:
+        self._record(signals.SIGNAL_POD_GROUPS_LISTED, p)
+
     @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     def child_queue_observed(self, p: signals.ChildQueueObserved) -> None:
         self._record(signals.SIGNAL_CHILD_QUEUE_OBSERVED, p)

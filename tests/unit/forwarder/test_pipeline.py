@@ -110,13 +110,12 @@ async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
 
 
 async def test_lease_lost_drops_pending_batches() -> None:
-    objects = {
-        K.QUEUE: [queue("root", parent=None), queue()],
-        K.POD_GROUP: [pod_group(owners=[], queue="q1")],
-    }
-    sender, _, _ = await run_term(False, [], objects)
-    assert signals.SIGNAL_QUEUE_OBSERVED in sender.names()
-    assert signals.SIGNAL_POD_GROUPS_CHANGED not in sender.names()
+    # A pending pod wakes the scheduler through a batch that nothing else flushes.
+    pending = pod()
+    pending["spec"]["schedulerName"] = "volcano"
+    sender, _, _ = await run_term(False, [], {K.JOB: [job()], K.POD: [pending]})
+    assert signals.SIGNAL_JOB_OBSERVED in sender.names()
+    assert signals.SIGNAL_WORK_ARRIVED not in sender.names()
     assert sender.abandoned
 
 
@@ -145,6 +144,14 @@ async def test_queues_started_before_their_pod_groups_and_commands() -> None:
     to_q1 = [s.name for s in sender.signals if s.target == events.QueueRef("q1")]
     # PodGroups and Commands are separate watches: either may come first, after the start.
     assert to_q1[0] == signals.SIGNAL_QUEUE_OBSERVED
-    assert sorted(to_q1[1:]) == [signals.SIGNAL_COMMAND_ISSUED, signals.SIGNAL_POD_GROUPS_CHANGED]
+    assert sorted(to_q1[1:]) == [
+        signals.SIGNAL_COMMAND_ISSUED,
+        signals.SIGNAL_POD_GROUPS_CHANGED,
+        signals.SIGNAL_POD_GROUPS_LISTED,
+    ]
     to_root = [s.name for s in sender.signals if s.target == events.QueueRef("root")]
-    assert to_root == [signals.SIGNAL_QUEUE_OBSERVED, signals.SIGNAL_CHILD_QUEUE_OBSERVED]
+    assert to_root == [
+        signals.SIGNAL_QUEUE_OBSERVED,
+        signals.SIGNAL_CHILD_QUEUE_OBSERVED,
+        signals.SIGNAL_POD_GROUPS_LISTED,
+    ]

@@ -253,11 +253,18 @@ def test_pod_group_relist_resends_refs_and_deletes_vanished() -> None:
     r = with_queues(queue())
     a, b = group(uid="ua"), pod_group(name="b", uid="ub", owners=[], queue="q1")
     route_all(r, events.Relisted(K.POD_GROUP, [a, b]))
-    assert r.route(events.Relisted(K.POD_GROUP, [b])) == [
+    out = r.route(events.Relisted(K.POD_GROUP, [b]))
+    assert [o for o in out if not isinstance(o, events.Signal)] == [
         ref("q1", gone=True),
         ref("q1", key="ns/b"),
     ]
-    assert r.route(events.Relisted(K.POD_GROUP, [])) == [ref("q1", key="ns/b", gone=True)]
+    out = r.route(events.Relisted(K.POD_GROUP, []))
+    assert [o for o in out if not isinstance(o, events.Signal)] == [
+        ref("q1", key="ns/b", gone=True)
+    ]
+    # And every live queue hears which PodGroups the list holds.
+    listed = [o.payload for o in out if isinstance(o, events.Signal) and o.target == Q("q1")]
+    assert listed == [signals.PodGroupsListed()]
 
 
 # --- Commands aimed at queues -----------------------------------------------------------------

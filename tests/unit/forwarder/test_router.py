@@ -8,7 +8,7 @@ import pytest
 
 from forwarder.routing import events, router, translate
 from models import signals
-from tests.unit.forwarder import command, job, owner, pod, pod_group
+from tests.unit.forwarder import command, job, owner, pod, pod_group, queue
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 K = events.Kind
@@ -253,3 +253,18 @@ def test_a_full_list_of_pods_tells_every_job_which_of_its_pods_exist() -> None:
         other: signals.PodsListed(),
     }
     assert [s.name for s in out if isinstance(s, events.Signal)] == [signals.SIGNAL_PODS_LISTED] * 2
+
+
+def test_a_full_list_of_pod_groups_tells_every_queue_which_of_its_pod_groups_exist() -> None:
+    r = router.Router()
+    route_all(r, events.Relisted(K.QUEUE, [queue("root", parent=None), queue()]))
+    out = r.route(events.Relisted(K.POD_GROUP, [pod_group(owners=[], queue="q1")]))
+    listed = {
+        s.target: s.payload
+        for s in out
+        if isinstance(s, events.Signal) and s.name == signals.SIGNAL_POD_GROUPS_LISTED
+    }
+    assert listed == {
+        events.QueueRef("q1"): signals.PodGroupsListed(keys=["ns/train-pg"]),
+        events.QueueRef("root"): signals.PodGroupsListed(),
+    }

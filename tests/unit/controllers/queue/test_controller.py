@@ -125,3 +125,15 @@ def test_a_new_object_that_records_a_state_keeps_it() -> None:
     recreated["status"] = {"state": "Closed"}
     decision = controller.decide(q, signals.QueueObserved(queue=recreated))
     assert decision.state.state == QueueState.CLOSED
+
+
+def test_pod_groups_gone_while_no_forwarder_watched_leave_the_counts() -> None:
+    """Regression (chaos soak): PodGroups deleted between two forwarder leaders stayed in the
+    queue's counts for good; a full list now says which exist."""
+    q = _observed("q")
+    refs = [signals.PodGroupRef(key="a/1", phase="Running"), signals.PodGroupRef(key="a/2")]
+    q = controller.decide(q, signals.PodGroupsChanged(groups=refs)).state
+    decision = controller.decide(q, signals.PodGroupsListed(keys=["a/2"]))
+    assert controller.view(decision.state).pod_groups["running"] == 0
+    assert any(isinstance(e, queue_fx.WriteQueueStatus) for e in decision.effects)
+    assert controller.decide(decision.state, signals.PodGroupsListed(keys=["a/2"])).effects == ()
