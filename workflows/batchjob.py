@@ -99,10 +99,6 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
     def pods_changed(self, changed: signals.BatchPodsChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
-    def pods_listed(self, listed: signals.PodsListed) -> None:
-        self._entity.accept(listed)
-
     @workflow.query
     def status(self) -> signals.BatchJobView:
         state = self._entity.state

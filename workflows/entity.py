@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
@@ -49,6 +49,17 @@ class Ref(BaseModel):
     uid: str
     api_version: str
     kind: str
+
+
+def parses(model: type[BaseModel], obj: object, signal: str) -> bool:
+    """The SDK drops a payload that is not the signal's type; one whose object is not the
+    entity's kind would fail every workflow task from then on, so it is dropped here, logged."""
+    try:
+        model.model_validate(obj)
+    except ValidationError as e:
+        workflow.logger.warning("%s dropped: not a %s: %s", signal, model.__name__, e)
+        return False
+    return True
 
 
 class Decided(Protocol[S_co, E_co]):

@@ -105,10 +105,6 @@ class JobWorkflow(JobShell[JobRecord]):
     def pods_changed(self, changed: signals.PodsChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
-    def pods_listed(self, listed: signals.PodsListed) -> None:
-        self._entity.accept(listed)
-
     @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, observed: signals.PodGroupObserved) -> None:
         self._entity.accept(observed)

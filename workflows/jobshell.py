@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from models.meta import Identity
     from service import search_attributes
     from workflows import visibility
-    from workflows.entity import Ref
+    from workflows.entity import Ref, parses
 
 
 class Observed(Protocol):
@@ -27,7 +27,7 @@ class Observed(Protocol):
 
 
 S = TypeVar("S", bound=Observed)
-JobSignal = signals.JobObserved | signals.JobDeleted | signals.PodsPlaced
+JobSignal = signals.JobObserved | signals.JobDeleted | signals.PodsPlaced | signals.PodsListed
 
 
 class Inbox(Protocol):
@@ -61,18 +61,16 @@ class JobShell(Generic[S]):
 
     @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
     def job_observed(self, observed: signals.JobObserved) -> None:
-        # The SDK drops a payload that is no JobObserved; one whose object is no Job of this
-        # kind would fail every workflow task from here on, so it is dropped here.
-        try:
-            self.MODEL.model_validate(observed.job)
-        except ValidationError as e:
-            workflow.logger.warning("job_observed dropped: not a %s: %s", self.KIND, e)
-            return
-        self._entity.accept(observed)
+        if parses(self.MODEL, observed.job, signals.SIGNAL_JOB_OBSERVED):
+            self._entity.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
     def job_deleted(self, deleted: signals.JobDeleted) -> None:
         self._entity.accept(deleted)
+
+    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
+    def pods_listed(self, listed: signals.PodsListed) -> None:
+        self._entity.accept(listed)
 
     @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
     def pods_placed(self, placed: signals.PodsPlaced) -> None:

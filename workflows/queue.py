@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import assert_never
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from models.scheduling import QueueState
     from service import search_attributes
     from workflows import activity_call, visibility
-    from workflows.entity import Entity, Ref
+    from workflows.entity import Entity, Ref, parses
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 
@@ -96,14 +96,8 @@ class QueueWorkflow:
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
     def queue_observed(self, observed: signals.QueueObserved) -> None:
-        # The SDK drops a payload that is no QueueObserved; one whose object is no Queue
-        # would fail every workflow task from here on, so it is dropped here.
-        try:
-            scheduling.Queue.model_validate(observed.queue)
-        except ValidationError as e:
-            workflow.logger.warning("queue_observed dropped: not a Queue: %s", e)
-            return
-        self._entity.accept(observed)
+        if parses(scheduling.Queue, observed.queue, signals.SIGNAL_QUEUE_OBSERVED):
+            self._entity.accept(observed)
 
     @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)
     def queue_deleted(self, deleted: signals.QueueDeleted) -> None:

@@ -112,29 +112,34 @@ def _submit(soak: Soak, job: Planned) -> None:
         soak.planned.append(job)
 
 
-def _command(soak: Soak, job: str, action: str) -> None:
+def _command(soak: Soak, namespace: str, target: dict[str, Any], action: str) -> None:
     """A Command CR, as `vcctl` writes one."""
-    uid = soak.audit.jobs[job].uid if job in soak.audit.jobs else ""
     body = {
         "apiVersion": "bus.volcano.sh/v1alpha1",
         "kind": "Command",
-        "metadata": {"generateName": f"{job}-", "namespace": soak.namespace},
+        "metadata": {"generateName": f"{target['name']}-", "namespace": namespace},
         "action": action,
-        "target": {
-            "apiVersion": "batch.volcano.sh/v1alpha1",
-            "kind": "Job",
-            "name": job,
-            "uid": uid,
-            "controller": True,
-        },
+        "target": target,
     }
     custom = client.CustomObjectsApi(soak.api())
     retrying(
         lambda: custom.create_namespaced_custom_object(
-            "bus.volcano.sh", "v1alpha1", soak.namespace, "commands", body
+            "bus.volcano.sh", "v1alpha1", namespace, "commands", body
         ),
-        f"command {action} {job}",
+        f"command {action} {target['name']}",
     )
+
+
+def _abort(soak: Soak, job: str) -> None:
+    uid = soak.audit.jobs[job].uid if job in soak.audit.jobs else ""
+    target = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": job,
+        "uid": uid,
+        "controller": True,
+    }
+    _command(soak, soak.namespace, target, "AbortJob")
 
 
 def _update(soak: Soak, workflow_id: str, name: str, arg: Any) -> None:
@@ -176,56 +181,26 @@ def _fault(soak: Soak, kind: str, inject: Callable[[], str]) -> None:
         soak.faults.append(fault)
 
 
-def _schedule(soak: Soak) -> list[tuple[float, str, Callable[[], None]]]:
-    """(seconds from the start, label, action) for everything but the periodic faults."""
+def _schedule(soak: Soak) -> list[tuple[float, Callable[[], None]]]:
+    """(seconds from the start, action) for everything but the periodic faults."""
     d = soak.opts.minutes * 60
-    out: list[tuple[float, str, Callable[[], None]]] = []
-    number = 0
-    t = 0.0
-    while t <= max(0.0, d - 60):
-        out.append((t, f"wave {number}", functools.partial(_wave, soak, number)))
-        number += 1
-        t += soak.opts.wave_every
     s = soak.stack
-    out += [
-        (
-            d * 0.15,
-            "forwarder",
-            lambda: _fault(soak, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
-        ),
-        (
-            d * 0.25,
-            "temporal",
-            lambda: _fault(soak, "Temporal restart", lambda: faults.restart_temporal(s)),
-        ),
-        (
-            d * 0.40,
-            "apiserver",
-            lambda: _fault(soak, "kube-apiserver restart", lambda: faults.restart_apiserver(s)),
-        ),
-        (d * 0.45, "queue close", lambda: _close_queue(soak)),
-        (
-            d * 0.50,
-            "node",
-            lambda: _fault(soak, "node removed", lambda: faults.remove_node(s, s.nodes.names()[0])),
-        ),
-        (
-            d * 0.50 + 30,
-            "node back",
-            lambda: _fault(soak, "node re-added", lambda: faults.restore_nodes(s)),
-        ),
-        (d * 0.55, "queue open", lambda: _open_queue(soak)),
-        (
-            d * 0.60,
-            "forwarder",
-            lambda: _fault(soak, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
-        ),
-        (
-            d * 0.70,
-            "temporal",
-            lambda: _fault(soak, "Temporal restart", lambda: faults.restart_temporal(s)),
-        ),
+    waves = int(max(0.0, d - 60) // soak.opts.wave_every) + 1
+    out: list[tuple[float, Callable[[], None]]] = [
+        (n * soak.opts.wave_every, functools.partial(_wave, soak, n)) for n in range(waves)
     ]
+    timed: list[tuple[float, str, Callable[[], str]]] = [
+        (d * 0.15, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
+        (d * 0.25, "Temporal restart", lambda: faults.restart_temporal(s)),
+        (d * 0.40, "kube-apiserver restart", lambda: faults.restart_apiserver(s)),
+        (d * 0.50, "node removed", lambda: faults.remove_node(s, s.nodes.names()[0])),
+        (d * 0.50 + 30, "node re-added", lambda: faults.restore_nodes(s)),
+        (d * 0.60, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
+        (d * 0.70, "Temporal restart", lambda: faults.restart_temporal(s)),
+    ]
+    out += [(at, functools.partial(_fault, soak, kind, inject)) for at, kind, inject in timed]
+    out += [(d * 0.45, functools.partial(_close_queue, soak))]
+    out += [(d * 0.55, functools.partial(_open_queue, soak))]
     return out
 
 
@@ -237,7 +212,7 @@ def _wave(soak: Soak, number: int) -> None:
         wid = keys.job_workflow_id(soak.namespace, job.name)
         cmd = signals.JobCommand(reason="chaos soak")
         if prefix == "a":
-            _later(soak, start + 20, functools.partial(_command, soak, job.name, "AbortJob"))
+            _later(soak, start + 20, functools.partial(_abort, soak, job.name))
         elif prefix == "r":
             _later(soak, start + 15, functools.partial(_abort_then_resume, soak, wid, cmd))
 
@@ -255,24 +230,13 @@ def _close_queue(soak: Soak) -> None:
     queue = kube.as_dict(
         retrying(lambda: custom.get_cluster_custom_object(*QUEUES, QUEUE), "queue")
     )
-    body = {
-        "apiVersion": "bus.volcano.sh/v1alpha1",
-        "kind": "Command",
-        "metadata": {"generateName": f"{QUEUE}-", "namespace": "default"},
-        "action": "CloseQueue",
-        "target": {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "Queue",
-            "name": QUEUE,
-            "uid": queue["metadata"]["uid"],
-        },
+    target = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "name": QUEUE,
+        "uid": queue["metadata"]["uid"],
     }
-    retrying(
-        lambda: custom.create_namespaced_custom_object(
-            "bus.volcano.sh", "v1alpha1", "default", "commands", body
-        ),
-        "close queue",
-    )
+    _command(soak, "default", target, "CloseQueue")
 
 
 def _open_queue(soak: Soak) -> None:
@@ -313,7 +277,7 @@ def _evict(soak: Soak, _turn: int, rng: random.Random) -> None:
 
 def _drive(soak: Soak, stop: threading.Event) -> None:
     """Run the timeline and the pending per-job actions until the faults' end."""
-    for at, _label, action in _schedule(soak):
+    for at, action in _schedule(soak):
         _later(soak, at, action)
     with ThreadPoolExecutor(max_workers=6) as pool:
         end = soak.opts.minutes * 60

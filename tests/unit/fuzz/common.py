@@ -6,6 +6,9 @@ from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, settings
 
+from controllers.outcomes import ActionFailed
+from models import signals
+
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -19,3 +22,14 @@ def fuzz_settings(max_examples: int, steps: int = 40) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
         print_blob=False,
     )
+
+
+def check_finish(job_uid: str | None, item: object) -> None:
+    """A job's workflow finishes only on its own deletion or its namespace going."""
+    match item:
+        case signals.JobDeleted():
+            assert job_uid is None or item.uid == job_uid
+        case ActionFailed():
+            assert item.namespace_gone
+        case _:
+            raise AssertionError(f"Finish after {item}")

@@ -27,7 +27,7 @@ from controllers.outcomes import ActionFailed, TimerFired
 from models import signals
 from models.batchv1 import ConditionType, CreatedPod
 from tests.builders import make_batch_job
-from tests.unit.fuzz.common import START, fuzz_settings
+from tests.unit.fuzz.common import START, check_finish, fuzz_settings
 
 pytestmark = pytest.mark.unit
 
@@ -178,13 +178,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
                 case fx.CancelTimer():
                     assert effect.key in before.timers, f"cancel of {effect.key}, not armed"
                 case fx.Finish():
-                    match item:
-                        case signals.JobDeleted():
-                            assert before.job is None or item.uid == before.job.metadata.uid
-                        case ActionFailed():
-                            assert item.namespace_gone
-                        case _:
-                            raise AssertionError(f"Finish after {item}")
+                    check_finish(before.job.metadata.uid if before.job else None, item)
                 case fx.DeleteJob():
                     assert before.status.finished and effect.uid == self.uid
                 case _:

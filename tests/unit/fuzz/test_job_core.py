@@ -29,7 +29,7 @@ from models import signals
 from models.bus import Action
 from models.vcjob import JobPhase
 from tests.builders import make_job
-from tests.unit.fuzz.common import START, fuzz_settings
+from tests.unit.fuzz.common import START, check_finish, fuzz_settings
 
 pytestmark = pytest.mark.unit
 
@@ -142,7 +142,7 @@ class JobCoreMachine(RuleBasedStateMachine):
         start_over = next((e for e in decision.effects if isinstance(e, fx.StartOver)), None)
         finished = any(isinstance(e, fx.Finish) for e in decision.effects)
         if finished:
-            self._check_finish(before, item)
+            check_finish(before.job.metadata.uid if before.job else None, item)
             if self.uid is not None:
                 self.dead.add(self.uid)
             self._fresh_run()
@@ -196,15 +196,6 @@ class JobCoreMachine(RuleBasedStateMachine):
             assert effects == (), "a JobDeleted for another uid changed something"
         if isinstance(item, TimerFired) and self._was_stale:
             assert effects == (), f"stale timer {item} did something: {effects}"
-
-    def _check_finish(self, before: JobRecord, item: controller.Input) -> None:
-        match item:
-            case signals.JobDeleted():
-                assert before.job is None or item.uid == before.job.metadata.uid
-            case ActionFailed():
-                assert item.namespace_gone
-            case _:
-                raise AssertionError(f"Finish after {item}")
 
     def _check_progress(self, before: JobRecord, after: JobRecord) -> None:
         if before.phase in FINISHED:
