@@ -6,6 +6,9 @@ The stack is shared by the whole session: every queue made here has a unique nam
 deleted at the end of its test (children first), so no Closed queue or cycle is left behind.
 Queues are closed by patching their status, which is what the webhook reads; when a queue
 controller runs, that waits for its first status write, which would otherwise reopen the queue.
+The webhook answers from a watch of the queues, so a close reaches it a moment later (as with
+Volcano's lister): a test that closes a queue first waits, with dry-run requests that store
+nothing, until the webhook refuses, and then asserts on a real request.
 """
 
 from __future__ import annotations
@@ -101,12 +104,31 @@ def _job(name: str, queue: str) -> dict[str, Any]:
     return make_job(name).task("worker", replicas=1, template=template).spec(queue=queue).manifest()
 
 
-def _submit(api: client.ApiClient, ns: str, manifest: dict[str, Any]) -> dict[str, Any]:
+def _submit(
+    api: client.ApiClient, ns: str, manifest: dict[str, Any], dry_run: bool = False
+) -> dict[str, Any]:
     manifest["metadata"]["namespace"] = ns
+    extra = {"dry_run": "All"} if dry_run else {}
     created: dict[str, Any] = client.CustomObjectsApi(api).create_namespaced_custom_object(
-        *JOBS, ns, "jobs", manifest
+        *JOBS, ns, "jobs", manifest, **extra
     )
     return created
+
+
+def _refused_once_seen(dry_run: Callable[[], object]) -> None:
+    """Wait until the webhook's watch holds a change just made: a dry-run request (admitted or
+    refused, nothing is stored) is refused."""
+
+    def refused() -> bool:
+        try:
+            dry_run()
+        except client.ApiException as e:
+            if e.status == 403:
+                return True
+            raise
+        return False
+
+    eventually(refused, 30, "the webhook refuses once it has seen the change")
 
 
 def _refusal(call: Callable[[], object]) -> str:
@@ -122,6 +144,7 @@ def test_job_to_closed_queue_is_refused(
 ) -> None:
     queue = queues("closed")
     _close(api, queue)
+    _refused_once_seen(lambda: _submit(api, namespace, _job("late", queue), dry_run=True))
     message = _refusal(lambda: _submit(api, namespace, _job("late", queue)))
     expected = (
         f"job {namespace}/late: spec.queue: can only submit job to queue with state Open, "
@@ -141,6 +164,7 @@ def test_job_to_non_leaf_queue_is_refused(
 ) -> None:
     parent = queues("org")
     child = queues("team", parent=parent)
+    _refused_once_seen(lambda: _submit(api, namespace, _job("wide", parent), dry_run=True))
     message = _refusal(lambda: _submit(api, namespace, _job("wide", parent)))
     expected = f'can only submit job to leaf queue, queue "{parent}" has 1 child queues: "{child}"'
     assert f"job {namespace}/wide: spec.queue: {expected}" in message, message
@@ -176,6 +200,11 @@ def test_podgroup_to_closed_queue_is_refused(
         "spec": {"minMember": 1, "queue": queue},
     }
     custom = client.CustomObjectsApi(api)
+    _refused_once_seen(
+        lambda: custom.create_namespaced_custom_object(
+            *SCHEDULING, namespace, "podgroups", body, dry_run="All"
+        )
+    )
     message = _refusal(
         lambda: custom.create_namespaced_custom_object(*SCHEDULING, namespace, "podgroups", body)
     )
