@@ -16,15 +16,18 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from models.quantity import SCHEMA_PATTERN
+
 INT32_MAX = 2**31 - 1
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX, json_schema_extra={"format": "int32"})]
 NonNegInt32 = Annotated[int, Field(ge=0, le=INT32_MAX, json_schema_extra={"format": "int32"})]
 
-# A Kubernetes resource.Quantity as written in YAML: "500m", "4Gi", 2.
+# A Kubernetes resource.Quantity as written in YAML: "500m", "4Gi", 2. The pattern is for the
+# CRD only (an object stored before it was there still parses).
 Quantity = Annotated[
     int | str,
-    Field(json_schema_extra={"x-kubernetes-int-or-string": True}),
+    Field(json_schema_extra={"x-kubernetes-int-or-string": True, "pattern": SCHEMA_PATTERN}),
 ]
 ResourceList = dict[str, Quantity]
 

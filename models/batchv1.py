@@ -67,6 +67,17 @@ class ConditionType(StrEnum):
     SUCCESS_CRITERIA_MET = "SuccessCriteriaMet"
 
 
+# Conditions the apiserver never lets a status write turn off once True.
+TERMINAL_CONDITIONS: Final = frozenset(
+    {
+        ConditionType.COMPLETE,
+        ConditionType.FAILED,
+        ConditionType.FAILURE_TARGET,
+        ConditionType.SUCCESS_CRITERIA_MET,
+    }
+)
+
+
 class Reason(StrEnum):
     """The condition reasons the built-in controller writes (batch/v1 JobReason*)."""
 

@@ -29,6 +29,12 @@ _SUFFIX: Final = {
     "Pi": Fraction(2**50),
     "Ei": Fraction(2**60),
 }
+# The apiserver's own check of a quantity's text (what its generated CRDs carry), so a CRD
+# refuses at admission what `parse_quantity` would refuse later.
+SCHEMA_PATTERN: Final = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
 _PATTERN: Final = re.compile(
     r"^([+-]?[0-9.]+)(?:[eE]([+-]?[0-9]+))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)$"
 )

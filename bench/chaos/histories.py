@@ -1,5 +1,6 @@
 """Every workflow run's story, read back from the Temporal server after the soak: failed and
-timed-out workflow tasks, and every durable timer (started, fired, cancelled, or pending)."""
+timed-out workflow tasks, failed activities, activities still retrying, and every durable
+timer (started, fired, cancelled, or pending)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class Run:
     events: int = 0
     task_failures: list[str] = field(default_factory=list)  # "<cause>: <message>"
     task_timeouts: list[str] = field(default_factory=list)  # timeout types
+    activity_failures: list[str] = field(default_factory=list)  # "<type>: <message>"
+    retrying: list[str] = field(default_factory=list)  # "<activity> attempt <n>: <last failure>"
     timers: list[Timer] = field(default_factory=list)
 
 
@@ -60,6 +63,13 @@ async def read(client: Client, prefixes: tuple[str, ...]) -> list[Run]:
                 run.task_timeouts.append(
                     TimeoutType.Name(t.timeout_type).removeprefix("TIMEOUT_TYPE_")
                 )
+            elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+                f = event.activity_task_failed_event_attributes.failure
+                while f.HasField("cause") and not f.HasField("application_failure_info"):
+                    f = f.cause
+                run.activity_failures.append(
+                    f"{f.application_failure_info.type}: {f.message[:300]}"
+                )
             elif kind == EventType.EVENT_TYPE_TIMER_STARTED:
                 s = event.timer_started_event_attributes
                 fires = event.event_time.ToDatetime() + timedelta(
@@ -76,5 +86,12 @@ async def read(client: Client, prefixes: tuple[str, ...]) -> list[Run]:
                 if cancelled in timers:
                     timers[cancelled].cancelled = True
         run.timers = list(timers.values())
+        if run.open:
+            described = await handle.describe()
+            run.retrying = [
+                f"{a.activity_type.name} attempt {a.attempt}: {a.last_failure.message[:300]}"
+                for a in described.raw_description.pending_activities
+                if a.attempt > 1
+            ]
         runs.append(run)
     return runs

@@ -21,7 +21,14 @@ from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
 from models import keys, signals
-from models.batchv1 import BatchJob, BatchJobStatus, ConditionType, CreatedPod, defaulted
+from models.batchv1 import (
+    TERMINAL_CONDITIONS,
+    BatchJob,
+    BatchJobStatus,
+    ConditionType,
+    CreatedPod,
+    defaulted,
+)
 
 TTL_TIMER: Final = "ttl"
 RETRY_TIMER: Final = sync.RETRY_TIMER
@@ -77,7 +84,24 @@ def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[Batc
         # Adopt what is recorded (a workflow started again for a Job synced before).
         recorded = job.status or BatchJobStatus()
         update.update(status=recorded, written=recorded)
+    elif job.status is not None:
+        update["status"] = _with_terminal(state.status, job.status)
     return state.model_copy(update=update), False
+
+
+def _with_terminal(ours: BatchJobStatus, recorded: BatchJobStatus) -> BatchJobStatus:
+    """The apiserver refuses to take back a terminal condition, so one it holds and this core
+    lacks is adopted: a write from a workflow task that was never recorded (its worker died
+    after a local write) put it there, and every later write must keep it."""
+    adopted = [
+        c
+        for c in recorded.conditions or ()
+        if c.type in TERMINAL_CONDITIONS and c.status == "True" and not ours.is_true(c.type)
+    ]
+    if not adopted:
+        return ours
+    kept = [c for c in ours.conditions or () if c.type not in {a.type for a in adopted}]
+    return ours.model_copy(update={"conditions": [*kept, *adopted]})
 
 
 def _created(
@@ -228,7 +252,10 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
         case FinalizersRemoved():
             state = pods.finalizers_removed(state, event.pods)
         case ActionFailed():
+            # No sync now: it would repeat the write that failed at once; the back-off's
+            # timer (or the next change) syncs again.
             state, out = _failed(state, event, now)
+            return Decision(state=state, effects=tuple(out))
         case signals.PodsPlaced():
             return Decision(state=state, effects=tuple(placement.placed(gang(state), event)))
         case BindOutcome():

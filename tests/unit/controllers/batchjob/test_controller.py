@@ -384,3 +384,49 @@ def test_a_namespace_going_ends_the_workflow_like_a_deletion() -> None:
     going = ActionFailed(effect="CreatePods", error="namespace gone", namespace_gone=True)
     cluster.feed(going)
     assert cluster.named("Finish") and cluster.timers == {}
+
+
+def test_a_status_write_refused_is_written_again_after_the_back_off_not_at_once() -> None:
+    """Regression (chaos soak, two workers): a refused status write was written again in the
+    same decision, refused again, and so on: one Job's workflow ran to 11,900 events."""
+    cluster = _cluster(backoffLimit=1)
+    refused = ActionFailed(effect="WriteStatus", error="422 Invalid: cannot disable ...")
+    decision = controller.decide(cluster.state, refused, cluster.now)
+    kinds = [e.kind for e in decision.effects]
+    assert "WriteStatus" not in kinds and kinds == ["RecordEvent", "StartTimer"], kinds
+    cluster.state = decision.state
+    cluster.effects.clear()
+    cluster.timers["retry"] = decision.effects[1].fires_at  # type: ignore[union-attr]
+    cluster.advance(timedelta(seconds=2))
+    assert cluster.named("WriteStatus")
+
+
+def test_a_terminal_condition_found_on_the_job_is_kept_by_every_later_write() -> None:
+    """Regression (chaos soak, two workers): a worker wrote FailureTarget with a local activity
+    and died before its workflow task was recorded; the task ran again elsewhere, decided
+    otherwise, and every later write was refused (the apiserver never takes a terminal
+    condition back). The core adopts a terminal condition it finds on the Job."""
+    cluster = _cluster(backoffLimit=3)
+    (name,) = cluster.live()
+    cluster.run(name)
+    manifest = make_batch_job("j").manifest()
+    manifest["status"] = {
+        **cluster.status,
+        "conditions": [
+            {
+                "type": "FailureTarget",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "message": "Job has reached the specified backoff limit",
+                "lastTransitionTime": T,
+                "lastProbeTime": T,
+            }
+        ],
+    }
+    cluster.observe(manifest)
+    assert cluster.condition("FailureTarget") is not None
+    assert cluster.named("DeletePods") and cluster.live() == []
+    assert _conditions(cluster) == [
+        ("FailureTarget", "True", "BackoffLimitExceeded"),
+        ("Failed", "True", "BackoffLimitExceeded"),
+    ]
