@@ -1,4 +1,5 @@
-"""Admission decisions for Jobs, PodGroups and Queues that depend on the queues in the cluster.
+"""Admission decisions for Jobs, PodGroups and Queues that the CRDs' schemas cannot make: those
+that depend on the queues in the cluster, and a Job's pod templates.
 
 Pure: `review` reads an AdmissionReview `request` and asks a `Lookup` for queues; it never
 imports a Kubernetes client or HTTP code, so every rule is tested with an in-memory lookup.
@@ -6,9 +7,10 @@ The HTTP shell is `admission.server`.
 
 Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and Queues):
 
-- Job CREATE: `spec.queue` (empty = `default`) exists, is Open (no `status.state` = Open, as
-  the queue controller has not reconciled it yet), is not `root` and is a leaf. UPDATE is
-  always allowed: a running job is never stopped by its queue being closed later.
+- Job CREATE: every task's pod template passes `admission.templates`; `spec.queue` (empty =
+  `default`) exists, is Open (no `status.state` = Open, as the queue controller has not
+  reconciled it yet), is not `root` and is a leaf. UPDATE is always allowed: a running job is
+  never stopped by its queue being closed later.
 - PodGroup CREATE: its queue exists and is Open.
 - Queue CREATE, and UPDATE that changes `spec.parent`: a parent other than root exists, the
   parent chain reaches root without passing through the queue itself, and neither the queue
@@ -24,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from admission import templates
 from models import scheduling, vcjob
 
 JOBS: Final = (vcjob.GROUP, "jobs")
@@ -81,7 +84,8 @@ def review(
     operation = _text(request, "operation")
     obj = _mapping(request, "object")
     if kind == JOBS and operation == "CREATE":
-        return _deny_if(f"job {_object_name(request, obj)}", _job_problems(obj, lookup))
+        problems = [*templates.problems(obj), *_job_problems(obj, lookup)]
+        return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == PODGROUPS and operation == "CREATE":
         problems = _podgroup_problems(obj, lookup)
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)

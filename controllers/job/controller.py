@@ -298,11 +298,15 @@ def _failed(
         reason="ActionFailed",
         message=f"{failed.effect} failed, retries exhausted: {failed.error}"[:1000],
     )
+    # Pods a refused creation was to make may not exist: read them, or the job would wait in
+    # Terminating for deletions no one will report.
+    unheard = sorted(p.name for p in state.pods.values() if p.uid is None)
+    check = [fx.CheckPods(names=unheard)] if failed.effect == "CreatePods" and unheard else []
     if state.phase in FINISHED or state.phase == JobPhase.TERMINATING:
-        return state, [warn]
+        return state, [warn, *check]
     request = Request(event=Event.OUT_OF_SYNC, reason=f"{failed.effect} failed")
     state, out = _act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
-    return state, [warn, *out]
+    return state, [warn, *out, *check]
 
 
 def gang(state: JobRecord) -> placement.Gang:

@@ -78,8 +78,12 @@ def _request(
     return request
 
 
+CONTAINER = {"name": "main", "image": "busybox"}
+
+
 def job(queue: str | None, operation: str = "CREATE", **meta: str) -> dict[str, Any]:
-    spec = {"tasks": [{"name": "w", "replicas": 1}]} | ({} if queue is None else {"queue": queue})
+    task = {"name": "w", "replicas": 1, "template": {"spec": {"containers": [CONTAINER]}}}
+    spec = {"tasks": [task]} | ({} if queue is None else {"queue": queue})
     metadata = {"namespace": "team", **(meta or {"name": "train"})}
     return _request("batch.volcano.sh", "jobs", operation, {"metadata": metadata, "spec": spec})
 

@@ -148,6 +148,19 @@ def test_failed_activity_terminates_job() -> None:
     assert isinstance(warning, fx.RecordEvent) and warning.type == "Warning"
 
 
+def test_a_job_whose_pods_the_apiserver_refuses_ends_terminated() -> None:
+    """Regression (manifest fuzzing): a job whose pod template the apiserver refuses waited in
+    Terminating for good, for the deletion of pods that were never created."""
+    state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
+    refused = controller.ActionFailed(effect="CreatePods", error="422 Invalid")
+    state, out = _run(state, refused)
+    assert state.phase == JobPhase.TERMINATING
+    (check,) = [e for e in out if isinstance(e, fx.CheckPods)]
+    assert check.names == sorted(state.pods)
+    state, _ = _run(state, controller.PodsAbsent(names=check.names))
+    assert state.phase == JobPhase.TERMINATED and state.pods == {}
+
+
 def test_unknown_command_action_is_reported_not_executed() -> None:
     state, _ = _run(UNGATED, signals.JobObserved(job=_manifest()))
     after, out = _run(state, signals.CommandIssued(action="Explode", command="c1"))
