@@ -39,6 +39,7 @@ T = TypeVar("T")
 QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
 EVICT_EVERY = 8.0
 POLL_EVERY = 2.0
+QUEUE_SETTLE = 45.0  # seconds the queues have to agree with the pods once all jobs ended
 
 
 def retrying(fn: Callable[[], T], what: str, timeout: float = 180.0) -> T:
@@ -328,6 +329,27 @@ def _check(soak: Soak, runs: list[histories.Run]) -> dict[str, list[Violation]]:
     batch_parallel = {j.name: 1 for j in soak.planned if j.kind.prefix in ("bf", "bd")}
     batch_parallel |= {j.name: 2 for j in soak.planned if j.kind.prefix == "b"}
     gangs = {j.name: j.kind.replicas for j in soak.planned if j.kind.prefix == "g"}
+    # Queue status follows the pods by a session or two (an idle scheduler looks every 8 s,
+    # an assumption lasts 30 s): the queues have that long to agree.
+    deadline = time.monotonic() + QUEUE_SETTLE
+    queue_checks = _queue_checks(soak)
+    while queue_checks and time.monotonic() < deadline:
+        time.sleep(POLL_EVERY)
+        queue_checks = _queue_checks(soak)
+    return {
+        "0 duplicate pods": invariants.duplicate_pods(a)
+        + invariants.parallelism_kept(a, batch_parallel),
+        "no pod for a finished job": invariants.no_pod_after_finish(a),
+        "0 lost delayed actions": invariants.timers_kept(runs),
+        "0 stuck jobs": invariants.ends(a, soak.planned),
+        "no gang partly bound": invariants.gangs_whole(a, gangs),
+        "queues agree with pods": queue_checks,
+        "0 failed workflow tasks": invariants.tasks_clean(runs),
+    }
+
+
+def _queue_checks(soak: Soak) -> list[Violation]:
+    a = soak.audit
     custom = client.CustomObjectsApi(soak.api())
     groups = kube.as_dict(
         custom.list_namespaced_custom_object(
@@ -354,16 +376,7 @@ def _check(soak: Soak, runs: list[histories.Run]) -> dict[str, list[Violation]]:
             and not g["metadata"].get("deletionTimestamp")
         ]
         queue_checks += invariants.queue_agrees(queue, live_cpu, len(in_queue))
-    return {
-        "0 duplicate pods": invariants.duplicate_pods(a)
-        + invariants.parallelism_kept(a, batch_parallel),
-        "no pod for a finished job": invariants.no_pod_after_finish(a),
-        "0 lost delayed actions": invariants.timers_kept(runs),
-        "0 stuck jobs": invariants.ends(a, soak.planned),
-        "no gang partly bound": invariants.gangs_whole(a, gangs),
-        "queues agree with pods": queue_checks,
-        "0 failed workflow tasks": invariants.tasks_clean(runs),
-    }
+    return queue_checks
 
 
 def run(opts: Options) -> report.Result:
