@@ -182,15 +182,25 @@ def _finished_at(status: BatchJobStatus) -> datetime | None:
 
 
 def _ttl(state: BatchJobRecord, now: datetime) -> tuple[BatchJobRecord, list[batch_fx.AnyEffect]]:
-    """ttlSecondsAfterFinished: a durable timer from the Complete/Failed transition."""
+    """ttlSecondsAfterFinished: a durable timer from the Complete/Failed transition, moved or
+    cancelled when the field is edited later (it stays mutable, and the TTL controller reads
+    the Job as it is now)."""
     job = state.job
-    if job is None or state.deleted or state.ttl_expired or TTL_TIMER in state.timers:
+    if job is None or state.deleted or state.ttl_expired:
         return state, []
     ttl = job.spec.ttl_seconds_after_finished
     finished = _finished_at(state.status)
+    armed = state.timers.get(TTL_TIMER)
+    if armed is not None and armed <= now:
+        return state, []  # due: it fires as it is
     if ttl is None or finished is None:
-        return state, []
+        if armed is None:
+            return state, []
+        timers = {k: v for k, v in state.timers.items() if k != TTL_TIMER}
+        return state.model_copy(update={"timers": timers}), [fx.CancelTimer(key=TTL_TIMER)]
     fires_at = lifetime.ttl_deadline(finished, ttl, now)
+    if fires_at == armed:
+        return state, []
     state = state.model_copy(update={"timers": {**state.timers, TTL_TIMER: fires_at}})
     summary = f"delete job in {(fires_at - now).total_seconds():g}s: ttlSecondsAfterFinished {ttl}"
     return state, [fx.StartTimer(key=TTL_TIMER, fires_at=fires_at, summary=summary)]

@@ -309,6 +309,20 @@ def test_ttl_deletes_the_finished_job_once() -> None:
     assert (deleted.namespace, deleted.name, deleted.uid) == ("ns", "j", "job-uid")
 
 
+def test_ttl_edited_after_the_job_finished_moves_or_cancels_its_timer() -> None:
+    """The field stays mutable, and the TTL controller reads the Job as it is now."""
+    cluster = _cluster(ttlSecondsAfterFinished=600)
+    cluster.finish(cluster.live()[0])
+    assert cluster.timers["ttl"] == START + timedelta(seconds=600)
+    cluster.observe(make_batch_job("j").spec(ttlSecondsAfterFinished=30).manifest())
+    assert cluster.timers["ttl"] == START + timedelta(seconds=30)
+    cluster.observe(make_batch_job("j").manifest())
+    assert "ttl" not in cluster.timers and cluster.named("CancelTimer")
+    cluster.observe(make_batch_job("j").spec(ttlSecondsAfterFinished=0).manifest())
+    cluster.advance(timedelta(seconds=1))
+    assert cluster.named("DeleteJob")
+
+
 def test_deletion_ends_the_workflow_and_a_new_uid_starts_over() -> None:
     cluster = _cluster(activeDeadlineSeconds=100)
     other = make_batch_job("j", uid="other").manifest()
