@@ -126,6 +126,15 @@ def tasks_clean(runs: list[Run]) -> list[Violation]:
     ]
 
 
+def activities_settled(runs: list[Run]) -> list[Violation]:
+    """Once every job ended, no activity is still retrying (a retry loop never ends a job)."""
+    return [
+        Violation("activity retrying", f"{r.workflow_id}: {retrying}")
+        for r in runs
+        for retrying in r.retrying
+    ]
+
+
 def timers_kept(runs: list[Run], now: datetime | None = None) -> list[Violation]:
     """Every durable timer fired or was cancelled; one still pending is not overdue."""
     now = now or datetime.now(UTC).replace(tzinfo=None)

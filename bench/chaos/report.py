@@ -39,6 +39,7 @@ class Result:
     settled_s: float
     runs: int
     events: int
+    largest: str  # the run with the most history events, "<events> <workflow id>"
     task_timeouts: dict[str, int]
     timers: dict[str, int]
     errors: list[str] = field(default_factory=list)
@@ -77,6 +78,10 @@ def _recovery(soak: Soak) -> list[Recovery]:
     ]
 
 
+def _leading_int(text: str) -> int:
+    return int(text.split(" ", 1)[0])
+
+
 def build(
     soak: Soak,
     runs: list[Run],
@@ -112,6 +117,7 @@ def build(
         settled_s=settled,
         runs=len(runs),
         events=sum(r.events for r in runs),
+        largest=max((f"{r.events} {r.workflow_id}" for r in runs), key=_leading_int, default=""),
         task_timeouts=dict(timeouts),
         timers=dict(timers),
         errors=soak.errors,
@@ -165,7 +171,7 @@ def markdown(r: Result) -> str:
         "",
         "## Temporal",
         "",
-        f"- {r.runs} workflow runs, {r.events} history events",
+        f"- {r.runs} workflow runs, {r.events} history events; the largest: {r.largest}",
         f"- workflow tasks timed out (a killed worker's tasks): {r.task_timeouts or 'none'}",
         f"- durable timers: {r.timers or 'none'}",
     ]

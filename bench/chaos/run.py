@@ -345,6 +345,7 @@ def _check(soak: Soak, runs: list[histories.Run]) -> dict[str, list[Violation]]:
         "no gang partly bound": invariants.gangs_whole(a, gangs),
         "queues agree with pods": queue_checks,
         "0 failed workflow tasks": invariants.tasks_clean(runs),
+        "0 activities left retrying": invariants.activities_settled(runs),
     }
 
 
