@@ -1,9 +1,10 @@
 """The one place `kubernetes.client.ApiException` becomes a Temporal error.
 
 AlreadyExists and NotFound are success where that is the desired end state (the caller says
-which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable, and
-so is a 404 for the namespace itself (it was deleted: nothing can be written there again);
-everything else is retried by the activity's retry policy. One mapping for every activity,
+which); 422 Invalid and 403 Forbidden never heal by retrying, so they are non-retryable (but
+for an admission webhook's 403, which depends on other objects), and so is a 404 for the
+namespace itself (it was deleted: nothing can be written there again); everything else is
+retried by the activity's retry policy. One mapping for every activity,
 with the original exception chained so the cause stays in the failure.
 """
 
@@ -44,6 +45,19 @@ def _namespace_gone(e: ApiException) -> bool:
     return any(isinstance(c, dict) and c.get("reason") == TERMINATING for c in causes)
 
 
+def _denied_by_webhook(e: ApiException) -> bool:
+    """An admission webhook's refusal (a PodGroup to a queue closed a moment ago, a queue not
+    created yet): it depends on other objects, so it may pass later, and is retried for as long
+    as the activity's policy allows (as Volcano requeues a failed sync), not taken as final."""
+    if e.status != FORBIDDEN:
+        return False
+    try:
+        message = json.loads(e.body or "{}").get("message") or ""
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(message, str) and message.startswith("admission webhook ")
+
+
 def _reason(e: ApiException) -> str:
     return f"{e.status} {e.reason}: {(e.body or '')[:500]}"
 
@@ -60,7 +74,7 @@ def kube_call(what: str, ok: frozenset[int] = frozenset()) -> Iterator[None]:
             raise ApplicationError(
                 f"{what}: {_reason(e)}", type=NAMESPACE_GONE, non_retryable=True
             ) from e
-        kind = _PERMANENT.get(e.status or 0)
+        kind = None if _denied_by_webhook(e) else _PERMANENT.get(e.status or 0)
         if kind is not None:
             raise ApplicationError(f"{what}: {_reason(e)}", type=kind, non_retryable=True) from e
         category = (

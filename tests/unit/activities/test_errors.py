@@ -77,3 +77,18 @@ def test_a_delete_in_a_deleted_namespace_succeeds() -> None:
 def test_other_not_found_errors_are_retried(e: ApiException) -> None:
     failed = _raise(e)
     assert failed is not None and not failed.non_retryable and failed.type == "KubernetesError"
+
+
+def test_a_podgroup_refused_by_the_webhook_for_a_closed_queue_is_retried() -> None:
+    """Regression (chaos soak): a Job admitted a moment before its queue closed had its PodGroup
+    refused by the webhook; the refusal was taken as final and the job Terminated at once,
+    where Volcano retries the sync (and the queue opened again 60 s later)."""
+    e = ApiException(status=403, reason="Forbidden")
+    message = (
+        'admission webhook "podgroups.admission.caldera.dev" denied the request: podgroup '
+        'ns/q-6-0: spec.queue: can only submit PodGroup to queue with state Open, queue "q" '
+        'status is "Closed"'
+    )
+    e.body = json.dumps({"kind": "Status", "message": message, "reason": "Forbidden"})
+    failed = _raise(e)
+    assert failed is not None and not failed.non_retryable and failed.type == "KubernetesError"
