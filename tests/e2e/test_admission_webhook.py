@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from cli.devstack import webhook
+from cli.devstack import controllers as caldera
+from cli.devstack import processes, webhook
 from tests.builders import make_job
 from tests.e2e.conftest import E2EStack, eventually
 
@@ -234,3 +235,64 @@ def test_queue_with_missing_parent_is_refused(queues: MakeQueue) -> None:
     parent = f"missing-{uuid.uuid4().hex[:6]}"
     message = _refusal(lambda: queues("orphan", parent=parent))
     assert f'spec.parent: parent queue "{parent}" does not exist' in message, message
+
+
+def test_a_job_whose_queue_closed_before_its_podgroup_was_made_runs_once_it_opens(
+    api: client.ApiClient,
+    namespace: str,
+    queues: MakeQueue,
+    e2e_stack: E2EStack,
+    controllers: list[processes.Process],
+) -> None:
+    """Regression (chaos soak): the webhook's refusal of the PodGroup was taken as final and the
+    job Terminated at once; as Volcano retries a failed sync, the job runs once the queue opens."""
+    if e2e_stack.workdir is None:
+        pytest.skip("stops and starts the worker: needs the session's own stack")
+    queue = queues("flip")
+    worker = next(p for p in controllers if p.name == "worker")
+    processes.stop(worker)  # nothing of the job is decided until the queue is closed
+    try:
+        _submit(api, namespace, _job("early", queue))  # admitted: the queue is Open
+        _close(api, queue)
+        group = {
+            "apiVersion": "/".join(SCHEDULING),
+            "kind": "PodGroup",
+            "metadata": {"name": "probe", "namespace": namespace},
+            "spec": {"minMember": 1, "queue": queue},
+        }
+        _refused_once_seen(
+            lambda: client.CustomObjectsApi(api).create_namespaced_custom_object(
+                *SCHEDULING, namespace, "podgroups", group, dry_run="All"
+            )
+        )
+    finally:
+        logs = e2e_stack.workdir / "logs"
+        started = caldera.start_worker(
+            e2e_stack.kubeconfig,
+            e2e_stack.temporal_address,
+            logs,
+            caldera.DEFAULT_SCHEDULER_OVERRIDE,
+        )
+        controllers[controllers.index(worker)] = started
+
+    def refused() -> bool:
+        return any(
+            "ensure_pod_group" in line and f"vcjob/{namespace}/early" in line
+            for line in processes.log_text(started).splitlines()
+            if "Completing activity as failed" in line
+        )
+
+    eventually(refused, 60, "the PodGroup refused while the queue is Closed")
+    client.CustomObjectsApi(api).patch_cluster_custom_object_status(
+        *SCHEDULING, "queues", queue, {"status": {"state": "Open"}}
+    )
+
+    def phase() -> str:
+        job = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            *JOBS, namespace, "jobs", "early"
+        )
+        found: str = ((job.get("status") or {}).get("state") or {}).get("phase", "")
+        return found
+
+    reached = eventually(lambda: phase() in ("Running", "Completed", "Terminated") and phase(), 90)
+    assert reached in ("Running", "Completed"), reached
