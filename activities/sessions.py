@@ -60,7 +60,8 @@ def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
     a copy of this activity's context (Events and logs read the activity's info from it)."""
     jobs = [(contextvars.copy_context(), item) for item in items]
     with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(lambda job: job[0].run(write, job[1]), jobs))
+        for _ in pool.map(lambda job: job[0].run(write, job[1]), jobs):
+            activity.heartbeat()  # the SDK sends at most one per 0.8 x the timeout
 
 
 def _write_pod_group(write: GroupStatusWrite) -> None:
@@ -125,6 +126,7 @@ class _Clock:
         now = time.monotonic()
         self._laps.append((name, now - self._last))
         self._last = now
+        activity.heartbeat()  # a phase done: the session's worker is alive
 
     def __str__(self) -> str:
         return " ".join(f"{name}={took:.2f}s" for name, took in self._laps)

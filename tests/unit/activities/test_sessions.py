@@ -9,13 +9,14 @@ from threads that keep the activity context, and returns the report.
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import cluster, events, kube, sessions
+from activities import cluster, events, kube, options, sessions
 from activities.messages import RecordEventInput, SessionInput, SessionReport
 from models import vcjob
 from tests.unit.scheduling.builders import gang, make_node, make_queue
@@ -198,3 +199,20 @@ def test_a_session_before_the_cache_synced_fails_and_is_retried(
     with pytest.raises(ApplicationError, match="not synced yet: nodes, pods") as failure:
         ActivityEnvironment().run(sessions.schedule_session, request)
     assert not failure.value.non_retryable
+
+
+def test_a_session_heartbeats_so_one_on_a_dead_worker_is_retried_soon(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    """Regression (chaos soak): a session running on a killed worker was retried only when its
+    60 s ran out, twice, so with the worker killed every 20 s scheduling stopped for minutes."""
+    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(_world(gang("beat", 2))))
+    env = ActivityEnvironment()
+    beats: list[tuple[Any, ...]] = []
+    env.on_heartbeat = lambda *details: beats.append(details)
+    env.run(
+        sessions.schedule_session, SessionInput(scheduler_name="volcano", session=1, assumed={})
+    )
+    assert len(beats) >= 5  # read, snapshot, decide, each write, placements
+    assert options.SESSION.heartbeat is not None
+    assert options.SESSION.heartbeat <= timedelta(seconds=15) < options.SESSION.start_to_close
