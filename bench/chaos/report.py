@@ -78,10 +78,6 @@ def _recovery(soak: Soak) -> list[Recovery]:
     ]
 
 
-def _leading_int(text: str) -> int:
-    return int(text.split(" ", 1)[0])
-
-
 def build(
     soak: Soak,
     runs: list[Run],
@@ -101,6 +97,7 @@ def build(
         for r in runs
         for t in r.timers
     )
+    top = max(runs, key=lambda r: r.events, default=None)
     return Result(
         options=soak.opts.model_dump(mode="json"),
         namespace=soak.namespace,
@@ -117,7 +114,7 @@ def build(
         settled_s=settled,
         runs=len(runs),
         events=sum(r.events for r in runs),
-        largest=max((f"{r.events} {r.workflow_id}" for r in runs), key=_leading_int, default=""),
+        largest=f"{top.events} {top.workflow_id}" if top else "",
         task_timeouts=dict(timeouts),
         timers=dict(timers),
         errors=soak.errors,

@@ -116,6 +116,21 @@ def _submit(
     return created
 
 
+def _podgroup(
+    api: client.ApiClient, ns: str, name: str, queue: str, dry_run: bool = False
+) -> object:
+    body = {
+        "apiVersion": "/".join(SCHEDULING),
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"minMember": 1, "queue": queue},
+    }
+    extra = {"dry_run": "All"} if dry_run else {}
+    return client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *SCHEDULING, ns, "podgroups", body, **extra
+    )
+
+
 def _refused_once_seen(dry_run: Callable[[], object]) -> None:
     """Wait until the webhook's watch holds a change just made: a dry-run request (admitted or
     refused, nothing is stored) is refused."""
@@ -194,21 +209,8 @@ def test_podgroup_to_closed_queue_is_refused(
 ) -> None:
     queue = queues("closed")
     _close(api, queue)
-    body = {
-        "apiVersion": "/".join(SCHEDULING),
-        "kind": "PodGroup",
-        "metadata": {"name": "gang", "namespace": namespace},
-        "spec": {"minMember": 1, "queue": queue},
-    }
-    custom = client.CustomObjectsApi(api)
-    _refused_once_seen(
-        lambda: custom.create_namespaced_custom_object(
-            *SCHEDULING, namespace, "podgroups", body, dry_run="All"
-        )
-    )
-    message = _refusal(
-        lambda: custom.create_namespaced_custom_object(*SCHEDULING, namespace, "podgroups", body)
-    )
+    _refused_once_seen(lambda: _podgroup(api, namespace, "gang", queue, dry_run=True))
+    message = _refusal(lambda: _podgroup(api, namespace, "gang", queue))
     expected = (
         f"podgroup {namespace}/gang: spec.queue: can only submit PodGroup to queue with state "
         f'Open, queue "{queue}" status is "Closed"'
@@ -254,17 +256,7 @@ def test_a_job_whose_queue_closed_before_its_podgroup_was_made_runs_once_it_open
     try:
         _submit(api, namespace, _job("early", queue))  # admitted: the queue is Open
         _close(api, queue)
-        group = {
-            "apiVersion": "/".join(SCHEDULING),
-            "kind": "PodGroup",
-            "metadata": {"name": "probe", "namespace": namespace},
-            "spec": {"minMember": 1, "queue": queue},
-        }
-        _refused_once_seen(
-            lambda: client.CustomObjectsApi(api).create_namespaced_custom_object(
-                *SCHEDULING, namespace, "podgroups", group, dry_run="All"
-            )
-        )
+        _refused_once_seen(lambda: _podgroup(api, namespace, "probe", queue, dry_run=True))
     finally:
         logs = e2e_stack.workdir / "logs"
         started = caldera.start_worker(
