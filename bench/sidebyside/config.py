@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Final
 
 HERE: Final = Path(__file__).parent
-SIDES: Final = ("builtin", "caldera", "caldera-batch", "volcano")
+SIDES: Final = ("builtin", "temporal-floor", "caldera", "caldera-batch", "volcano")
+FLOOR_SIDE: Final = "temporal-floor"  # bare workflows, no Kubernetes objects (`floor`)
 SHAPES: Final = ("singles", "gangs", "mixed")
 CALDERA_SIDES: Final = frozenset({"caldera", "caldera-batch"})
 # Default job count and replicas per gang, per shape.

@@ -60,6 +60,8 @@ def _main_table(order: list[str], sides: dict[str, Any]) -> list[str]:
             why = str(s.get("skipped") or s.get("error")).splitlines()[0][:160]
             lines.append(f"| {name} | {why} |" + " |" * 9)
             continue
+        if "floor" in s:
+            continue  # its own table: no pods, no deletion
         d = s["deletion"]
         left = ", ".join(f"{k} {v}" for k, v in d["remaining_at_cap"].items()) or "none"
         reached = "yes" if s["reached"] else f"no ({s['running_at_end']}/{s['pods_target']})"
@@ -108,6 +110,38 @@ def _cpu_table(order: list[str], sides: dict[str, Any], window: str) -> list[str
     totals = [_f(sides[n][window]["total_s"]) for n in measured]
     lines.append("| **total** | " + " | ".join(totals) + " |")
     return lines
+
+
+def _floor_lines(order: list[str], sides: dict[str, Any]) -> list[str]:
+    """The bare-workflow side beside the others' Temporal and worker CPU per job."""
+    floor = next((sides[n] for n in order if "floor" in sides.get(n, {})), None)
+    if floor is None:
+        return ["(no temporal-floor side in this run)"]
+    f = floor["floor"]
+    jobs = f["jobs"]
+    lines = [
+        f"{f['completed']}/{jobs} bare workflows (signal-with-start, three signals, three local "
+        f"activities, {f['events_per_job']} events each) in {_f(f['makespan_s'])} s.",
+        "",
+        "| side | makespan s | temporal CPU ms/job | worker (floor: client + worker) CPU ms/job "
+        "| all processes CPU ms/job |",
+        "|---|---|---|---|---|",
+    ]
+    for name in order:
+        s = sides.get(name, {})
+        if "cpu_run" not in s:
+            continue
+        per = s["cpu_run"]["per_process_s"]
+        own = per.get("floor process") if "floor" in s else per.get("worker")
+        lines.append(
+            f"| {name} | {_f(s['makespan_s'])} | {_f(_ms(per.get('temporal'), jobs))} "
+            f"| {_f(_ms(own, jobs))} | {_f(s['cpu_run']['ms_per_job'])} |"
+        )
+    return lines
+
+
+def _ms(seconds: float | None, jobs: int) -> float | None:
+    return None if seconds is None else round(seconds * 1000 / jobs, 1)
 
 
 def _temporal_table(order: list[str], sides: dict[str, Any]) -> list[str]:
@@ -169,6 +203,10 @@ def markdown(result: dict[str, Any]) -> str:
         "## Temporal (Caldera sides)",
         "",
         *_temporal_table(order, sides),
+        "",
+        "## Temporal's floor: a bare workflow per job",
+        "",
+        *_floor_lines(order, sides),
         "",
         "## Deletion",
         "",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import time
 import traceback
 import uuid
@@ -15,7 +18,7 @@ from kubernetes import client
 from bench.sidebyside import apimetrics, cleanup, observe, podwatch, submit, volcano, workload
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import volcano_install as vi
-from bench.sidebyside.config import CALDERA_SIDES, Options
+from bench.sidebyside.config import CALDERA_SIDES, FLOOR_SIDE, Options
 from bench.sidebyside.stack import Stack
 from bench.sidebyside.temporal_stats import Probe, sample, workflow_id
 
@@ -146,6 +149,33 @@ def run_side(
     return result
 
 
+def run_floor(stack: Stack, opts: Options) -> dict[str, Any]:
+    """The bare workflows of `floor`, one per job, on this stack's Temporal server."""
+    argv = [sys.executable, "-m", "bench.sidebyside.floor", stack.temporal.address]
+    cpu0 = stacks.cpu_snapshot(stack)
+    done = subprocess.run(
+        [*argv, str(opts.jobs), str(opts.threads)],
+        capture_output=True,
+        text=True,
+        timeout=opts.budget,
+        check=True,
+    )
+    cpu1 = stacks.cpu_snapshot(stack)
+    floor = json.loads(done.stdout.strip().splitlines()[-1])
+    cpu1["floor process"] = floor["process_cpu_s"]
+    cpu0["floor process"] = 0.0
+    print(
+        f"[{FLOOR_SIDE}] {floor['completed']}/{opts.jobs} workflows in {floor['makespan_s']}s",
+        flush=True,
+    )
+    return {
+        "floor": floor,
+        "reached": floor["completed"] == opts.jobs,
+        "makespan_s": floor["makespan_s"],
+        "cpu_run": _cpu(cpu0, cpu1, opts.jobs),
+    }
+
+
 def _delete_quietly(api: client.ApiClient, namespace: str) -> None:
     try:
         client.CoreV1Api(api).delete_namespace(namespace)
@@ -163,6 +193,8 @@ def _side(
             assert opts.volcano_bin is not None and opts.volcano_src is not None
             installed = volcano.Installed()
             volcano.enter(stack, opts.volcano_bin, opts.volcano_src, installed)
+        if side == FLOOR_SIDE:
+            return run_floor(stack, opts)
         return run_side(stack, opts, side, plans, probe)
     except Exception as e:
         traceback.print_exc()
@@ -179,7 +211,10 @@ def run(opts: Options) -> dict[str, Any]:
     if skip:
         print(f"volcano: skipped ({skip})", flush=True)
         results["volcano"] = {"skipped": skip}
-    sides = [s for s in opts.sides if not (s == "volcano" and skip)]
+    if FLOOR_SIDE in opts.sides and opts.shape != "singles":
+        print(f"{FLOOR_SIDE}: skipped (it models one-pod jobs: --shape singles)", flush=True)
+        results[FLOOR_SIDE] = {"skipped": "it models one-pod jobs: --shape singles"}
+    sides = [s for s in opts.sides if s not in results]
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     if sides:
         stack = stacks.start(opts)
