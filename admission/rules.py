@@ -7,10 +7,12 @@ The HTTP shell is `admission.server`.
 
 Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and Queues):
 
-- Job CREATE: every task's pod template passes `admission.templates`; `spec.queue` (empty =
-  `default`) exists, is Open (no `status.state` = Open, as the queue controller has not
-  reconciled it yet), is not `root` and is a leaf. UPDATE is always allowed: a running job is
-  never stopped by its queue being closed later.
+- Job CREATE: every task's pod template passes `admission.templates` and its spec
+  `admission.jobspec` (dependsOn a DAG, known plugins); `spec.queue` (empty = `default`)
+  exists, is Open (no `status.state` = Open, as the queue controller has not reconciled it
+  yet), is not `root` and is a leaf.
+- Job UPDATE: only what `admission.jobspec` lets change; the queue is not looked at, so a
+  running job is never stopped by its queue being closed later.
 - PodGroup CREATE: its queue exists and is Open.
 - Queue CREATE, and UPDATE that changes `spec.parent`: a parent other than root exists, the
   parent chain reaches root without passing through the queue itself, and neither the queue
@@ -26,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from admission import templates
+from admission import jobspec, templates
 from models import scheduling, vcjob
 
 JOBS: Final = (vcjob.GROUP, "jobs")
@@ -84,7 +86,14 @@ def review(
     operation = _text(request, "operation")
     obj = _mapping(request, "object")
     if kind == JOBS and operation == "CREATE":
-        problems = [*templates.problems(obj), *_job_problems(obj, lookup)]
+        problems = [
+            *templates.problems(obj),
+            *jobspec.create_problems(obj),
+            *_job_problems(obj, lookup),
+        ]
+        return _deny_if(f"job {_object_name(request, obj)}", problems)
+    if kind == JOBS and operation == "UPDATE":
+        problems = jobspec.update_problems(_mapping(request, "oldObject"), obj)
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == PODGROUPS and operation == "CREATE":
         problems = _podgroup_problems(obj, lookup)

@@ -43,6 +43,8 @@ PARENT_CHANGED: Final = (
     "(has(object.spec) && has(object.spec.parent) ? object.spec.parent : '') != "
     "(has(oldObject.spec) && has(oldObject.spec.parent) ? oldObject.spec.parent : '')"
 )
+# CREATE, or an UPDATE that changes the spec (labels, finalizers and status writes never call).
+SPEC_CHANGED: Final = "request.operation == 'CREATE' || object.spec != oldObject.spec"
 
 
 def ensure_certs(directory: Path) -> Path:
@@ -79,8 +81,9 @@ def _openssl(*args: str | Path) -> None:
 
 
 def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
-    """The ValidatingWebhookConfiguration: jobs and podgroups on CREATE, queues on CREATE and
-    parent-changing UPDATE, each calling `client_config` (a URL or a Service, plus caBundle)."""
+    """The ValidatingWebhookConfiguration: jobs on CREATE and spec-changing UPDATE, podgroups on
+    CREATE, queues on CREATE and parent-changing UPDATE, each calling `client_config` (a URL or
+    a Service, plus caBundle)."""
 
     def hook(name: str, group: str, version: str, plural: str, *operations: str) -> dict[str, Any]:
         return {
@@ -103,12 +106,14 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
 
     queues = hook("queues", scheduling.GROUP, scheduling.VERSION, "queues", "CREATE", "UPDATE")
     queues["matchConditions"] = [{"name": "create-or-parent-change", "expression": PARENT_CHANGED}]
+    jobs = hook("jobs", vcjob.GROUP, vcjob.VERSION, "jobs", "CREATE", "UPDATE")
+    jobs["matchConditions"] = [{"name": "create-or-spec-change", "expression": SPEC_CHANGED}]
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": NAME},
         "webhooks": [
-            hook("jobs", vcjob.GROUP, vcjob.VERSION, "jobs", "CREATE"),
+            jobs,
             hook("podgroups", scheduling.GROUP, scheduling.VERSION, "podgroups", "CREATE"),
             queues,
         ],

@@ -204,6 +204,28 @@ def test_job_to_open_leaf_queue_is_accepted_and_gets_its_podgroup(
     custom.delete_namespaced_custom_object(*JOBS, namespace, "jobs", "fits")
 
 
+def test_a_job_update_may_change_only_what_volcano_lets_change(
+    api: client.ApiClient, namespace: str
+) -> None:
+    _submit(api, namespace, _job("edits", "default"))
+    custom = client.CustomObjectsApi(api)
+
+    def patch(body: dict[str, Any]) -> object:
+        return custom.patch_namespaced_custom_object(*JOBS, namespace, "jobs", "edits", body)
+
+    patch({"spec": {"minAvailable": 1, "priorityClassName": "low"}})
+    patch({"metadata": {"labels": {"team": "a"}}})  # not the spec: the webhook is not called
+    message = _refusal(lambda: patch({"spec": {"maxRetry": 9}}))
+    expected = (
+        f"job {namespace}/edits: spec.maxRetry: job updates may not change fields other than "
+        "minAvailable, priorityClassName, and tasks[*].replicas and tasks[*].minAvailable"
+    )
+    assert expected in message, message
+    stored = custom.get_namespaced_custom_object(*JOBS, namespace, "jobs", "edits")
+    assert stored["spec"]["maxRetry"] != 9 and stored["spec"]["priorityClassName"] == "low"
+    custom.delete_namespaced_custom_object(*JOBS, namespace, "jobs", "edits")
+
+
 def test_podgroup_to_closed_queue_is_refused(
     api: client.ApiClient, namespace: str, queues: MakeQueue
 ) -> None:

@@ -41,13 +41,13 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
         for h in doc["webhooks"]
     ]
     assert summary == [
-        ("jobs.admission.caldera.dev", ["jobs"], ["CREATE"]),
+        ("jobs.admission.caldera.dev", ["jobs"], ["CREATE", "UPDATE"]),
         ("podgroups.admission.caldera.dev", ["podgroups"], ["CREATE"]),
         ("queues.admission.caldera.dev", ["queues"], ["CREATE", "UPDATE"]),
     ]
 
 
-PURE = ("__init__.py", "rules.py", "templates.py")
+PURE = ("__init__.py", "rules.py", "templates.py", "jobspec.py")
 
 
 @pytest.mark.parametrize("module", PURE)

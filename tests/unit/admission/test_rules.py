@@ -9,6 +9,7 @@ import pytest
 
 from admission import rules
 from admission.rules import QueueInfo, Verdict
+from models import plugins
 
 ALLOW = rules.ALLOW
 
@@ -81,11 +82,16 @@ def _request(
 CONTAINER = {"name": "main", "image": "busybox"}
 
 
-def job(queue: str | None, operation: str = "CREATE", **meta: str) -> dict[str, Any]:
+def job(
+    queue: str | None, operation: str = "CREATE", edit: dict[str, Any] | None = None, **meta: str
+) -> dict[str, Any]:
+    """A Job request; an UPDATE's old object is the same Job before `edit` (spec fields)."""
     task = {"name": "w", "replicas": 1, "template": {"spec": {"containers": [CONTAINER]}}}
     spec = {"tasks": [task]} | ({} if queue is None else {"queue": queue})
     metadata = {"namespace": "team", **(meta or {"name": "train"})}
-    return _request("batch.volcano.sh", "jobs", operation, {"metadata": metadata, "spec": spec})
+    obj = {"metadata": metadata, "spec": spec | (edit or {})}
+    old = {"metadata": metadata, "spec": spec} if operation == "UPDATE" else None
+    return _request("batch.volcano.sh", "jobs", operation, obj, old)
 
 
 def podgroup(queue: str, operation: str = "CREATE", sub: str = "") -> dict[str, Any]:
@@ -161,6 +167,23 @@ CASES = [
         id="job-create-generate-name",
     ),
     pytest.param(job("closed", "UPDATE"), ALLOW, id="job-update-closed-queue-untouched"),
+    pytest.param(job("default", "UPDATE", {"minAvailable": 1}), ALLOW, id="job-update-min"),
+    pytest.param(
+        job("default", "UPDATE", {"maxRetry": 7}),
+        deny(
+            "job team/train: spec.maxRetry: job updates may not change fields other than "
+            "minAvailable, priorityClassName, and tasks[*].replicas and tasks[*].minAvailable"
+        ),
+        id="job-update-other-field",
+    ),
+    pytest.param(
+        job("default", "CREATE", {"plugins": {"nope": []}}),
+        deny(
+            'job team/train: spec.plugins: unable to find job plugin "nope" '
+            f"(plugins: {', '.join(sorted(plugins.IMPLEMENTED))})"
+        ),
+        id="job-create-unknown-plugin",
+    ),
     pytest.param(job("nope", "DELETE"), ALLOW, id="job-delete"),
     # PodGroups
     pytest.param(podgroup("default"), ALLOW, id="podgroup-create-open"),

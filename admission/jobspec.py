@@ -1,0 +1,204 @@
+"""The Job rules that read only the Job: what Volcano's job webhook refuses and the CRD's schema
+and CEL rules cannot express.
+
+On CREATE: the tasks' `dependsOn` form a DAG over the job's own tasks (a name that is no task
+of the job can never be met, so it is refused with the cycle's reason); every plugin is one
+Caldera runs; the mpi plugin's master task exists. On UPDATE: only what Volcano lets change may
+change: `minAvailable`, `priorityClassName`, and each task's `replicas` and `minAvailable`,
+still consistent with each other. Metadata and status are not the spec: labels, annotations
+and finalizers change freely.
+
+Pure: every function takes the raw camelCase object as the apiserver sends it and returns
+messages that start with the field they are about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from models import plugins
+
+UPDATABLE_JOB: Final = ("minAvailable", "priorityClassName")
+UPDATABLE_TASK: Final = ("replicas", "minAvailable")
+MPI: Final = "mpi"
+MPI_MASTER_FLAG: Final = "--master="
+MPI_DEFAULT_MASTER: Final = "master"  # Volcano's mpi plugin default
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _sequence(value: object) -> Sequence[object]:
+    return value if isinstance(value, list) else []
+
+
+def _tasks(job: Mapping[str, object]) -> list[Mapping[str, object]]:
+    return [_mapping(t) for t in _sequence(_mapping(job.get("spec")).get("tasks"))]
+
+
+def _name(task: Mapping[str, object]) -> str:
+    name = task.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _depends_on(task: Mapping[str, object]) -> list[str]:
+    names = _sequence(_mapping(task.get("dependsOn")).get("name"))
+    return [n for n in names if isinstance(n, str)]
+
+
+def dependency_problems(job: Mapping[str, object]) -> list[str]:
+    """Each dependsOn name is another task of the job, and the dependencies have no cycle."""
+    tasks = _tasks(job)
+    names = [_name(t) for t in tasks]
+    known = set(names)
+    problems = []
+    for i, task in enumerate(tasks):
+        for dep in _depends_on(task):
+            if dep == names[i]:
+                problems.append(f'spec.tasks[{i}].dependsOn.name: task "{dep}" depends on itself')
+            elif dep not in known:
+                problems.append(
+                    f'spec.tasks[{i}].dependsOn.name: "{dep}" is not a task of this job, so '
+                    f'task "{names[i]}" could never start'
+                )
+    if problems:
+        return problems
+    cycle = _cycle({names[i]: _depends_on(t) for i, t in enumerate(tasks)}, names)
+    if cycle is None:
+        return []
+    first = names.index(cycle[0])
+    path = " → ".join(f'"{n}"' for n in cycle)
+    return [
+        f"spec.tasks[{first}].dependsOn.name: the tasks' dependencies form a cycle ({path}), "
+        "so none of them could start: dependsOn must form a directed acyclic graph"
+    ]
+
+
+def _cycle(edges: Mapping[str, Sequence[str]], order: Sequence[str]) -> list[str] | None:
+    """A cycle of `task → the tasks it depends on`, from the first task in spec order on it."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for dep in edges.get(node, ()):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state:
+                found = visit(dep)
+                if found is not None:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in order:
+        if start not in state:
+            found = visit(start)
+            if found is not None:
+                return found
+    return None
+
+
+def plugin_problems(job: Mapping[str, object]) -> list[str]:
+    """Every plugin is one Caldera runs; the mpi plugin's master task is a task of the job."""
+    spec = _mapping(job.get("spec"))
+    named = _mapping(spec.get("plugins"))
+    runs = ", ".join(sorted(plugins.IMPLEMENTED))
+    problems = []
+    for name in sorted(named):
+        if name in plugins.IMPLEMENTED:
+            continue
+        if name in plugins.VOLCANO_ONLY:
+            problems.append(
+                f'spec.plugins: plugin "{name}" is one of Volcano\'s that Caldera does not run '
+                f"yet (it runs {runs})"
+            )
+        else:
+            problems.append(f'spec.plugins: unable to find job plugin "{name}" (plugins: {runs})')
+    if MPI in named and MPI in plugins.IMPLEMENTED:
+        master = mpi_master(named[MPI])
+        if master not in {_name(t) for t in _tasks(job)}:
+            problems.append(
+                f'spec.plugins.mpi: the mpi master task "{master}" is not a task of this job'
+            )
+    return problems
+
+
+def mpi_master(arguments: object) -> str:
+    """The mpi plugin's master task: its `--master=` argument, else Volcano's default."""
+    for arg in _sequence(arguments):
+        if isinstance(arg, str) and arg.startswith(MPI_MASTER_FLAG):
+            return arg[len(MPI_MASTER_FLAG) :]
+    return MPI_DEFAULT_MASTER
+
+
+def create_problems(job: Mapping[str, object]) -> list[str]:
+    return [*dependency_problems(job), *plugin_problems(job)]
+
+
+def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
+    """Only minAvailable, priorityClassName and the tasks' replicas and minAvailable change,
+    and the new numbers still fit together (Volcano's validateJobUpdate)."""
+    before, after = _mapping(old.get("spec")), _mapping(new.get("spec"))
+    old_tasks, new_tasks = _tasks(old), _tasks(new)
+    if len(old_tasks) != len(new_tasks):
+        return ["spec.tasks: job updates may not add or remove tasks"]
+    problems = _numbers(after, new_tasks)
+    before, after = _claims_blanked(before), _claims_blanked(after)
+    fixed = {*before, *after} - {*UPDATABLE_JOB, "tasks"}
+    changed = sorted(k for k in fixed if before.get(k) != after.get(k))
+    for i, (was, now) in enumerate(zip(old_tasks, new_tasks, strict=True)):
+        changed += sorted(
+            f"tasks[{i}].{k}"
+            for k in {*was, *now}
+            if k not in UPDATABLE_TASK and was.get(k) != now.get(k)
+        )
+    if changed:
+        fields = ", ".join(f"spec.{c}" for c in changed)
+        problems.append(
+            f"{fields}: job updates may not change fields other than minAvailable, "
+            "priorityClassName, and tasks[*].replicas and tasks[*].minAvailable"
+        )
+    return problems
+
+
+def _claims_blanked(spec: Mapping[str, object]) -> Mapping[str, object]:
+    """The spec with the claim names the controller writes for `volumeClaim` volumes left out."""
+    volumes = _sequence(spec.get("volumes"))
+    if not volumes:
+        return spec
+    blanked = [
+        {k: v for k, v in _mapping(vol).items() if k != "volumeClaimName"}
+        if _mapping(vol).get("volumeClaim") is not None
+        else vol
+        for vol in volumes
+    ]
+    return {**spec, "volumes": blanked}
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _numbers(spec: Mapping[str, object], tasks: Sequence[Mapping[str, object]]) -> list[str]:
+    problems = []
+    total = 0
+    for i, task in enumerate(tasks):
+        replicas = _int(task.get("replicas")) or 0
+        minimum = _int(task.get("minAvailable"))
+        if minimum is not None and minimum > replicas:
+            problems.append(
+                f"spec.tasks[{i}].minAvailable: must be at most the task's replicas ({replicas})"
+            )
+        total += replicas
+    job_min = _int(spec.get("minAvailable"))
+    if job_min is not None and job_min > total:
+        problems.append(
+            f"spec.minAvailable: job 'minAvailable' must not be greater than total replicas "
+            f"({total})"
+        )
+    return problems

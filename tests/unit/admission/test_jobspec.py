@@ -1,0 +1,198 @@
+"""The Job rules that read only the Job: dependsOn a DAG, known plugins, what an UPDATE changes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from admission import jobspec
+from models import plugins
+
+
+def _job(*tasks: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "j", "namespace": "ns"},
+        "spec": {"queue": "default", "minAvailable": 1, "tasks": list(tasks), **spec},
+    }
+
+
+def _task(name: str, *deps: str, replicas: int = 1, **extra: Any) -> dict[str, Any]:
+    task: dict[str, Any] = {"name": name, "replicas": replicas, "template": {}, **extra}
+    if deps:
+        task["dependsOn"] = {"name": list(deps)}
+    return task
+
+
+@pytest.mark.parametrize(
+    ("tasks", "expected"),
+    [
+        ((_task("a"), _task("b", "a")), []),
+        ((_task("a"), _task("b"), _task("c", "a", "b")), []),
+        ((_task("a"), _task("b", "a"), _task("c", "b")), []),
+        (
+            (_task("a", "a"),),
+            ['spec.tasks[0].dependsOn.name: task "a" depends on itself'],
+        ),
+        (
+            (_task("a"), _task("b", "x")),
+            [
+                'spec.tasks[1].dependsOn.name: "x" is not a task of this job, so task "b" '
+                "could never start"
+            ],
+        ),
+        (
+            (_task("a", "b"), _task("b", "a")),
+            [
+                "spec.tasks[0].dependsOn.name: the tasks' dependencies form a cycle "
+                '("a" → "b" → "a"), so none of them could start: dependsOn must form a '
+                "directed acyclic graph"
+            ],
+        ),
+        (
+            (_task("z"), _task("a", "c"), _task("b", "a"), _task("c", "b")),
+            [
+                "spec.tasks[1].dependsOn.name: the tasks' dependencies form a cycle "
+                '("a" → "c" → "b" → "a"), so none of them could start: dependsOn must form a '
+                "directed acyclic graph"
+            ],
+        ),
+    ],
+    ids=["chain", "fan-in", "line", "self", "unknown", "two-cycle", "three-cycle"],
+)
+def test_depends_on_must_name_tasks_of_the_job_and_form_a_dag(
+    tasks: tuple[dict[str, Any], ...], expected: list[str]
+) -> None:
+    assert jobspec.dependency_problems(_job(*tasks)) == expected
+
+
+@pytest.mark.parametrize(
+    ("plugins", "expected"),
+    [
+        ({"svc": [], "env": [], "ssh": ["--no-root"]}, []),  # Caldera's first three
+        (
+            {"nope": []},
+            [
+                'spec.plugins: unable to find job plugin "nope" '
+                f"(plugins: {', '.join(sorted(plugins.IMPLEMENTED))})"
+            ],
+        ),
+    ],
+    ids=["implemented", "unknown"],
+)
+def test_every_plugin_is_one_caldera_runs(
+    plugins: dict[str, list[str]], expected: list[str]
+) -> None:
+    assert jobspec.plugin_problems(_job(_task("a"), plugins=plugins)) == expected
+
+
+def test_a_volcano_plugin_caldera_does_not_run_is_refused_with_its_own_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(jobspec.plugins, "IMPLEMENTED", frozenset({"env", "ssh", "svc"}))
+    monkeypatch.setattr(jobspec.plugins, "VOLCANO_ONLY", frozenset({"pytorch"}))
+    assert jobspec.plugin_problems(_job(_task("a"), plugins={"pytorch": []})) == [
+        'spec.plugins: plugin "pytorch" is one of Volcano\'s that Caldera does not run yet '
+        "(it runs env, ssh, svc)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "tasks", "expected"),
+    [
+        ([], ("master", "worker"), []),
+        (["--master=launcher"], ("launcher", "worker"), []),
+        (
+            ["--master=launcher"],
+            ("master", "worker"),
+            ['spec.plugins.mpi: the mpi master task "launcher" is not a task of this job'],
+        ),
+    ],
+    ids=["default-master", "named-master", "missing-master"],
+)
+def test_the_mpi_master_task_must_exist(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], tasks: tuple[str, ...], expected: list[str]
+) -> None:
+    monkeypatch.setattr(jobspec.plugins, "IMPLEMENTED", frozenset({"mpi", "ssh", "svc"}))
+    job = _job(*(_task(t) for t in tasks), plugins={"mpi": args, "ssh": [], "svc": []})
+    assert jobspec.plugin_problems(job) == expected
+
+
+OLD = _job(
+    _task("master", minAvailable=1),
+    _task("worker", replicas=4, minAvailable=2),
+    minAvailable=3,
+    priorityClassName="low",
+    volumes=[{"mountPath": "/data", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}],
+)
+
+
+def _edited(path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    new = copy.deepcopy(OLD)
+    node: Any = new
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return new
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("spec", "minAvailable"), 5),
+        (("spec", "priorityClassName"), "high"),
+        (("spec", "tasks", 1, "replicas"), 8),
+        (("spec", "tasks", 1, "minAvailable"), 4),
+        (("metadata", "labels"), {"team": "a"}),
+        (("spec", "volumes", 0, "volumeClaimName"), "j-volume-abcde"),  # the controller's
+    ],
+    ids=["minAvailable", "priorityClassName", "replicas", "task-minAvailable", "labels", "claim"],
+)
+def test_an_update_may_change_what_volcano_lets_change(
+    path: tuple[str | int, ...], value: Any
+) -> None:
+    assert jobspec.update_problems(OLD, _edited(path, value)) == []
+
+
+NOT_ALLOWED = (
+    "job updates may not change fields other than minAvailable, priorityClassName, and "
+    "tasks[*].replicas and tasks[*].minAvailable"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (("spec", "maxRetry"), 9, f"spec.maxRetry: {NOT_ALLOWED}"),
+        (("spec", "ttlSecondsAfterFinished"), 60, f"spec.ttlSecondsAfterFinished: {NOT_ALLOWED}"),
+        (("spec", "tasks", 0, "template"), {"spec": {}}, f"spec.tasks[0].template: {NOT_ALLOWED}"),
+        (("spec", "tasks", 1, "name"), "w", f"spec.tasks[1].name: {NOT_ALLOWED}"),
+        (
+            ("spec", "tasks", 1, "minAvailable"),
+            5,
+            "spec.tasks[1].minAvailable: must be at most the task's replicas (4)",
+        ),
+        (
+            ("spec", "minAvailable"),
+            6,
+            "spec.minAvailable: job 'minAvailable' must not be greater than total replicas (5)",
+        ),
+        (
+            ("spec", "tasks"),
+            [_task("master")],
+            "spec.tasks: job updates may not add or remove tasks",
+        ),
+    ],
+    ids=["maxRetry", "ttl", "template", "task-name", "task-min", "job-min", "tasks-removed"],
+)
+def test_an_update_of_anything_else_is_refused_naming_the_field(
+    path: tuple[str | int, ...], value: Any, expected: str
+) -> None:
+    assert jobspec.update_problems(OLD, _edited(path, value)) == [expected]
+
+
+def test_a_create_reports_its_dependency_and_plugin_problems_together() -> None:
+    job = _job(_task("a", "a"), plugins={"nope": []})
+    problems = jobspec.create_problems(job)
+    assert [p.split(":")[0] for p in problems] == ["spec.tasks[0].dependsOn.name", "spec.plugins"]
