@@ -14,9 +14,12 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
 - Job UPDATE: only what `admission.jobspec` lets change; the queue is not looked at, so a
   running job is never stopped by its queue being closed later.
 - PodGroup CREATE: its queue exists and is Open.
-- Queue CREATE, and UPDATE that changes `spec.parent`: a parent other than root exists, the
-  parent chain reaches root without passing through the queue itself, and neither the queue
-  nor its descendants end up deeper than `max_depth` below root.
+- Queue CREATE and UPDATE: guarantee ≤ deserved ≤ capability (`admission.queueresources`);
+  when the parent is new or changed, a parent other than root exists, the parent chain reaches
+  root without passing through the queue itself, and neither the queue nor its descendants end
+  up deeper than `max_depth` below root; when the parent or a resource list changed, the
+  hierarchy's resource rules.
+- Queue DELETE: the queue has no children.
 
 Several problems with one object are reported together, joined by "; ", as Volcano does.
 Every message names the object and the field.
@@ -25,10 +28,10 @@ Every message names the object and the field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
-from admission import jobspec, templates
+from admission import jobspec, queueresources, templates
 from models import scheduling, vcjob
 
 JOBS: Final = (vcjob.GROUP, "jobs")
@@ -47,6 +50,9 @@ class QueueInfo:
     name: str
     parent: str | None = None  # None: no spec.parent, hangs under root
     state: str | None = None  # None: no status.state yet, which reads as Open
+    shares: queueresources.Shares = field(
+        default_factory=queueresources.Shares
+    )  # guarantee, deserved, capability
 
 
 class Lookup(Protocol):
@@ -72,7 +78,10 @@ def queue_info(obj: Mapping[str, object]) -> QueueInfo:
     parent = _text(obj, "spec", "parent")
     state = _text(obj, "status", "state")
     return QueueInfo(
-        name=_text(obj, "metadata", "name"), parent=parent or None, state=state or None
+        name=_text(obj, "metadata", "name"),
+        parent=parent or None,
+        state=state or None,
+        shares=queueresources.shares(_mapping(obj, "spec")),
     )
 
 
@@ -100,11 +109,12 @@ def review(
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
     if kind == QUEUES and operation in ("CREATE", "UPDATE"):
         old = _mapping(request, "oldObject") if operation == "UPDATE" else None
-        if old is not None and _text(old, "spec", "parent") == _text(obj, "spec", "parent"):
-            return ALLOW  # Volcano checks the hierarchy only when the parent changes
         name = _text(obj, "metadata", "name") or _text(request, "name")
-        problems = _parent_problems(name, _text(obj, "spec", "parent"), lookup, max_depth)
+        problems = _queue_problems(name, obj, old, lookup, max_depth)
         return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
+    if kind == QUEUES and operation == "DELETE":
+        name = _text(request, "name")
+        return _deny_if(f"queue {name}", _deletion_problems(name, lookup))
     return ALLOW
 
 
@@ -146,6 +156,45 @@ def _closed(queue: QueueInfo, what: str) -> list[str]:
     return [
         f"spec.queue: can only submit {what} to queue with state {OPEN}, "
         f'queue "{queue.name}" status is "{state}"'
+    ]
+
+
+def _queue_problems(
+    name: str,
+    obj: Mapping[str, object],
+    old: Mapping[str, object] | None,
+    lookup: Lookup,
+    max_depth: int,
+) -> list[str]:
+    """The queue's own resource rules; the parent chain when the parent is new or changed;
+    the hierarchy's resource rules when the parent or any of the three lists changed."""
+    parent = _text(obj, "spec", "parent")
+    new = queue_info(obj)
+    problems = queueresources.own_problems(new.shares)
+    moved = old is None or _text(old, "spec", "parent") != parent
+    if moved:
+        problems += _parent_problems(name, parent, lookup, max_depth)
+    resized = old is None or queue_info(old).shares != new.shares
+    if problems or not (moved or resized):
+        return problems
+    members = [_member(q) for q in lookup.list_queues()]
+    return queueresources.hierarchy_problems(_member(replace(new, name=name)), members)
+
+
+def _member(queue: QueueInfo) -> queueresources.Member:
+    return queueresources.Member(
+        name=queue.name, parent=queue.parent or ROOT_QUEUE, shares=queue.shares
+    )
+
+
+def _deletion_problems(name: str, lookup: Lookup) -> list[str]:
+    """Volcano's rule: a queue with children stays (they would hang under nothing)."""
+    children = sorted(q.name for q in lookup.list_queues() if q.parent == name)
+    if not children:
+        return []
+    return [
+        f'metadata.name: queue "{name}" can not be deleted because it has {len(children)} '
+        f"child queues: {', '.join(children)}"
     ]
 
 

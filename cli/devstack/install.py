@@ -19,6 +19,7 @@ from models import scheduling
 FIELD_MANAGER: Final = "caldera"
 CRD_DIR: Final = REPO / "deploy" / "crds"
 ADMISSION_DIR: Final = REPO / "deploy" / "admission"
+QUEUE_DIR: Final = REPO / "deploy" / "queues"  # root and default, as deploy/base ships them
 
 
 def _documents(directory: Path) -> list[dict[str, Any]]:
@@ -62,9 +63,5 @@ def install(api: client.ApiClient) -> None:
     _wait_established(api, [d["metadata"]["name"] for d in crds])
     for doc in _documents(ADMISSION_DIR):
         apply(api, doc)
-    for name in (scheduling.ROOT_QUEUE, scheduling.DEFAULT_QUEUE):
-        spec: dict[str, Any] = {"weight": 1, "reclaimable": name != scheduling.ROOT_QUEUE}
-        if name != scheduling.ROOT_QUEUE:
-            spec["parent"] = scheduling.ROOT_QUEUE
-        queue = scheduling.Queue.model_validate({"metadata": {"name": name}, "spec": spec})
-        apply(api, queue.dump())
+    for doc in _documents(QUEUE_DIR):
+        apply(api, scheduling.Queue.model_validate(doc).dump())

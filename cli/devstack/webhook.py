@@ -37,14 +37,9 @@ CA_FILE: Final = "ca.crt"
 CERT_FILE: Final = "tls.crt"
 KEY_FILE: Final = "tls.key"
 DAYS: Final = "3650"
-# CREATE, or an UPDATE whose spec.parent differs (absent and "" compare equal).
-PARENT_CHANGED: Final = (
-    "request.operation == 'CREATE' || "
-    "(has(object.spec) && has(object.spec.parent) ? object.spec.parent : '') != "
-    "(has(oldObject.spec) && has(oldObject.spec.parent) ? oldObject.spec.parent : '')"
-)
-# CREATE, or an UPDATE that changes the spec (labels, finalizers and status writes never call).
-SPEC_CHANGED: Final = "request.operation == 'CREATE' || object.spec != oldObject.spec"
+# Anything but an UPDATE, or an UPDATE that changes the spec (labels, finalizers and status
+# writes never call the webhook).
+SPEC_CHANGED: Final = "request.operation != 'UPDATE' || object.spec != oldObject.spec"
 
 
 def ensure_certs(directory: Path) -> Path:
@@ -82,8 +77,8 @@ def _openssl(*args: str | Path) -> None:
 
 def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
     """The ValidatingWebhookConfiguration: jobs on CREATE and spec-changing UPDATE, podgroups on
-    CREATE, queues on CREATE and parent-changing UPDATE, each calling `client_config` (a URL or
-    a Service, plus caBundle)."""
+    CREATE, queues on CREATE, spec-changing UPDATE and DELETE, each calling `client_config` (a
+    URL or a Service, plus caBundle)."""
 
     def hook(name: str, group: str, version: str, plural: str, *operations: str) -> dict[str, Any]:
         return {
@@ -104,10 +99,12 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
             "timeoutSeconds": 5,
         }
 
-    queues = hook("queues", scheduling.GROUP, scheduling.VERSION, "queues", "CREATE", "UPDATE")
-    queues["matchConditions"] = [{"name": "create-or-parent-change", "expression": PARENT_CHANGED}]
+    queues = hook(
+        "queues", scheduling.GROUP, scheduling.VERSION, "queues", "CREATE", "UPDATE", "DELETE"
+    )
+    queues["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     jobs = hook("jobs", vcjob.GROUP, vcjob.VERSION, "jobs", "CREATE", "UPDATE")
-    jobs["matchConditions"] = [{"name": "create-or-spec-change", "expression": SPEC_CHANGED}]
+    jobs["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",

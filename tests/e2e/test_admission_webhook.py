@@ -67,9 +67,11 @@ def queues(api: client.ApiClient, status_writer: bool) -> Iterator[MakeQueue]:
     made: list[str] = []
     suffix = uuid.uuid4().hex[:6]
 
-    def make(name: str, parent: str | None = "root") -> str:
+    def make(name: str, parent: str | None = "root", **extra: Any) -> str:
         full = f"{name}-{suffix}"
-        spec: dict[str, Any] = {"weight": 1} | ({} if parent is None else {"parent": parent})
+        spec: dict[str, Any] = {"weight": 1, **extra} | (
+            {} if parent is None else {"parent": parent}
+        )
         body = {"apiVersion": "/".join(SCHEDULING), "kind": "Queue", "metadata": {"name": full}}
         custom.create_cluster_custom_object(*SCHEDULING, "queues", {**body, "spec": spec})
         made.append(full)
@@ -259,6 +261,60 @@ def test_queue_with_missing_parent_is_refused(queues: MakeQueue) -> None:
     parent = f"missing-{uuid.uuid4().hex[:6]}"
     message = _refusal(lambda: queues("orphan", parent=parent))
     assert f'spec.parent: parent queue "{parent}" does not exist' in message, message
+
+
+def test_a_queue_that_deserves_more_than_its_capability_is_refused(queues: MakeQueue) -> None:
+    message = _refusal(lambda: queues("greedy", deserved={"cpu": "8"}, capability={"cpu": "4"}))
+    assert 'spec.deserved.cpu: Invalid value: "8": deserved[cpu] must be <= capability[cpu]=4' in (
+        message
+    ), message
+
+
+def test_a_child_queue_may_not_exceed_its_parents_capability(
+    api: client.ApiClient, queues: MakeQueue
+) -> None:
+    parent = queues("org", capability={"cpu": "10"})
+    child = f"big-{uuid.uuid4().hex[:6]}"
+    body = {
+        "apiVersion": "/".join(SCHEDULING),
+        "kind": "Queue",
+        "metadata": {"name": child},
+        "spec": {"weight": 1, "parent": parent, "capability": {"cpu": "12"}},
+    }
+    custom = client.CustomObjectsApi(api)
+
+    def create(dry_run: bool) -> object:
+        extra = {"dry_run": "All"} if dry_run else {}
+        return custom.create_cluster_custom_object(*SCHEDULING, "queues", body, **extra)
+
+    _refused_once_seen(lambda: create(dry_run=True))  # the parent has reached the webhook
+    message = _refusal(lambda: create(dry_run=False))
+    expected = (
+        f'spec.capability.cpu: Invalid value: "12": queue "{child}" capability[cpu] exceeds '
+        f'its ancestor "{parent}"\'s capability 10'
+    )
+    assert expected in message, message
+    queues("fits", parent=parent, capability={"cpu": "10"})
+
+
+def test_a_queue_with_a_child_cannot_be_deleted(api: client.ApiClient, queues: MakeQueue) -> None:
+    parent = queues("org")
+    child = queues("team", parent=parent)
+    custom = client.CustomObjectsApi(api)
+
+    def delete(name: str, dry_run: bool = False) -> object:
+        extra = {"dry_run": "All"} if dry_run else {}
+        return custom.delete_cluster_custom_object(*SCHEDULING, "queues", name, **extra)
+
+    _refused_once_seen(lambda: delete(parent, dry_run=True))  # the child has reached it
+    message = _refusal(lambda: delete(parent))
+    expected = (
+        f'queue {parent}: metadata.name: queue "{parent}" can not be deleted because it has 1 '
+        f"child queues: {child}"
+    )
+    assert expected in message, message
+    stored = custom.get_cluster_custom_object(*SCHEDULING, "queues", parent)
+    assert stored["metadata"]["name"] == parent  # still there
 
 
 def test_a_job_whose_queue_closed_before_its_podgroup_was_made_runs_once_it_opens(

@@ -43,11 +43,11 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
     assert summary == [
         ("jobs.admission.caldera.dev", ["jobs"], ["CREATE", "UPDATE"]),
         ("podgroups.admission.caldera.dev", ["podgroups"], ["CREATE"]),
-        ("queues.admission.caldera.dev", ["queues"], ["CREATE", "UPDATE"]),
+        ("queues.admission.caldera.dev", ["queues"], ["CREATE", "UPDATE", "DELETE"]),
     ]
 
 
-PURE = ("__init__.py", "rules.py", "templates.py", "jobspec.py")
+PURE = ("__init__.py", "rules.py", "templates.py", "jobspec.py", "queueresources.py")
 
 
 @pytest.mark.parametrize("module", PURE)

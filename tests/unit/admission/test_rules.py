@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from admission import queueresources as qr
 from admission import rules
 from admission.rules import QueueInfo, Verdict
 from models import plugins
@@ -356,3 +357,58 @@ def test_queue_info_reads_name_parent_state(obj: dict[str, Any], info: QueueInfo
 )
 def test_review_allows_what_it_has_no_rule_for(request_: dict[str, Any]) -> None:
     assert rules.review(request_, Queues()) == ALLOW
+
+
+def _queue_request(
+    operation: str, spec: dict[str, Any], old: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    obj = {"metadata": {"name": "team-c"}, "spec": spec}
+    previous = None if old is None else {"metadata": {"name": "team-c"}, "spec": old}
+    return _request("scheduling.volcano.sh", "queues", operation, obj, previous)
+
+
+def test_a_queue_is_refused_when_it_deserves_more_than_its_capability() -> None:
+    spec = {"weight": 1, "deserved": {"cpu": "8"}, "capability": {"cpu": "4"}}
+    verdict = rules.review(_queue_request("CREATE", spec), Queues())
+    assert verdict == deny(
+        'queue team-c: spec.deserved.cpu: Invalid value: "8": deserved[cpu] must be <= '
+        "capability[cpu]=4"
+    )
+
+
+def test_a_queue_update_of_its_resources_is_checked_against_its_parent() -> None:
+    org = QueueInfo("org", parent="root", shares=qr.shares({"capability": {"cpu": "10"}}))
+    lookup = Queues([*QUEUES[:5], org, QueueInfo("team-c", parent="org")])
+    old = {"weight": 1, "parent": "org"}
+    fits = rules.review(_queue_request("UPDATE", {**old, "capability": {"cpu": "10"}}, old), lookup)
+    assert fits == ALLOW
+    over = rules.review(_queue_request("UPDATE", {**old, "capability": {"cpu": "12"}}, old), lookup)
+    assert over == deny(
+        'queue team-c: spec.capability.cpu: Invalid value: "12": queue "team-c" capability[cpu] '
+        'exceeds its ancestor "org"\'s capability 10'
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("team-a", ALLOW),
+        (
+            "org",
+            deny(
+                'queue org: metadata.name: queue "org" can not be deleted because it has 2 '
+                "child queues: team-a, team-b"
+            ),
+        ),
+    ],
+    ids=["leaf", "parent"],
+)
+def test_a_queue_with_children_cannot_be_deleted(name: str, expected: Verdict) -> None:
+    request = {
+        "uid": "7f1c",
+        "resource": {"group": "scheduling.volcano.sh", "version": "v1", "resource": "queues"},
+        "operation": "DELETE",
+        "name": name,
+        "oldObject": {"metadata": {"name": name}, "spec": {"weight": 1}},
+    }
+    assert rules.review(request, Queues()) == expected

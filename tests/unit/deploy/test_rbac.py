@@ -70,7 +70,7 @@ def test_each_deployment_runs_under_its_own_account() -> None:
     assert accounts <= declared
 
 
-@pytest.mark.parametrize("directory", ["crds", "admission", "webhook"])
+@pytest.mark.parametrize("directory", ["crds", "admission", "queues", "webhook"])
 def test_included_directories_list_every_manifest(directory: str) -> None:
     """deploy/base includes these through their `Kustomization`; a new file must be listed."""
     path = access.DEPLOY / directory
