@@ -17,13 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from models import plugins
+from models import goflags, plugins
 
 UPDATABLE_JOB: Final = ("minAvailable", "priorityClassName")
 UPDATABLE_TASK: Final = ("replicas", "minAvailable")
-MPI: Final = "mpi"
-MPI_MASTER_FLAG: Final = "--master="
-MPI_DEFAULT_MASTER: Final = "master"  # Volcano's mpi plugin default
 
 
 def _mapping(value: object) -> Mapping[str, object]:
@@ -119,8 +116,8 @@ def plugin_problems(job: Mapping[str, object]) -> list[str]:
             )
         else:
             problems.append(f'spec.plugins: unable to find job plugin "{name}" (plugins: {runs})')
-    if MPI in named and MPI in plugins.IMPLEMENTED:
-        master = mpi_master(named[MPI])
+    if plugins.MPI in named and plugins.MPI in plugins.IMPLEMENTED:
+        master = mpi_master(named[plugins.MPI])
         if master not in {_name(t) for t in _tasks(job)}:
             problems.append(
                 f'spec.plugins.mpi: the mpi master task "{master}" is not a task of this job'
@@ -129,11 +126,10 @@ def plugin_problems(job: Mapping[str, object]) -> list[str]:
 
 
 def mpi_master(arguments: object) -> str:
-    """The mpi plugin's master task: its `--master=` argument, else Volcano's default."""
-    for arg in _sequence(arguments):
-        if isinstance(arg, str) and arg.startswith(MPI_MASTER_FLAG):
-            return arg[len(MPI_MASTER_FLAG) :]
-    return MPI_DEFAULT_MASTER
+    """The mpi plugin's master task, read from its arguments as the plugin reads them."""
+    args = [a for a in _sequence(arguments) if isinstance(a, str)]
+    options, _ = goflags.parse(plugins.MpiOptions(), args)
+    return options.master
 
 
 def create_problems(job: Mapping[str, object]) -> list[str]:

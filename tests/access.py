@@ -100,7 +100,8 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/jobs.py", "create_namespaced_persistent_volume_claim"): _p(
             "create", "persistentvolumeclaims"
         ),
-        # Plugins: svc (ConfigMap, Service, NetworkPolicy) and ssh (the Secret <job>-ssh).
+        # Plugins: svc (ConfigMap, Service, NetworkPolicy), ssh (the Secret <job>-ssh) and ray
+        # (the Service <job>-head-svc).
         ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         ("activities/plugins/__init__.py", "create_namespaced_config_map"): _p(
             "create", "configmaps"

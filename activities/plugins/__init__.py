@@ -1,20 +1,24 @@
-"""Volcano's job plugins `env`, `ssh` and `svc`: the pod mutation and the objects they own.
+"""Volcano's job plugins: the pod mutation and the objects they own.
 
-Two halves, kept apart so that the pod mutation can run where no I/O is allowed:
-- `on_pod_create` and the manifest builders in `svc`/`ssh`/`env` are pure and deterministic:
+`env`, `ssh` and `svc` give pods their index, ssh keys and DNS names; the distributed-framework
+plugins `mpi`, `pytorch`, `tensorflow`, `ray` and `hcclrank` build on them to wire one
+framework's processes together (each module says how). Two halves, kept apart so that the pod
+mutation can run where no I/O is allowed:
+- `on_pod_create` and the manifest builders in the plugin modules are pure and deterministic:
   the pod builder may run them anywhere, even inside a workflow, and they are unit-tested as
   tables. Those modules import no temporalio and no kubernetes.
 - `ensure_plugins` and `remove_plugins` are the activities that create and delete the
-  ConfigMap, Service, NetworkPolicy and Secret (Volcano's OnJobAdd/OnJobUpdate and
+  ConfigMap, Services, NetworkPolicy and Secret (Volcano's OnJobAdd/OnJobUpdate and
   OnJobDelete). Volcano's order over `spec.plugins` is Go map order, i.e. random; here it is
-  sorted by name so that pods and histories are reproducible.
+  sorted by name so that pods and histories are reproducible, except that hcclrank runs last:
+  it reads the RANK env another plugin (pytorch) may have written.
 
 Every object is owned by the Job (controller reference), so deleting the Job removes them even
 if `remove_plugins` never runs. Both activities are idempotent: `ensure_plugins` refreshes the
 ConfigMap, creates what is missing and keeps an existing ssh key pair, so a retry or a second
 run (Volcano's OnJobUpdate) changes nothing that pods already mounted; `remove_plugins` counts
-NotFound as done. Plugins Caldera does not implement (pytorch, mpi, ...) are skipped and get
-no `controlledResources` marker.
+NotFound as done. A plugin name outside `POD_HOOKS` is skipped and gets no
+`controlledResources` marker; hcclrank gets none either, as in Volcano.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
-from activities.plugins import base, env, ssh, svc
+from activities.plugins import base, env, hcclrank, mpi, pytorch, ray, ssh, svc, tensorflow
 from models import keys
 from models.vcjob import Job
 
@@ -39,9 +43,18 @@ PodHook = Callable[[Job, dict[str, Any], str, int, Sequence[str]], dict[str, Any
 
 POD_HOOKS: Final[Mapping[str, PodHook]] = {
     env.NAME: env.on_pod_create,
+    hcclrank.NAME: hcclrank.on_pod_create,
+    mpi.NAME: mpi.on_pod_create,
+    pytorch.NAME: pytorch.on_pod_create,
+    ray.NAME: ray.on_pod_create,
     ssh.NAME: ssh.on_pod_create,
     svc.NAME: svc.on_pod_create,
+    tensorflow.NAME: tensorflow.on_pod_create,
 }
+# Run after the others: they may write what these read (hcclrank takes pytorch's RANK).
+_LAST: Final = frozenset({hcclrank.NAME})
+# Volcano's OnJobAdd records no `plugin-<name>` marker for these.
+_UNMARKED: Final = frozenset({hcclrank.NAME})
 
 
 def marker(plugin: str) -> str:
@@ -50,19 +63,26 @@ def marker(plugin: str) -> str:
 
 
 def _known(job: Job) -> list[tuple[str, list[str]]]:
-    return sorted((n, a) for n, a in (job.spec.plugins or {}).items() if n in POD_HOOKS)
+    known = [(n, a) for n, a in (job.spec.plugins or {}).items() if n in POD_HOOKS]
+    return sorted(known, key=lambda plugin: (plugin[0] in _LAST, plugin[0]))
 
 
 def on_pod_create(job: Job, pod: dict[str, Any], task_name: str, index: int) -> dict[str, Any]:
-    """The pod manifest with every implemented plugin of the job applied, sorted by name.
+    """The pod manifest with every implemented plugin of the job applied, in `_known` order.
 
     `pod` is left untouched; unknown plugin names are skipped. Volcano fails the pod instead,
     but its webhook only admits plugins it has, so a Volcano Job never gets that far; Caldera's
-    admission does not check plugin names, and such a job runs without the plugins it lacks.
+    webhook refuses the same (`models.plugins`), and a Job stored before it was registered runs
+    without the plugins it lacks. A plugin that refuses the pod (ray without its head task)
+    raises a non-retryable Invalid error: a retry would build the same pod, and the job ends as
+    Volcano's does once its sync keeps failing (TerminateJob).
     """
     out = copy.deepcopy(pod)
     for name, args in _known(job):
-        out = POD_HOOKS[name](job, out, task_name, index, args)
+        try:
+            out = POD_HOOKS[name](job, out, task_name, index, args)
+        except base.PodRefused as e:
+            raise ApplicationError(str(e), type="Invalid", non_retryable=True) from e
     return out
 
 
@@ -103,6 +123,9 @@ def _log_args(job: Job, plugin: str, error: str | None) -> None:
             error,
             extra={"job": key},
         )
+
+
+_Effect = Callable[[Job, Sequence[str]], None]
 
 
 def _read(what: str, call: Callable[[], T]) -> T | None:
@@ -162,8 +185,29 @@ def _ensure_ssh(job: Job, args: Sequence[str]) -> None:
             core.replace_namespaced_secret(name, ns, existing)
 
 
+def _ensure_ray(job: Job, args: Sequence[str]) -> None:
+    opts, error = ray.options(args)
+    _log_args(job, ray.NAME, error)
+    ns, name = base.job_namespace(job), ray.head_service_name(job)
+    # Like the svc plugin's Service: created once, never updated.
+    with errors.kube_call(f"create Service {ns}/{name}", ok=errors.EXISTS_OK):
+        kube.core().create_namespaced_service(ns, kube.body(ray.head_service(job, opts)))
+
+
 def _nothing(job: Job, args: Sequence[str]) -> None:
-    """env owns no object: applying or removing it is the marker alone."""
+    """A plugin that owns no object: applying or removing it is the marker alone."""
+
+
+def _arguments_only(
+    name: str, options: Callable[[Sequence[str]], tuple[object, str | None]]
+) -> _Effect:
+    """Applying a plugin that owns no object: its arguments read, a bad one logged (its pods
+    are built elsewhere, by pure code that cannot log)."""
+
+    def ensure(job: Job, args: Sequence[str]) -> None:
+        _log_args(job, name, options(args)[1])
+
+    return ensure
 
 
 def _remove_svc(job: Job, args: Sequence[str]) -> None:
@@ -180,22 +224,37 @@ def _remove_svc(job: Job, args: Sequence[str]) -> None:
             client.NetworkingV1Api(kube.api()).delete_namespaced_network_policy(name, ns)
 
 
+def _remove_ray(job: Job, args: Sequence[str]) -> None:
+    ns, name = base.job_namespace(job), ray.head_service_name(job)
+    with errors.kube_call(f"delete Service {ns}/{name}", ok=errors.GONE_OK):
+        kube.core().delete_namespaced_service(name, ns)
+
+
 def _remove_ssh(job: Job, args: Sequence[str]) -> None:
     ns, name = base.job_namespace(job), ssh.secret_name(job)
     with errors.kube_call(f"delete Secret {ns}/{name}", ok=errors.GONE_OK):
         kube.core().delete_namespaced_secret(name, ns)
 
 
-_Effect = Callable[[Job, Sequence[str]], None]
 _ENSURE: Final[Mapping[str, _Effect]] = {
     env.NAME: _nothing,
+    hcclrank.NAME: _arguments_only(hcclrank.NAME, hcclrank.options),
+    mpi.NAME: _arguments_only(mpi.NAME, mpi.options),
+    pytorch.NAME: _arguments_only(pytorch.NAME, pytorch.options),
+    ray.NAME: _ensure_ray,
     ssh.NAME: _ensure_ssh,
     svc.NAME: _ensure_svc,
+    tensorflow.NAME: _arguments_only(tensorflow.NAME, tensorflow.options),
 }
 _REMOVE: Final[Mapping[str, _Effect]] = {
     env.NAME: _nothing,
+    hcclrank.NAME: _nothing,
+    mpi.NAME: _nothing,
+    pytorch.NAME: _nothing,
+    ray.NAME: _remove_ray,
     ssh.NAME: _remove_ssh,
     svc.NAME: _remove_svc,
+    tensorflow.NAME: _nothing,
 }
 
 
@@ -207,7 +266,8 @@ def ensure_plugins(data: PluginsInput) -> PluginsResult:
     controlled: dict[str, str] = {}
     for name, args in _known(job):
         _ENSURE[name](job, args)
-        controlled[marker(name)] = name
+        if name not in _UNMARKED:
+            controlled[marker(name)] = name
         activity.logger.info("plugin applied job=%s plugin=%s", key, name, extra={"job": key})
     return PluginsResult(controlled=controlled)
 

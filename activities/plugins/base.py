@@ -1,10 +1,5 @@
-"""What every job plugin needs: its Go-style arguments, the Job's owner reference, pod DNS names.
-
-Volcano parses `spec.plugins.<name>` with Go's `flag` package (`ContinueOnError`): flags are
-`-name`, `--name`, `-name=value` or `-name value` (bool flags take no separate value), parsing
-stops at the first non-flag argument or at `--`, and on the first error it stops too, keeping
-the values set before it; Volcano only logs that error. `parse` reproduces exactly that so a
-Volcano YAML behaves the same here, and returns the error text for the activity to log.
+"""What every job plugin needs: the Job's owner reference, pod DNS names, container ports.
+Their arguments are read by `models.goflags`.
 
 Pure: no temporalio, no kubernetes, no I/O. The plugin modules and the workflow-side pod
 builder both rely on that: workflow code must be deterministic and may not do I/O.
@@ -12,101 +7,12 @@ builder both rely on that: workflow code must be deterministic and may not do I/
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from models import vcjob
 from models.meta import OwnerReference
 from models.vcjob import Job, TaskSpec
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
-    OptionsT = TypeVar("OptionsT", bound=DataclassInstance)
-else:
-    OptionsT = TypeVar("OptionsT")
-
-_INT64: Final = 2**63
-# Go's base-0 integer syntax (strconv.ParseInt(s, 0, 64)): decimal, 0x/0o/0b prefixes, a
-# leading 0 for octal, underscores between digits.
-_GO_INT: Final = re.compile(r"[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*)")
-_GO_OCTAL: Final = re.compile(r"([+-]?)0([0-7_]*[0-7])")
-_GO_TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_GO_FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
-
-
-def _go_bool(text: str) -> bool:
-    if text in _GO_TRUE:
-        return True
-    if text in _GO_FALSE:
-        return False
-    raise ValueError("parse error")
-
-
-def _go_int(text: str) -> int:
-    if not _GO_INT.fullmatch(text):
-        raise ValueError("parse error")
-    octal = _GO_OCTAL.fullmatch(text)
-    value = int(octal[1] + octal[2], 8) if octal else int(text, 0)
-    if not -_INT64 <= value < _INT64:
-        raise ValueError("value out of range")
-    return value
-
-
-def _convert(default: object, text: str) -> object:
-    # bool before int: bool is a subclass of int in Python, not in Go.
-    if isinstance(default, bool):
-        return _go_bool(text)
-    if isinstance(default, int):
-        return _go_int(text)
-    return text
-
-
-def _flag_name(field: dataclasses.Field[Any]) -> str:
-    """The flag's spelling: `field(metadata={"flag": ...})`, else the field name with `-`."""
-    spelled: str | None = field.metadata.get("flag")  # None: derive it from the field name
-    return spelled if spelled is not None else field.name.replace("_", "-")
-
-
-def parse(defaults: OptionsT, args: Sequence[str]) -> tuple[OptionsT, str | None]:
-    """Go `flag.FlagSet.Parse` over a frozen dataclass of defaults (field type = flag type).
-
-    Returns the options and the parse error (None: every argument parsed). On an error the
-    options hold what was parsed before it, as Go leaves its flag variables.
-    """
-    fields = {_flag_name(f): f for f in dataclasses.fields(defaults)}
-    values: dict[str, object] = {}
-    rest = list(args)
-    error: str | None = None  # None: no error so far
-    while rest and error is None:
-        arg = rest.pop(0)
-        if len(arg) < 2 or arg[0] != "-" or arg == "--":
-            break
-        name = arg[2:] if arg[1] == "-" else arg[1:]
-        if not name or name[0] in "-=":
-            error = f"bad flag syntax: {arg}"
-            break
-        name, equals, text = name.partition("=")
-        field = fields.get(name)
-        if field is None:
-            error = f"flag provided but not defined: -{name}"
-            break
-        default = getattr(defaults, field.name)
-        if not equals:
-            if isinstance(default, bool):
-                text = "true"
-            elif rest:
-                text = rest.pop(0)
-            else:
-                error = f"flag needs an argument: -{name}"
-                break
-        try:
-            values[field.name] = _convert(default, text)
-        except ValueError as e:
-            error = f'invalid value "{text}" for flag -{name}: {e}'
-    return dataclasses.replace(defaults, **values), error
 
 
 def job_name(job: Job) -> str:
@@ -151,13 +57,35 @@ def object_meta(job: Job, name: str) -> dict[str, Any]:
     }
 
 
+def find_task(job: Job, name: str) -> TaskSpec | None:
+    """The task of that name (None: the job has none), as Volcano's GetTaskIndexUnderJob."""
+    return next((t for t in job.spec.tasks if t.name == name), None)
+
+
+def _template_spec(task: TaskSpec) -> dict[str, Any]:
+    return (task.template.spec if task.template is not None else None) or {}
+
+
+def domain_name(job: Job, task: TaskSpec, index: int) -> str:
+    """Volcano's MakeDomainName: `<hostname>.<subdomain>` of one pod of a task.
+
+    The template's hostname and subdomain win; otherwise the pod name and the job name (the
+    headless Service of the svc plugin). Unlike `task_hosts`, an explicit hostname is not
+    collapsed: every index gets the same name.
+    """
+    spec = _template_spec(task)
+    hostname: str = spec.get("hostname") or pod_name(job_name(job), task.name or "", index)
+    subdomain: str = spec.get("subdomain") or job_name(job)
+    return f"{hostname}.{subdomain}"
+
+
 def task_hosts(job: Job, task: TaskSpec) -> list[tuple[str, str]]:
     """(hostname, subdomain) of each pod of a task, as Volcano's GenerateHosts lists them.
 
     A template with an explicit hostname gives every replica that one name, so it is listed
     once; the subdomain defaults to the job name (the headless Service).
     """
-    spec = (task.template.spec if task.template is not None else None) or {}
+    spec = _template_spec(task)
     hostname: str = spec.get("hostname") or ""
     subdomain: str = spec.get("subdomain") or job_name(job)
     if hostname:
@@ -177,3 +105,26 @@ def containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def append(obj: dict[str, Any], key: str, *items: dict[str, Any]) -> None:
     """Go's `x.List = append(x.List, items...)` on a manifest dict (absent or null = empty)."""
     obj[key] = [*(obj.get(key) or []), *items]
+
+
+def go_int32(value: int) -> int:
+    """Go's `int32(v)`: Volcano converts its int port flags so, wrapping what does not fit."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def open_ports(container: dict[str, Any], *ports: tuple[str, int]) -> None:
+    """Append each (name, number) port the container does not already expose by number.
+
+    What is exposed is read once, before appending, as Volcano's plugins check their flags
+    against the container's own ports first; a user's port of that number keeps its name.
+    """
+    exposed = {p.get("containerPort") for p in container.get("ports") or []}
+    wanted: list[dict[str, Any]] = [{"name": n, "containerPort": go_int32(p)} for n, p in ports]
+    missing = [p for p in wanted if p["containerPort"] not in exposed]
+    if missing:
+        append(container, "ports", *missing)
+
+
+class PodRefused(ValueError):
+    """A plugin cannot make this pod from the Job (Volcano's OnPodCreate returning an error:
+    no pod of the job is created). The message names the job and the field."""

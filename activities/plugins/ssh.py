@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from activities.plugins import base
+from models import goflags
 from models.vcjob import Job
 
 NAME: Final = "ssh"
@@ -56,7 +57,7 @@ def options(args: Sequence[str]) -> tuple[Options, str | None]:
 
     The error (None: none) is only for logging, as in Volcano.
     """
-    opts, error = base.parse(Options(), args)
+    opts, error = goflags.parse(Options(), args)
     if not 0 < opts.ssh_port <= 65535:
         opts = dataclasses.replace(opts, ssh_port=DEFAULT_PORT)
     return opts, error

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from activities.plugins import base
-from models import labels
+from models import goflags, labels
 from models.vcjob import Job
 
 NAME: Final = "svc"
@@ -35,7 +35,7 @@ class Options:
 
 def options(args: Sequence[str]) -> tuple[Options, str | None]:
     """The plugin's flags; the error (None: none) is only for logging, as in Volcano."""
-    return base.parse(Options(), args)
+    return goflags.parse(Options(), args)
 
 
 def config_map_name(job: Job) -> str:

@@ -1,5 +1,6 @@
-"""The svc/env/ssh plugin activities against a real apiserver: objects owned by the Job, kept
-across re-runs, removed on request and by the garbage collector with the Job."""
+"""The plugin activities against a real apiserver: objects owned by the Job, kept across
+re-runs, removed on request and by the garbage collector with the Job; pods every plugin
+mutates are pods the apiserver accepts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
 import activities.plugins as plugins
-from activities import kube
+from activities import kube, podspec
+from models.defaults import default_job
 from models.vcjob import Job
 from tests.builders import make_job
 from tests.e2e.conftest import E2EStack, eventually
@@ -32,13 +34,17 @@ def activity_kube(e2e_stack: E2EStack, monkeypatch: pytest.MonkeyPatch) -> Itera
 
 
 def _create_job(api: client.ApiClient, ns: str, plugin_args: dict[str, list[str]]) -> Any:
-    doc = (
-        make_job("train", ns)
-        .task("master")
-        .task("worker", replicas=2)
-        .spec(plugins=plugin_args)
-        .manifest()
-    )
+    return _create_tasks_job(api, ns, (("master", 1), ("worker", 2)), plugin_args)
+
+
+def _create_tasks_job(
+    api: client.ApiClient, ns: str, tasks: tuple[tuple[str, int], ...], plugin_args: Any
+) -> Any:
+    """The Job `train` with those (task, replicas), as the apiserver stored it."""
+    builder = make_job("train", ns)
+    for name, replicas in tasks:
+        builder = builder.task(name, replicas=replicas)
+    doc = builder.spec(plugins=plugin_args).manifest()
     return client.CustomObjectsApi(api).create_namespaced_custom_object(*JOBS[:2], ns, JOBS[2], doc)
 
 
@@ -201,3 +207,82 @@ def test_deleting_job_garbage_collects_plugin_objects(
         timeout=90,
         what="plugin objects removed by the garbage collector",
     )
+
+
+RAY_TASKS = (("head", 1), ("worker", 2))
+
+
+@pytest.mark.usefixtures("activity_kube")
+def test_ensure_plugins_ray_head_service_owned_and_removed(
+    api: client.ApiClient, namespace: str
+) -> None:
+    job = _create_tasks_job(api, namespace, RAY_TASKS, {"ray": ["--dashboardPort=8266"]})
+    assert _ensure(job).controlled == {"plugin-ray": "ray"}
+    core = client.CoreV1Api(api)
+    service = core.read_namespaced_service("train-head-svc", namespace)
+    assert _owned_by(service, job)
+    assert service.spec.type == "ClusterIP" and service.spec.cluster_ip not in (None, "None")
+    assert service.spec.selector == {
+        "volcano.sh/job-name": "train",
+        "volcano.sh/job-namespace": namespace,
+        "volcano.sh/task-spec": "head",
+    }
+    ports = [(p.name, p.port, p.target_port, p.protocol) for p in service.spec.ports]
+    assert ports == [
+        ("gcs", 6379, "gcs", "TCP"),
+        ("dashboard", 8266, "dashboard", "TCP"),
+        ("client-server", 10001, "client-server", "TCP"),
+    ]
+    assert _ensure(job).controlled == {"plugin-ray": "ray"}  # exists: success, unchanged
+    assert core.read_namespaced_service("train-head-svc", namespace).metadata.uid == (
+        service.metadata.uid
+    )
+
+    assert _remove(job).controlled == {}
+    assert _remove(job).controlled == {}  # NotFound is success
+    eventually(
+        lambda: _read(core.read_namespaced_service, "train-head-svc", namespace) is None,
+        what="ray head Service deleted",
+    )
+
+
+@pytest.mark.usefixtures("activity_kube")
+def test_ensure_plugins_framework_plugins_record_volcano_markers(
+    api: client.ApiClient, namespace: str
+) -> None:
+    names = ("hcclrank", "mpi", "pytorch", "tensorflow")
+    job = _create_job(api, namespace, {n: [] for n in names})
+    # hcclrank records no marker, as in Volcano; the others own no object.
+    assert _ensure(job).controlled == {
+        "plugin-mpi": "mpi",
+        "plugin-pytorch": "pytorch",
+        "plugin-tensorflow": "tensorflow",
+    }
+    assert all(o is None for o in _objects(api, namespace).values())
+
+
+FRAMEWORKS = [
+    pytest.param((("master", 1), ("worker", 2)), {"mpi": []}, id="mpi"),
+    pytest.param(
+        (("master", 1), ("worker", 2)), {"pytorch": ["--wait-master-enabled"]}, id="pytorch"
+    ),
+    pytest.param((("ps", 1), ("worker", 2), ("chief", 1)), {"tensorflow": []}, id="tensorflow"),
+    pytest.param(RAY_TASKS, {"ray": []}, id="ray"),
+    pytest.param((("master", 1), ("worker", 2)), {"hcclrank": [], "pytorch": []}, id="hcclrank"),
+]
+
+
+@pytest.mark.parametrize(("tasks", "plugin_args"), FRAMEWORKS)
+def test_framework_plugin_pods_accepted_by_apiserver(
+    api: client.ApiClient, namespace: str, tasks: tuple[tuple[str, int], ...], plugin_args: Any
+) -> None:
+    """Every pod the controller would create, with the plugins and the svc/ssh they imply,
+    passes the apiserver's validation (dry run: nothing is stored or scheduled)."""
+    created = _create_tasks_job(api, namespace, tasks, plugin_args)
+    job = default_job(Job.model_validate(created))
+    core = client.CoreV1Api(api)
+    for name, replicas in tasks:
+        for index in range(replicas):
+            pod = podspec.build_pod(job, name, index, version=0, retry_count=0)
+            manifest = plugins.on_pod_create(job, pod, name, index)
+            core.create_namespaced_pod(namespace, manifest, dry_run="All")

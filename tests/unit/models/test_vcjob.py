@@ -179,6 +179,29 @@ def test_defaults_mpi_adds_ssh_and_svc() -> None:
     assert set(default_job(job).spec.plugins or {}) == {"mpi", "svc", "ssh"}
 
 
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        pytest.param({"tensorflow": []}, id="tensorflow"),
+        pytest.param({"pytorch": []}, id="pytorch"),
+        pytest.param({"ray": []}, id="ray"),
+        pytest.param({"hcclrank": []}, id="hcclrank-needs-nothing"),
+    ],
+)
+def test_defaults_framework_plugins_add_svc(plugins: dict[str, list[str]]) -> None:
+    job = make_job("j").task("master").spec(plugins=plugins).build()
+    added = {"svc"} if "hcclrank" not in plugins else set()
+    assert set(default_job(job).spec.plugins or {}) == set(plugins) | added
+
+
+def test_defaults_mpi_master_not_made_to_depend_on_workers() -> None:
+    """Volcano's webhook has that mutation switched off (it would wedge a gang whose
+    minAvailable counts the master), so the master is created with the workers."""
+    job = make_job("j").task("master").task("worker", replicas=2).spec(plugins={"mpi": []})
+    tasks = default_job(job.build()).spec.tasks
+    assert [t.depends_on for t in tasks] == [None, None]
+
+
 def test_total_replicas_sums_tasks() -> None:
     job = make_job("j").task("a", replicas=2).task("b", replicas=5).build()
     assert job.spec.total_replicas == 7

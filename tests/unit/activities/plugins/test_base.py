@@ -1,8 +1,6 @@
-"""Plugin arguments parse as Go flags do; owner refs and host lists match Volcano."""
+"""Owner refs and host lists match Volcano."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import pytest
 
@@ -11,81 +9,6 @@ from tests.builders import make_job
 from tests.unit.activities.plugins import owned, owner_ref
 
 pytestmark = pytest.mark.unit
-
-
-@dataclasses.dataclass(frozen=True)
-class Flags:
-    on: bool = False
-    off: bool = True
-    port: int = 22
-    path: str = "/root/.ssh"
-    head_container: str = dataclasses.field(default="head", metadata={"flag": "headContainer"})
-
-
-D = Flags()
-
-PARSE_CASES = [
-    pytest.param([], D, None, id="empty-defaults"),
-    pytest.param(["--on"], dataclasses.replace(D, on=True), None, id="bool-double-dash"),
-    pytest.param(["-on"], dataclasses.replace(D, on=True), None, id="bool-single-dash"),
-    pytest.param(["--off=false"], dataclasses.replace(D, off=False), None, id="bool-false"),
-    pytest.param(["--off=F"], dataclasses.replace(D, off=False), None, id="bool-go-spelling"),
-    pytest.param(["--on=1"], dataclasses.replace(D, on=True), None, id="bool-one"),
-    pytest.param(
-        ["--on", "false"], dataclasses.replace(D, on=True), None, id="bool-no-separate-value"
-    ),
-    pytest.param(["--port=2222"], dataclasses.replace(D, port=2222), None, id="int-equals"),
-    pytest.param(["--port", "2222"], dataclasses.replace(D, port=2222), None, id="int-separate"),
-    pytest.param(["--port=0x10"], dataclasses.replace(D, port=16), None, id="int-hex"),
-    pytest.param(["--port=010"], dataclasses.replace(D, port=8), None, id="int-leading-zero-octal"),
-    pytest.param(["--port=1_000"], dataclasses.replace(D, port=1000), None, id="int-underscore"),
-    pytest.param(["--port=-5"], dataclasses.replace(D, port=-5), None, id="int-negative"),
-    pytest.param(["--path=/x=y"], dataclasses.replace(D, path="/x=y"), None, id="str-with-equals"),
-    pytest.param(["--path="], dataclasses.replace(D, path=""), None, id="str-empty"),
-    pytest.param(
-        ["--headContainer=ray"], dataclasses.replace(D, head_container="ray"), None, id="metadata"
-    ),
-    pytest.param(
-        ["--on", "stop", "--port=1"], dataclasses.replace(D, on=True), None, id="stops-at-non-flag"
-    ),
-    pytest.param(["--", "--on"], D, None, id="stops-at-terminator"),
-    pytest.param(["-"], D, None, id="lone-dash-is-not-a-flag"),
-    pytest.param(
-        ["--on", "--bogus", "--port=1"],
-        dataclasses.replace(D, on=True),
-        "flag provided but not defined: -bogus",
-        id="unknown-keeps-earlier",
-    ),
-    pytest.param(
-        ["--port=abc", "--on"],
-        D,
-        'invalid value "abc" for flag -port: parse error',
-        id="bad-int-stops",
-    ),
-    pytest.param(
-        ["--port= 7"], D, 'invalid value " 7" for flag -port: parse error', id="int-no-spaces"
-    ),
-    pytest.param(
-        ["--port=9223372036854775808"],
-        D,
-        'invalid value "9223372036854775808" for flag -port: value out of range',
-        id="int-out-of-range",
-    ),
-    pytest.param(
-        ["--on=yes"], D, 'invalid value "yes" for flag -on: parse error', id="bad-bool-stops"
-    ),
-    pytest.param(["--port"], D, "flag needs an argument: -port", id="missing-value"),
-    pytest.param(["---on"], D, "bad flag syntax: ---on", id="three-dashes"),
-    pytest.param(["-=x"], D, "bad flag syntax: -=x", id="empty-name"),
-    pytest.param(["--help"], D, "flag provided but not defined: -help", id="help-stops"),
-]
-
-
-@pytest.mark.parametrize(("args", "want", "error"), PARSE_CASES)
-def test_parse_go_flags_matches_go_flag_package(
-    args: list[str], want: Flags, error: str | None
-) -> None:
-    assert base.parse(D, args) == (want, error)
 
 
 def test_owner_reference_with_uid_is_controller_ref() -> None:
@@ -119,3 +42,73 @@ def test_task_hosts_follow_volcano_generate_hosts(
     template = {"spec": {"containers": [{"name": "c", "image": "i"}], **spec}}
     job = make_job("j").task("w", replicas=replicas, template=template).build()
     assert base.task_hosts(job, job.spec.tasks[0]) == want
+
+
+DOMAIN_CASES = [
+    pytest.param({}, 1, "j-w-1.j", id="pod-name-job-subdomain"),
+    pytest.param({"subdomain": "s"}, 0, "j-w-0.s", id="template-subdomain"),
+    pytest.param({"hostname": "h"}, 2, "h.j", id="template-hostname-every-index"),
+    pytest.param({"hostname": "h", "subdomain": "s"}, 0, "h.s", id="template-both"),
+]
+
+
+@pytest.mark.parametrize(("spec", "index", "want"), DOMAIN_CASES)
+def test_domain_name_follows_volcano_make_domain_name(
+    spec: dict[str, str], index: int, want: str
+) -> None:
+    template = {"spec": {"containers": [{"name": "c", "image": "i"}], **spec}}
+    job = make_job("j").task("w", replicas=3, template=template).build()
+    assert base.domain_name(job, job.spec.tasks[0], index) == want
+
+
+def test_find_task_by_name_or_none() -> None:
+    job = make_job("j").task("master").task("worker", replicas=2).build()
+    found = base.find_task(job, "worker")
+    assert found is not None and found.replicas == 2
+    assert base.find_task(job, "ps") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        pytest.param(22, 22, id="fits"),
+        pytest.param(2**31 - 1, 2**31 - 1, id="largest"),
+        pytest.param(2**31, -(2**31), id="wraps-negative"),
+        pytest.param(2**32 + 22, 22, id="wraps-around"),
+        pytest.param(-5, -5, id="negative-fits"),
+    ],
+)
+def test_go_int32_wraps_as_go_conversion(value: int, want: int) -> None:
+    assert base.go_int32(value) == want
+
+
+PORT_CASES = [
+    pytest.param({}, [("p", 22)], {"ports": [{"name": "p", "containerPort": 22}]}, id="added"),
+    pytest.param(
+        {"ports": [{"name": "ssh", "containerPort": 22}]},
+        [("p", 22)],
+        {"ports": [{"name": "ssh", "containerPort": 22}]},
+        id="same-number-kept-with-its-name",
+    ),
+    pytest.param(
+        {"ports": [{"name": "a", "containerPort": 80}]},
+        [("p", 22)],
+        {"ports": [{"name": "a", "containerPort": 80}, {"name": "p", "containerPort": 22}]},
+        id="appended-after-others",
+    ),
+    pytest.param(
+        {},
+        [("x", 7), ("y", 7)],
+        {"ports": [{"name": "x", "containerPort": 7}, {"name": "y", "containerPort": 7}]},
+        id="checked-before-appending",
+    ),
+    pytest.param({"ports": None}, [], {"ports": None}, id="nothing-asked-nothing-written"),
+]
+
+
+@pytest.mark.parametrize(("container", "ports", "want"), PORT_CASES)
+def test_open_ports_adds_missing_numbers(
+    container: dict[str, object], ports: list[tuple[str, int]], want: dict[str, object]
+) -> None:
+    base.open_ports(container, *ports)
+    assert container == want

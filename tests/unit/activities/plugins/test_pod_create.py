@@ -10,7 +10,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 import activities.plugins as plugins
+from models import plugins as models_plugins
 from tests.builders import make_job
+from tests.unit.activities.plugins import owned
 
 pytestmark = pytest.mark.unit
 
@@ -53,7 +55,7 @@ SVC_SPEC = {"hostname": "j-worker-1", "subdomain": "j", "volumes": [SVC_VOLUME]}
 
 CASES = [
     pytest.param(None, _pod(), _pod(), id="no-plugins"),
-    pytest.param({"pytorch": []}, _pod(), _pod(), id="unknown-plugin-left-alone"),
+    pytest.param({"nope": []}, _pod(), _pod(), id="unknown-plugin-left-alone"),
     pytest.param(
         {"env": []},
         _pod(),
@@ -151,7 +153,7 @@ CASES = [
         id="ssh-custom-path-readable",
     ),
     pytest.param(
-        {"svc": [], "ssh": [], "env": [], "pytorch": []},
+        {"svc": [], "ssh": [], "env": [], "nope": []},
         _pod(),
         {
             "metadata": {"name": "j-worker-1", "namespace": "default"},
@@ -210,8 +212,70 @@ def test_activities_exported_under_stable_names() -> None:
     assert names == ["ensure_plugins", "remove_plugins"]
 
 
+def test_pod_hooks_are_the_implemented_plugins() -> None:
+    assert set(plugins.POD_HOOKS) == models_plugins.IMPLEMENTED
+
+
 def test_every_pod_hook_has_ensure_and_remove_effects() -> None:
     hooks = set(plugins.POD_HOOKS)
-    assert hooks == {"env", "ssh", "svc"}
     assert set(plugins._ENSURE) == hooks
     assert set(plugins._REMOVE) == hooks
+
+
+def _distributed(plugin_args: dict[str, list[str]]) -> Any:
+    return make_job("j").task("master").task("worker", replicas=2).spec(plugins=plugin_args)
+
+
+def test_hcclrank_runs_after_the_plugin_that_writes_rank() -> None:
+    # pytorch with its own task names: only its RANK tells hcclrank the worker's rank.
+    job = _distributed(
+        {"pytorch": ["--master=master", "--worker=worker"], "hcclrank": ["--worker=none"]}
+    ).build()
+    got = plugins.on_pod_create(job, _pod(), "worker", 1)
+    assert got["metadata"]["annotations"] == {"hccl/rankIndex": "2"}
+
+
+def test_distributed_plugins_compose_on_one_pod() -> None:
+    job = _distributed({"mpi": [], "pytorch": [], "tensorflow": []}).build()
+    got = plugins.on_pod_create(job, _pod(init=False), "worker", 1)
+    container = got["spec"]["containers"][0]
+    assert [p["name"] for p in container["ports"]] == ["mpijob-port", "pytorchjob-port"]
+    assert [e["name"] for e in container["env"]] == [
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "WORLD_SIZE",
+        "RANK",
+        "TF_CONFIG",
+    ]
+
+
+def test_pod_refused_by_a_plugin_is_invalid_not_retried() -> None:
+    job = _distributed({"ray": []}).build()
+    with pytest.raises(ApplicationError) as err:
+        plugins.on_pod_create(job, _pod(), "worker", 1)
+    assert err.value.type == "Invalid"
+    assert err.value.non_retryable
+    assert 'job default/j: spec.plugins.ray: the job has no head task "head"' in str(err.value)
+
+
+def test_ensure_plugins_markers_as_volcano_records_them() -> None:
+    """Plugins that own no object need no apiserver: their job add is the marker alone, and
+    hcclrank records none."""
+    job = owned(_distributed({p: [] for p in ("env", "hcclrank", "mpi", "pytorch", "tensorflow")}))
+    result = ActivityEnvironment().run(plugins.ensure_plugins, plugins.PluginsInput(job=job))
+    assert result.controlled == {
+        "plugin-env": "env",
+        "plugin-mpi": "mpi",
+        "plugin-pytorch": "pytorch",
+        "plugin-tensorflow": "tensorflow",
+    }
+    removed = ActivityEnvironment().run(plugins.remove_plugins, plugins.PluginsInput(job=job))
+    assert removed.controlled == {}
+
+
+def test_ensure_plugins_logs_a_bad_framework_argument(caplog: pytest.LogCaptureFixture) -> None:
+    job = owned(_distributed({"mpi": ["--np=4", "--master=launcher"]}))
+    ActivityEnvironment().run(plugins.ensure_plugins, plugins.PluginsInput(job=job))
+    warnings = [r.getMessage() for r in caplog.records if "arguments ignored" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "plugin=mpi error=flag provided but not defined: -np" in warnings[0]

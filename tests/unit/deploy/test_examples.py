@@ -1,0 +1,48 @@
+"""The example Jobs under deploy/examples/ read as Volcano Jobs, pass the webhook's Job rules
+offline, and name only plugins Caldera runs (tests/e2e/test_plugin_jobs.py runs them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from admission import jobspec, templates
+from models import plugins
+from models.defaults import default_job
+from models.vcjob import Job
+
+pytestmark = pytest.mark.unit
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "deploy" / "examples"
+FILES = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
+
+
+def _load(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((EXAMPLES / name).read_text())
+    return doc
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_example_is_a_job_the_webhook_admits(name: str) -> None:
+    doc = _load(name)
+    job = Job.model_validate(doc)
+    assert [*jobspec.create_problems(doc), *templates.problems(doc)] == []
+    assert set(job.spec.plugins or {}) <= plugins.IMPLEMENTED
+
+
+@pytest.mark.parametrize(
+    ("name", "plugin"),
+    [
+        pytest.param("mpi-job.yaml", "mpi", id="mpi"),
+        pytest.param("pytorch-job.yaml", "pytorch", id="pytorch"),
+        pytest.param("tensorflow-job.yaml", "tensorflow", id="tensorflow"),
+        pytest.param("ray-job.yaml", "ray", id="ray"),
+        pytest.param("hcclrank-job.yaml", "hcclrank", id="hcclrank"),
+    ],
+)
+def test_framework_example_uses_its_plugin(name: str, plugin: str) -> None:
+    spec = default_job(Job.model_validate(_load(name))).spec
+    assert plugin in (spec.plugins or {})
