@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from models.vcjob import Job
 from tests.builders import JobBuilder
 
@@ -24,3 +26,15 @@ def owner_ref(name: str, uid: str = UID) -> dict[str, object]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def pod(*containers: dict[str, Any], init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A pod manifest named p with copies of the given containers (and init containers)."""
+    spec: dict[str, Any] = {"containers": [dict(c) for c in containers]}
+    if init is not None:
+        spec["initContainers"] = [dict(c) for c in init]
+    return {"metadata": {"name": "p"}, "spec": spec}
+
+
+def with_fields(container: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {**container, **fields}

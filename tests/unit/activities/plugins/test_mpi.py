@@ -9,6 +9,7 @@ import pytest
 from activities.plugins import mpi
 from models.plugins import MpiOptions
 from tests.builders import make_job
+from tests.unit.activities.plugins import pod, with_fields
 
 pytestmark = pytest.mark.unit
 
@@ -16,17 +17,6 @@ C = {"name": "c", "image": "i"}
 INIT = {"name": "init", "image": "i"}
 PORT_22 = {"name": "mpijob-port", "containerPort": 22}
 HOSTS = "j-worker-0.j,j-worker-1.j"
-
-
-def _pod(*containers: dict[str, Any], init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [dict(c) for c in containers]}
-    if init is not None:
-        spec["initContainers"] = [dict(c) for c in init]
-    return {"metadata": {"name": "p"}, "spec": spec}
-
-
-def _with(container: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {**container, **fields}
 
 
 def _hosts_env(value: str) -> list[dict[str, str]]:
@@ -41,10 +31,10 @@ CASES = [
         MASTER_WORKER,
         [],
         "master",
-        _pod(C, init=[INIT]),
-        _pod(
-            _with(C, ports=[PORT_22], env=_hosts_env(HOSTS)),
-            init=[_with(INIT, ports=[PORT_22], env=_hosts_env(HOSTS))],
+        pod(C, init=[INIT]),
+        pod(
+            with_fields(C, ports=[PORT_22], env=_hosts_env(HOSTS)),
+            init=[with_fields(INIT, ports=[PORT_22], env=_hosts_env(HOSTS))],
         ),
         id="master-hosts-and-port-on-every-container",
     ),
@@ -52,73 +42,73 @@ CASES = [
         MASTER_WORKER,
         [],
         "worker",
-        _pod(C, init=[INIT]),
-        _pod(_with(C, ports=[PORT_22]), init=[_with(INIT, ports=[PORT_22])]),
+        pod(C, init=[INIT]),
+        pod(with_fields(C, ports=[PORT_22]), init=[with_fields(INIT, ports=[PORT_22])]),
         id="worker-port-only",
     ),
     pytest.param(
         MASTER_WORKER,
         ["--port=5000"],
         "worker",
-        _pod(C),
-        _pod(_with(C, ports=[{"name": "mpijob-port", "containerPort": 5000}])),
+        pod(C),
+        pod(with_fields(C, ports=[{"name": "mpijob-port", "containerPort": 5000}])),
         id="port-flag",
     ),
     pytest.param(
         MASTER_WORKER,
         [],
         "worker",
-        _pod(_with(C, ports=[{"name": "sshd", "containerPort": 22}])),
-        _pod(_with(C, ports=[{"name": "sshd", "containerPort": 22}])),
+        pod(with_fields(C, ports=[{"name": "sshd", "containerPort": 22}])),
+        pod(with_fields(C, ports=[{"name": "sshd", "containerPort": 22}])),
         id="template-port-kept",
     ),
     pytest.param(
         make_job("j").task("fakeMaster").task("fakeWorker", replicas=2),
         [],
         "fakeMaster",
-        _pod(C),
-        _pod(_with(C, ports=[PORT_22])),
+        pod(C),
+        pod(with_fields(C, ports=[PORT_22])),
         id="task-not-named-master-is-not-master",
     ),
     pytest.param(
         make_job("j").task("mpimaster").task("mpiworker", replicas=2),
         ["--master=mpimaster", "--worker=mpiworker"],
         "mpimaster",
-        _pod(C),
-        _pod(_with(C, ports=[PORT_22], env=_hosts_env("j-mpiworker-0.j,j-mpiworker-1.j"))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT_22], env=_hosts_env("j-mpiworker-0.j,j-mpiworker-1.j"))),
         id="named-master-and-worker",
     ),
     pytest.param(
         make_job("j").task("master"),
         [],
         "master",
-        _pod(C, init=[INIT]),
-        _pod(C, init=[INIT]),
+        pod(C, init=[INIT]),
+        pod(C, init=[INIT]),
         id="master-without-worker-task-untouched",
     ),
     pytest.param(
         make_job("j").task("master").task("worker", replicas=0),
         [],
         "master",
-        _pod(C),
-        _pod(_with(C, ports=[PORT_22], env=_hosts_env(""))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT_22], env=_hosts_env(""))),
         id="worker-task-of-no-replicas-empty-hosts",
     ),
     pytest.param(
         make_job("j").task("master").task("worker", replicas=3, template=HOSTNAME_TEMPLATE),
         [],
         "master",
-        _pod(C),
-        _pod(_with(C, ports=[PORT_22], env=_hosts_env("w.s"))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT_22], env=_hosts_env("w.s"))),
         id="worker-template-hostname-listed-once",
     ),
     pytest.param(
         make_job("j").task("master").task("worker", replicas=1),
         [],
         "master",
-        _pod(_with(C, env=[{"name": "A", "value": "1"}])),
-        _pod(
-            _with(
+        pod(with_fields(C, env=[{"name": "A", "value": "1"}])),
+        pod(
+            with_fields(
                 C, ports=[PORT_22], env=[{"name": "A", "value": "1"}, *_hosts_env("j-worker-0.j")]
             )
         ),

@@ -9,6 +9,7 @@ import pytest
 
 from activities.plugins import pytorch
 from tests.builders import make_job
+from tests.unit.activities.plugins import pod, with_fields
 
 pytestmark = pytest.mark.unit
 
@@ -16,17 +17,6 @@ C = {"name": "c", "image": "i"}
 INIT = {"name": "init", "image": "i"}
 PORT = {"name": "pytorchjob-port", "containerPort": 23456}
 ADDR = "test-pytorch-master-0.test-pytorch"
-
-
-def _pod(*containers: dict[str, Any], init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [dict(c) for c in containers]}
-    if init is not None:
-        spec["initContainers"] = [dict(c) for c in init]
-    return {"metadata": {"name": "p"}, "spec": spec}
-
-
-def _with(container: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {**container, **fields}
 
 
 def _env(world: int, rank: int | None, addr: str = ADDR, port: int = 23456) -> list[Any]:
@@ -58,20 +48,26 @@ CASES = [
         [],
         "worker",
         0,
-        _pod(C),
-        _pod(C),
+        pod(C),
+        pod(C),
         id="no-master-task-untouched",
-    ),
-    pytest.param(
-        _job(), [], "master", 0, _pod(C), _pod(_with(C, ports=[PORT], env=_env(2, 0))), id="master"
     ),
     pytest.param(
         _job(),
         [],
         "master",
         0,
-        _pod(_with(C, ports=[PORT])),
-        _pod(_with(C, ports=[PORT], env=_env(2, 0))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 0))),
+        id="master",
+    ),
+    pytest.param(
+        _job(),
+        [],
+        "master",
+        0,
+        pod(with_fields(C, ports=[PORT])),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 0))),
         id="master-port-already-open",
     ),
     pytest.param(
@@ -79,9 +75,9 @@ CASES = [
         [],
         "master",
         0,
-        _pod(_with(C, ports=[{"name": "pytorchjob-port", "containerPort": 123}])),
-        _pod(
-            _with(
+        pod(with_fields(C, ports=[{"name": "pytorchjob-port", "containerPort": 123}])),
+        pod(
+            with_fields(
                 C,
                 ports=[{"name": "pytorchjob-port", "containerPort": 123}, PORT],
                 env=_env(3, 0),
@@ -94,8 +90,8 @@ CASES = [
         [],
         "worker",
         0,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(3, 1))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(3, 1))),
         id="worker-0-rank-1",
     ),
     pytest.param(
@@ -103,8 +99,8 @@ CASES = [
         [],
         "worker",
         1,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(3, 2))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(3, 2))),
         id="worker-1-rank-2",
     ),
     pytest.param(
@@ -112,8 +108,8 @@ CASES = [
         [],
         "extra",
         1,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(3, None))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(3, None))),
         id="other-task-no-rank",
     ),
     pytest.param(
@@ -121,8 +117,8 @@ CASES = [
         [],
         "master",
         1,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(3, 0))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(3, 0))),
         id="every-master-replica-rank-0",
     ),
     pytest.param(
@@ -130,10 +126,10 @@ CASES = [
         ["--port=5000", "--master=master"],
         "worker",
         0,
-        _pod(C, C | {"name": "side"}),
-        _pod(
-            _with(C, ports=[PORT | {"containerPort": 5000}], env=_env(2, 1, port=5000)),
-            _with(
+        pod(C, C | {"name": "side"}),
+        pod(
+            with_fields(C, ports=[PORT | {"containerPort": 5000}], env=_env(2, 1, port=5000)),
+            with_fields(
                 C, name="side", ports=[PORT | {"containerPort": 5000}], env=_env(2, 1, port=5000)
             ),
         ),
@@ -144,8 +140,8 @@ CASES = [
         [],
         "worker",
         0,
-        _pod(C, init=[INIT]),
-        _pod(_with(C, ports=[PORT], env=_env(2, 1)), init=[INIT]),
+        pod(C, init=[INIT]),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 1)), init=[INIT]),
         id="init-containers-untouched",
     ),
     pytest.param(
@@ -155,8 +151,8 @@ CASES = [
         [],
         "worker",
         0,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(2, 1, addr="m.s"))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 1, addr="m.s"))),
         id="master-template-hostname",
     ),
     pytest.param(
@@ -164,8 +160,8 @@ CASES = [
         ["--wait-master-enabled=true"],
         "worker",
         0,
-        _pod(C, init=[INIT]),
-        _pod(_with(C, ports=[PORT], env=_env(2, 1)), init=[INIT, _wait()]),
+        pod(C, init=[INIT]),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 1)), init=[INIT, _wait()]),
         id="wait-master-appended-on-worker",
     ),
     pytest.param(
@@ -173,8 +169,8 @@ CASES = [
         ["--wait-master-enabled=false"],
         "worker",
         0,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(2, 1))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 1))),
         id="wait-master-disabled",
     ),
     pytest.param(
@@ -182,8 +178,8 @@ CASES = [
         ["--wait-master-enabled"],
         "master",
         0,
-        _pod(C),
-        _pod(_with(C, ports=[PORT], env=_env(2, 0))),
+        pod(C),
+        pod(with_fields(C, ports=[PORT], env=_env(2, 0))),
         id="wait-master-not-on-master",
     ),
     pytest.param(
@@ -191,9 +187,9 @@ CASES = [
         ["--wait-master-enabled"],
         "worker",
         0,
-        _pod(C, init=[{"name": "wait-for-master", "image": "mine"}]),
-        _pod(
-            _with(C, ports=[PORT], env=_env(2, 1)),
+        pod(C, init=[{"name": "wait-for-master", "image": "mine"}]),
+        pod(
+            with_fields(C, ports=[PORT], env=_env(2, 1)),
             init=[{"name": "wait-for-master", "image": "mine"}],
         ),
         id="wait-master-template-own-kept",
@@ -203,9 +199,9 @@ CASES = [
         ["--wait-master-enabled", "--wait-master-image=alpine:latest", "--wait-master-timeout=600"],
         "worker",
         0,
-        _pod(C),
-        _pod(
-            _with(C, ports=[PORT], env=_env(2, 1)),
+        pod(C),
+        pod(
+            with_fields(C, ports=[PORT], env=_env(2, 1)),
             init=[_wait(wait_master_image="alpine:latest", wait_master_timeout=600)],
         ),
         id="wait-master-image-and-timeout",
