@@ -86,11 +86,14 @@ def build_pod(
         annotations[labels.NUMA_TOPOLOGY_POLICY] = task.topology_policy
     pod_labels.update(common)
     pod_labels[labels.JOB_NAMESPACE] = job_meta.namespace or ""
-    for key in labels.PASSED_TO_PODS:
-        if key in (job_meta.annotations or {}):
-            annotations[key] = (job_meta.annotations or {})[key]
-        if key in (job_meta.labels or {}):
-            pod_labels[key] = (job_meta.labels or {})[key]
+    job_annotations, job_labels = job_meta.annotations or {}, job_meta.labels or {}
+    annotations.update(
+        {k: job_annotations[k] for k in labels.ANNOTATIONS_TO_PODS if k in job_annotations}
+    )
+    budget = next((k for k in labels.DISRUPTION_BUDGET if k in job_annotations), None)
+    if budget is not None:
+        annotations[budget] = job_annotations[budget]
+    pod_labels.update({k: job_labels[k] for k in labels.LABELS_TO_PODS if k in job_labels})
     if task.partition_policy is not None:
         size = task.partition_policy.partition_size
         pod_labels[labels.PARTITION_ID] = str(index // size if size > 0 else 0)

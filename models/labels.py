@@ -16,12 +16,12 @@ PARTITION_ID: Final = "volcano.sh/partition-id"
 NUMA_TOPOLOGY_POLICY: Final = "volcano.sh/numa-topology-policy"
 OUT_OF_SYNC: Final = "volcano.sh/controller-out-of-sync"
 GROUP_NAME: Final = "scheduling.k8s.io/group-name"
-# Copied from the Job to its pods when present.
-PASSED_TO_PODS: Final = (
-    "volcano.sh/preemptable",
-    "volcano.sh/cooldown-time",
-    "volcano.sh/revocable-zone",
-    "volcano.sh/jdb-min-available",
-    "volcano.sh/jdb-max-unavailable",
-)
+PREEMPTABLE: Final = "volcano.sh/preemptable"
+COOLDOWN_TIME: Final = "volcano.sh/cooldown-time"
+# Copied from the Job's annotations to its pods' annotations when present.
+ANNOTATIONS_TO_PODS: Final = (PREEMPTABLE, COOLDOWN_TIME, "volcano.sh/revocable-zone")
+# The Job's disruption budget: only the first of these it carries goes to its pods.
+DISRUPTION_BUDGET: Final = ("volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable")
+# Copied from the Job's labels to its pods' labels when present.
+LABELS_TO_PODS: Final = (PREEMPTABLE, COOLDOWN_TIME)
 DEFAULT_TASK_SPEC: Final = "default"

@@ -1,0 +1,53 @@
+"""The Volcano pod builder: what a pod takes from its Job's annotations and labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from activities import podspec
+from models.vcjob import Job
+from tests.builders import make_job
+
+MIN, MAX = "volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable"
+
+
+def _pod(annotations: dict[str, str], job_labels: dict[str, str] | None = None) -> Any:
+    manifest = make_job("train", "ns").task("worker", replicas=2).manifest()
+    manifest["metadata"]["uid"] = "u1"
+    manifest["metadata"]["annotations"] = annotations
+    manifest["metadata"]["labels"] = job_labels or {}
+    return podspec.build_pod(Job.model_validate(manifest), "worker", 1, version=0, retry_count=0)
+
+
+@pytest.mark.parametrize(
+    ("job_annotations", "expected"),
+    [
+        ({MIN: "2", MAX: "1"}, {MIN: "2"}),  # only the first of the budget goes
+        ({MAX: "1"}, {MAX: "1"}),
+        ({}, {}),
+    ],
+    ids=["both", "max-only", "none"],
+)
+def test_a_pod_takes_only_the_first_disruption_budget_of_its_job(
+    job_annotations: dict[str, str], expected: dict[str, str]
+) -> None:
+    annotations = _pod(job_annotations)["metadata"]["annotations"]
+    assert {k: v for k, v in annotations.items() if k in (MIN, MAX)} == expected
+
+
+def test_scheduling_hints_go_from_annotations_and_from_labels_as_volcano_copies_them() -> None:
+    hints = {
+        "volcano.sh/preemptable": "true",
+        "volcano.sh/cooldown-time": "60s",
+        "volcano.sh/revocable-zone": "*",
+    }
+    pod = _pod(hints, job_labels={**hints, MIN: "1", "team": "a"})
+    annotations, pod_labels = pod["metadata"]["annotations"], pod["metadata"]["labels"]
+    assert {k: annotations[k] for k in hints} == hints
+    # From the labels only preemptable and cooldown-time; no budget, no other label.
+    assert {k: v for k, v in pod_labels.items() if k in {*hints, MIN, "team"}} == {
+        "volcano.sh/preemptable": "true",
+        "volcano.sh/cooldown-time": "60s",
+    }
