@@ -20,6 +20,8 @@ from activities import (
     queues,
     sessions,
     status,
+    volumes,
+    workloads,
 )
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
@@ -31,7 +33,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     status.write_job_status,
     events.record_event,
     jobs.delete_job,
-    jobs.ensure_volumes,
+    volumes.ensure_volumes,
     queues.write_queue_status,
     queues.patch_queue,
     binding.bind_placements,
@@ -44,6 +46,9 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     batchjobs.write_batch_job_status,
     batchjobs.delete_batch_job,
     batchjobs.ensure_batch_pod_group,
+    # PodGroups for pods Caldera did not create (PodGroupWorkflow)
+    workloads.read_owner_annotations,
+    workloads.apply_workload_pod_group,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).

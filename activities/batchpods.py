@@ -17,7 +17,6 @@ from typing import Final, TypeVar
 
 from kubernetes.client import ApiException
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities import batchpodspec, errors, events, kube
 from activities.messages import (
@@ -51,21 +50,18 @@ def _parallel(fn: Callable[[T], R], items: list[T]) -> list[R]:
 def _event(job: batchv1.BatchJob, type_: str, reason: str, message: str) -> None:
     """The job controller's Events on the Job; best effort."""
     meta = job.metadata
-    try:
-        events.write_event(
-            RecordEventInput(
-                namespace=meta.namespace or "",
-                name=meta.name or "",
-                uid=meta.uid or "",
-                type=type_,
-                reason=reason,
-                message=message,
-                api_version=batchv1.API_VERSION,
-                kind=batchv1.KIND,
-            )
+    events.try_event(
+        RecordEventInput(
+            namespace=meta.namespace or "",
+            name=meta.name or "",
+            uid=meta.uid or "",
+            type=type_,
+            reason=reason,
+            message=message,
+            api_version=batchv1.API_VERSION,
+            kind=batchv1.KIND,
         )
-    except ApplicationError as e:
-        activity.logger.info("event not recorded job=%s/%s error=%s", meta.namespace, meta.name, e)
+    )
 
 
 def _create(job: batchv1.BatchJob, pod: NewPod) -> CreatedPod | str:

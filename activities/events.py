@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
 from activities.messages import Done, RecordEventInput
@@ -54,3 +55,19 @@ def write_event(request: RecordEventInput) -> None:
     }
     with errors.kube_call(f"record event on {request.kind} {request.name}"):
         kube.core().create_namespaced_event(request.namespace, kube.body(body))
+
+
+def try_event(request: RecordEventInput) -> None:
+    """An Event written from inside another activity, best effort: the error it reports stands
+    without it, so a refused or failed write is logged and the activity goes on."""
+    try:
+        write_event(request)
+    except ApplicationError as e:
+        activity.logger.warning(
+            "event not recorded on %s %s/%s reason=%s error=%s",
+            request.kind,
+            request.namespace,
+            request.name,
+            request.reason,
+            e,
+        )

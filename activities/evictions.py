@@ -20,7 +20,6 @@ from typing import Any, Final
 
 from kubernetes import client
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities import errors, events, kube
 from activities.messages import RecordEventInput
@@ -109,11 +108,8 @@ def _record(eviction: Eviction, group: Mapping[str, Any] | None) -> None:
                 kind="PodGroup",
             )
         )
-    for note in notes:
-        try:
-            events.write_event(note)
-        except ApplicationError as e:  # the pod's conditions and the job's history say it too
-            activity.logger.warning("event not recorded pod=%s error=%s", eviction.pod, e)
+    for note in notes:  # best effort: the pod's conditions and the job's history say it too
+        events.try_event(note)
 
 
 def _evict(eviction: Eviction, group: Mapping[str, Any] | None) -> None:

@@ -1,12 +1,12 @@
-"""Job-level side effects: the TTL deletion and the controller-made PVCs."""
+"""Job-level side effects: the TTL deletion (the volumes have `activities.volumes`)."""
 
 from __future__ import annotations
 
 from kubernetes import client
 from temporalio import activity
 
-from activities import errors, kube, podspec
-from activities.messages import DeleteJobInput, Done, JobInput
+from activities import errors, kube
+from activities.messages import DeleteJobInput, Done
 from models import vcjob
 
 
@@ -22,19 +22,4 @@ def delete_job(request: DeleteJobInput) -> Done:
         kube.custom().delete_namespaced_custom_object(
             vcjob.GROUP, vcjob.VERSION, request.namespace, "jobs", request.name, body=options
         )
-    return Done()
-
-
-@activity.defn(name="ensure_volumes")
-def ensure_volumes(request: JobInput) -> Done:
-    """Create the PVCs of volumes that carry a `volumeClaim` (AlreadyExists is success)."""
-    job = request.job
-    for claim in podspec.claim_manifests(job):
-        meta = claim["metadata"]
-        with errors.kube_call(
-            f"create pvc {meta['namespace']}/{meta['name']}", ok=errors.EXISTS_OK
-        ):
-            kube.core().create_namespaced_persistent_volume_claim(
-                meta["namespace"], kube.body(claim)
-            )
     return Done()

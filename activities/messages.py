@@ -101,6 +101,13 @@ class Done(Message):
     ok: bool = True
 
 
+class VolumesResult(Done):
+    """The claim of each `spec.volumes[i]`, as the Job's spec now names it. A `Done` too: a run
+    that began before the names were reported recorded `ensure_volumes` answering `Done`."""
+
+    claims: list[str] = []
+
+
 class Placement(Message):
     pod: str
     uid: str = ""  # "" : do not pin the pod's UID in the Binding

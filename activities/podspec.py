@@ -2,15 +2,18 @@
 makes them: pure builders.
 
 Kept beside the activities that send them, and free of I/O so they are unit-tested alone.
-Names are deterministic (`<job>-<task>-<index>`, `<job>-<uid>`, `<job>-pvc-<i>`), so a retried
-activity finds what an earlier attempt created.
+Pod and PodGroup names are deterministic (`<job>-<task>-<index>`, `<job>-<uid>`), so a retried
+activity finds what an earlier attempt created; a claim name the controller makes has a random
+part, drawn by `activities.volumes` and kept in the Job's spec, which pods read it from.
 """
 
 from __future__ import annotations
 
 import copy
+import string
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from models import labels
 from models.defaults import DEFAULT_SCHEDULER
@@ -35,8 +38,21 @@ def pod_group_name(job: Job) -> str:
     return f"{job.metadata.name}-{job.metadata.uid}"
 
 
+CLAIM_SUFFIX_CHARS: Final = string.digits + string.ascii_lowercase
+CLAIM_SUFFIX_LENGTH: Final = 12
+
+
+def generated_claim_name(job_name: str, draw: Callable[[str], str]) -> str:
+    """`<job>-pvc-<12 of [0-9a-z]>`, Volcano's name for a claim the job did not name; `draw`
+    picks one character (the caller's randomness, so this stays pure)."""
+    suffix = "".join(draw(CLAIM_SUFFIX_CHARS) for _ in range(CLAIM_SUFFIX_LENGTH))
+    return f"{job_name}-pvc-{suffix}"
+
+
 def claim_names(job: Job) -> list[str]:
-    """The PVC of each job volume: the named one, or `<job>-pvc-<i>` made by the controller."""
+    """The PVC each job volume mounts: the name its spec carries (the user's, or the one the
+    controller wrote back). A volume without one belongs to a job whose run began before names
+    were written back: that run made its PVC as `<job>-pvc-<i>`."""
     return [
         v.volume_claim_name or f"{job.metadata.name}-pvc-{i}"
         for i, v in enumerate(job.spec.volumes or [])
@@ -132,25 +148,18 @@ def _mount_volumes(job: Job, spec: dict[str, Any]) -> None:
             mounts.append({"name": volume_name, "mountPath": volume.mount_path})
 
 
-def claim_manifests(job: Job) -> list[dict[str, Any]]:
-    """The PVCs the controller creates: one per volume that carries a `volumeClaim` spec."""
-    out = []
-    for volume, claim in zip(job.spec.volumes or [], claim_names(job), strict=True):
-        if volume.volume_claim is None:
-            continue
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {
-                    "name": claim,
-                    "namespace": job.metadata.namespace,
-                    "ownerReferences": [owner_reference(job)],
-                },
-                "spec": copy.deepcopy(volume.volume_claim),
-            }
-        )
-    return out
+def claim_manifest(job: Job, name: str, claim: dict[str, Any]) -> dict[str, Any]:
+    """The PVC the controller creates for a volume's `volumeClaim`, owned by the Job."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": name,
+            "namespace": job.metadata.namespace,
+            "ownerReferences": [owner_reference(job)],
+        },
+        "spec": copy.deepcopy(claim),
+    }
 
 
 def min_task_member(job: Job) -> dict[str, int]:

@@ -107,12 +107,7 @@ def _tell_job(notice: JobNotice | None) -> None:
         reason="Unschedulable",
         message=notice.message,
     )
-    try:
-        events.write_event(event)
-    except ApplicationError as e:  # best effort: the PodGroup condition says it too
-        activity.logger.warning(
-            "event not recorded job=%s/%s error=%s", notice.namespace, notice.job, e
-        )
+    events.try_event(event)  # best effort: the PodGroup condition says it too
 
 
 class _Clock:
@@ -149,6 +144,7 @@ def _session(request: SessionInput) -> SessionReport:
     clock = _Clock()
     world = _world()
     clock.lap("read")
+    storage = Storage.parse(world["pvcs"], world["pvs"], world["classes"], world["nodes"])
     snapshot = snapshot_from_objects(
         world["nodes"],
         world["pods"],
@@ -158,6 +154,7 @@ def _session(request: SessionInput) -> SessionReport:
         scheduler_names=(request.scheduler_name,),
         assumed=request.assumed,
         memo=_PARSED[request.scheduler_name],
+        storage=storage,
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_config.session_config())
@@ -178,7 +175,6 @@ def _session(request: SessionInput) -> SessionReport:
     }
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
     clock.lap("write")
-    storage = Storage.parse(world["pvcs"], world["pvs"], world["classes"])
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
     bound = placements.confirmed(request.assumed, pods)
     pending = placements.still_pending(snapshot, result)

@@ -3,10 +3,13 @@ and CEL rules cannot express.
 
 On CREATE: the tasks' `dependsOn` form a DAG over the job's own tasks (a name that is no task
 of the job can never be met, so it is refused with the cycle's reason); every plugin is one
-Caldera runs; the mpi plugin's master task exists. On UPDATE: only what Volcano lets change may
-change: `minAvailable`, `priorityClassName`, and each task's `replicas` and `minAvailable`,
-still consistent with each other. Metadata and status are not the spec: labels, annotations
-and finalizers change freely.
+Caldera runs; the mpi plugin's master task exists; every volume has its own `mountPath` and
+either a `volumeClaim` to create or the `volumeClaimName` of an existing claim (Volcano's
+validateIO). On UPDATE: only what Volcano lets change may change: `minAvailable`,
+`priorityClassName`, and each task's `replicas` and `minAvailable`, still consistent with each
+other; and the controller's one write, a generated claim name filled in where a `volumeClaim`
+volume had none. Metadata and status are not the spec: labels, annotations and finalizers
+change freely.
 
 Pure: every function takes the raw camelCase object as the apiserver sends it and returns
 messages that start with the field they are about.
@@ -14,6 +17,7 @@ messages that start with the field they are about.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -21,6 +25,12 @@ from models import goflags, plugins
 
 UPDATABLE_JOB: Final = ("minAvailable", "priorityClassName")
 UPDATABLE_TASK: Final = ("replicas", "minAvailable")
+# A PVC name: a DNS-1123 subdomain of at most 253 characters (ValidatePersistentVolumeName).
+_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SUBDOMAIN_RULE: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character"
+)
 
 
 def _mapping(value: object) -> Mapping[str, object]:
@@ -132,8 +142,48 @@ def mpi_master(arguments: object) -> str:
     return options.master
 
 
+def _volumes(spec: Mapping[str, object]) -> list[Mapping[str, object]]:
+    return [_mapping(v) for v in _sequence(spec.get("volumes"))]
+
+
+def _claim_name_problem(field: str, name: object) -> str | None:
+    if not isinstance(name, str) or len(name) > 253 or not _SUBDOMAIN.match(name):
+        return f'{field}: Invalid value: "{name}": {_SUBDOMAIN_RULE}'
+    return None
+
+
+def volume_problems(job: Mapping[str, object]) -> list[str]:
+    """Volcano's validateIO: a mountPath each, none twice; a claim to create or one to use,
+    not both; a claim name that can name a PVC."""
+    problems = []
+    seen: dict[object, int] = {}
+    for i, volume in enumerate(_volumes(_mapping(job.get("spec")))):
+        here = f"spec.volumes[{i}]"
+        path = volume.get("mountPath")
+        if not path:
+            problems.append(f"{here}.mountPath: mountPath is required")
+        elif path in seen:
+            problems.append(
+                f'{here}.mountPath: duplicated mountPath "{path}" (spec.volumes[{seen[path]}] '
+                "mounts there too)"
+            )
+        else:
+            seen[path] = i
+        name, claim = volume.get("volumeClaimName"), volume.get("volumeClaim")
+        if claim is None and not name:
+            problems.append(f"{here}: either volumeClaim or volumeClaimName must be specified")
+        elif claim is not None and name:
+            problems.append(
+                f"{here}.volumeClaimName: conflict: to use an existing PVC give only "
+                "volumeClaimName; to create a new PVC give only volumeClaim"
+            )
+        elif name and (problem := _claim_name_problem(f"{here}.volumeClaimName", name)):
+            problems.append(problem)
+    return problems
+
+
 def create_problems(job: Mapping[str, object]) -> list[str]:
-    return [*dependency_problems(job), *plugin_problems(job)]
+    return [*dependency_problems(job), *plugin_problems(job), *volume_problems(job)]
 
 
 def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
@@ -143,7 +193,7 @@ def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> lis
     old_tasks, new_tasks = _tasks(old), _tasks(new)
     if len(old_tasks) != len(new_tasks):
         return ["spec.tasks: job updates may not add or remove tasks"]
-    problems = _numbers(after, new_tasks)
+    problems = [*_numbers(after, new_tasks), *_claim_name_changes(before, after)]
     before, after = _claims_blanked(before), _claims_blanked(after)
     fixed = {*before, *after} - {*UPDATABLE_JOB, "tasks"}
     changed = sorted(k for k in fixed if before.get(k) != after.get(k))
@@ -162,8 +212,31 @@ def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> lis
     return problems
 
 
+def _claim_name_changes(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
+    """The controller fills in the name of a `volumeClaim` volume once: a name that was there
+    stays (pods mount it, and its PVC is made under it). A volume list that changes otherwise
+    is refused as any other spec change."""
+    old, new = _volumes(before), _volumes(after)
+    if len(old) != len(new):
+        return []
+    problems = []
+    for i, (was, now) in enumerate(zip(old, new, strict=True)):
+        if was.get("volumeClaim") is None or now.get("volumeClaim") is None:
+            continue
+        field = f"spec.volumes[{i}].volumeClaimName"
+        named, naming = was.get("volumeClaimName"), now.get("volumeClaimName")
+        if named and naming != named:
+            problems.append(
+                f'{field}: the claim name "{named}" may not change: pods mount that claim'
+            )
+        elif not named and naming and (problem := _claim_name_problem(field, naming)):
+            problems.append(problem)
+    return problems
+
+
 def _claims_blanked(spec: Mapping[str, object]) -> Mapping[str, object]:
-    """The spec with the claim names the controller writes for `volumeClaim` volumes left out."""
+    """The spec with the claim names the controller writes for `volumeClaim` volumes left out
+    (`_claim_name_changes` says which of their changes are the controller's)."""
     volumes = _sequence(spec.get("volumes"))
     if not volumes:
         return spec

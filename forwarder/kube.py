@@ -1,4 +1,4 @@
-"""The forwarder's Kubernetes calls: client construction, the list/watch endpoints of the five
+"""The forwarder's Kubernetes calls: client construction, the list/watch endpoints of the
 kinds, and consuming a Command.
 
 Every list/watch call asks for the raw response (`_preload_content=False`) so objects reach the
@@ -15,6 +15,7 @@ from kubernetes import client
 
 from forwarder.routing import events
 from models import batchv1, bus, labels, scheduling, vcjob
+from models.defaults import DEFAULT_SCHEDULER
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
 from service.reflector import ListCall as ListCall
@@ -32,6 +33,14 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
         # Only pods that carry Volcano's job-name label: everything else is not ours.
         return functools.partial(
             client.CoreV1Api(api).list_pod_for_all_namespaces, label_selector=labels.JOB_NAME
+        )
+    if kind is events.Kind.WORKLOAD_POD:
+        # Pods naming Volcano's scheduler, but not a Volcano Job's (the pod watch above has
+        # those): which of them need a PodGroup is decided client side.
+        return functools.partial(
+            client.CoreV1Api(api).list_pod_for_all_namespaces,
+            field_selector=f"spec.schedulerName={DEFAULT_SCHEDULER}",
+            label_selector=f"!{labels.JOB_NAME}",
         )
     if kind is events.Kind.BATCH_JOB:
         # Every batch/v1 Job: whose spec.managedBy is Caldera's is decided client side.

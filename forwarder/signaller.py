@@ -3,7 +3,8 @@
 Each workflow id gets a lane (a FIFO drained by one task), so a JobWorkflow or QueueWorkflow
 receives its signals in exactly the order the pipeline produced them, while a slow or retried
 send for one workflow does not hold up the others. A `job_observed` or `queue_observed` (and a
-`child_queue_observed` to a live parent) goes out as signal-with-start (the first sight of an
+`child_queue_observed` to a live parent, and every `workload_pod_seen`) goes out as
+signal-with-start (the first sight of an
 object starts its workflow); everything else is a plain signal, dropped when the workflow does
 not exist or has closed: a closed Job or deleted Queue has nobody left to tell.
 """
@@ -75,6 +76,9 @@ def start_attributes(target: events.Target, payload: object) -> TypedSearchAttri
 
 
 def summary(target: events.Target) -> str:
+    if isinstance(target, events.WorkloadRef):
+        text = f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
+        return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
     kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
     owner = "Kubernetes" if isinstance(target, events.BatchJobRef) else "Volcano"
     text = f"{owner} {kind} {target.key}"
@@ -186,6 +190,8 @@ class Signaller:
             task_queue = self._queue_task_queue
         elif isinstance(target, events.BatchJobRef):
             start, workflow = signals.BatchJobStart(), signals.BATCH_JOB_WORKFLOW
+        elif isinstance(target, events.WorkloadRef):
+            start, workflow = signals.PodGroupStart(), signals.POD_GROUP_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

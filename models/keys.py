@@ -45,3 +45,9 @@ def scheduler_workflow_id(scheduler_name: str) -> str:
 def pod_group_key(namespace: str, name: str) -> str:
     """How a queue counts its PodGroups: "<namespace>/<name>"."""
     return f"{namespace}/{name}"
+
+
+def pod_group_workflow_id(namespace: str, owner_uid: str) -> str:
+    """The PodGroup of pods Caldera did not create: one per controlling owner (the pod itself
+    for a bare pod), as the PodGroup is named after that uid."""
+    return f"podgroup/{namespace}/{owner_uid}"

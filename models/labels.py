@@ -25,3 +25,15 @@ DISRUPTION_BUDGET: Final = ("volcano.sh/jdb-min-available", "volcano.sh/jdb-max-
 # Copied from the Job's labels to its pods' labels when present.
 LABELS_TO_PODS: Final = (PREEMPTABLE, COOLDOWN_TIME)
 DEFAULT_TASK_SPEC: Final = "default"
+
+# Read by the PodGroup controller on pods it did not create and on their owners.
+GROUP_MIN_MEMBER: Final = "scheduling.volcano.sh/group-min-member"  # on the owner
+POD_QUEUE_NAME: Final = "scheduling.volcano.sh/queue-name"  # on the pod
+REVOCABLE_ZONE: Final = "volcano.sh/revocable-zone"
+JDB_MIN_AVAILABLE: Final = "volcano.sh/jdb-min-available"
+JDB_MAX_UNAVAILABLE: Final = "volcano.sh/jdb-max-unavailable"
+NETWORK_TOPOLOGY_MODE: Final = "volcano.sh/network-topology-mode"
+NETWORK_TOPOLOGY_HIGHEST_TIER: Final = "volcano.sh/network-topology-highest-tier"
+# An owner's annotations under this prefix are copied to the PodGroup made for its pods.
+INHERITED_PREFIX: Final = "volcano.sh/"
+POD_GROUP_PREFIX: Final = "podgroup-"  # the PodGroup of a pod Volcano did not create

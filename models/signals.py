@@ -12,6 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from models.meta import OwnerReference
+from models.scheduling import PodGroup
+
 
 class Payload(BaseModel):
     model_config = ConfigDict(
@@ -356,3 +359,44 @@ class BatchJobView(Payload):
 
 
 BATCH_JOB_WORKFLOW = "BatchJobWorkflow"
+
+
+# -- PodGroups for pods Caldera did not create (Deployments, StatefulSets, bare pods) ----------
+
+
+class WorkloadPod(Payload):
+    """A pod that names Volcano's scheduler and has no PodGroup yet, as far as the PodGroup
+    controller reads it: only the annotations and labels it copies travel, not the object."""
+
+    namespace: str
+    name: str
+    uid: str
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    priority_class_name: str = ""
+    requests: dict[str, str] = Field(default_factory=dict)  # one pod's, with `pods: 1`
+    annotations: dict[str, str] = Field(default_factory=dict)  # the keys the controller reads
+    labels: dict[str, str] = Field(default_factory=dict)  # likewise
+
+
+class WorkloadPodSeen(Payload):
+    pod: WorkloadPod
+
+
+class PodGroupStart(Payload):
+    """What the forwarder starts a PodGroupWorkflow with (signal-with-start)."""
+
+
+class PodGroupView(Payload):
+    """The `status` query of a PodGroupWorkflow."""
+
+    namespace: str
+    name: str  # the PodGroup's
+    applied: PodGroup | None = None  # as last created or updated; None: not yet
+    waiting: list[str] = Field(default_factory=list)  # pods not annotated yet
+    annotated: int = 0  # pods annotated by this run
+    idle_until: str = ""  # RFC 3339: when the run ends if no pod comes; "": not armed
+    backlog: int = 0
+
+
+POD_GROUP_WORKFLOW = "PodGroupWorkflow"
+SIGNAL_WORKLOAD_POD_SEEN = "workload_pod_seen"

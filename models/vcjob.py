@@ -227,25 +227,13 @@ class TaskSpec(ApiModel):
 
 
 class VolumeSpec(ApiModel):
-    """A PVC mounted in every container. With neither a name nor a claim spec the controller
-    picks a name; Caldera keeps generated names in status, never writing them into the spec,
-    so this rule also holds on updates."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "x-kubernetes-validations": [
-                _cel(
-                    "!(has(self.volumeClaimName) && has(self.volumeClaim))",
-                    "volumeClaimName: give an existing claim name or a volumeClaim to create, "
-                    "not both",
-                    ".volumeClaimName",
-                )
-            ]
-        }
-    )
+    """A PVC mounted in every container. Without a claim name the controller generates one and
+    writes it into the stored spec, next to the `volumeClaim` it creates the PVC from; so the
+    CRD cannot refuse a name and a claim together: the webhook does, on CREATE only, with the
+    rest of Volcano's volume rules (a mountPath used twice is named by its index there)."""
 
     mount_path: str = Field(min_length=1, max_length=1024, pattern=r"^[^:]*$")
-    volume_claim_name: str | None = Field(default=None, max_length=253)  # None: generated
+    volume_claim_name: str | None = Field(default=None, max_length=253)  # None: to generate
     volume_claim: dict[str, Any] | None = None  # None: the named claim must exist
 
 
@@ -266,12 +254,6 @@ class JobSpec(ApiModel):
                     "self.tasks.exists_one(u, has(u.name) && u.name == t.name))",
                     "tasks: duplicated task name, task names must be unique",
                     ".tasks",
-                ),
-                _cel(
-                    "!has(self.volumes) || self.volumes.all(v, "
-                    "self.volumes.exists_one(w, w.mountPath == v.mountPath))",
-                    "volumes: duplicated mountPath",
-                    ".volumes",
                 ),
                 _cel(
                     "self.tasks.size() == oldSelf.tasks.size() && "

@@ -20,6 +20,7 @@ from models import labels
 from models.keys import JobKey, QueueName, job_key
 from models.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
 from scheduling.constraints import NodeSelector, Taint, Toleration
+from scheduling.observed import claim_names
 from scheduling.requests import Obj, as_list, as_obj, pod_request
 from scheduling.resources import EMPTY, Resources
 from scheduling.snapshot import (
@@ -34,6 +35,7 @@ from scheduling.snapshot import (
     TaskInfo,
     TaskStatus,
 )
+from scheduling.volumes import Storage
 
 # Keys Volcano reads on pods that models/labels.py does not spell yet.
 VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
@@ -254,6 +256,7 @@ def snapshot_from_objects(
     default_queue: str = "default",
     assumed: Mapping[str, str] | None = None,  # None: no placement awaiting its bind
     memo: ParseMemo | None = None,  # None: parse every pod
+    storage: Storage | None = None,  # None: no PV known, so no pod's volumes restrict its node
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = _priority_values(priority_classes)
@@ -278,6 +281,10 @@ def snapshot_from_objects(
         namespace = str(as_obj(pod.get("metadata")).get("namespace") or "default")
         key = job_key(namespace, _group_of(pod))
         task = memo.task(pod, key, classes)
+        if storage is not None and (claims := claim_names(pod)):
+            affinity = storage.volume_affinity(namespace, claims)
+            if affinity:
+                task = task.model_copy(update={"volume_affinity": affinity})
         target = (assumed or {}).get(task.key)
         if task.status is TaskStatus.PENDING and target:
             task = task.model_copy(

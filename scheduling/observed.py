@@ -46,6 +46,15 @@ class Owner:
         return cls(*(str(ref.get(k) or "") for k in ("apiVersion", "kind", "name", "uid")))
 
 
+def claim_names(pod: Obj) -> tuple[str, ...]:
+    """The claimName of each PVC volume of the pod, in spec order."""
+    claims = (
+        str(as_obj(v.get("persistentVolumeClaim")).get("claimName") or "")
+        for v in as_list(as_obj(pod.get("spec")).get("volumes"))
+    )
+    return tuple(c for c in claims if c)
+
+
 @dataclass(frozen=True)
 class ObservedPod:
     namespace: str
@@ -63,10 +72,6 @@ class ObservedPod:
     def parse(cls, pod: Obj) -> ObservedPod:
         namespace, name = namespaced_name(pod)
         spec, status = as_obj(pod.get("spec")), as_obj(pod.get("status"))
-        claims = (
-            str(as_obj(v.get("persistentVolumeClaim")).get("claimName") or "")
-            for v in as_list(spec.get("volumes"))
-        )
         condition = next(
             (c for c in as_list(status.get("conditions")) if c.get("type") == POD_SCHEDULED), {}
         )
@@ -75,7 +80,7 @@ class ObservedPod:
             name=name,
             uid=str(as_obj(pod.get("metadata")).get("uid") or ""),
             node_name=str(spec.get("nodeName") or ""),
-            claims=tuple(c for c in claims if c),
+            claims=claim_names(pod),
             scheduled=(_text(condition.get("reason")), _text(condition.get("message"))),
         )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from models import batchv1, keys, vcjob
+from models import batchv1, keys, labels, vcjob
 from models.keys import JobKey
 from models.signals import PlacedPod
 from scheduling.observed import ObservedGroup, ObservedPod
@@ -34,7 +34,9 @@ class GangPlacements:
 
 
 def job_workflow(group: ObservedGroup) -> str | None:
-    """The workflow that binds a PodGroup's pods (its first Job owner's); None: no Job owns it."""
+    """The workflow whose gang a PodGroup is (its first Job owner's; for the PodGroup of pods
+    Caldera did not create, the PodGroupWorkflow its name comes from); None: neither. The
+    session binds what it places; the id keys the assumptions until the binds are seen."""
     for owner in group.owners:
         if owner.kind != "Job":
             continue
@@ -42,6 +44,9 @@ def job_workflow(group: ObservedGroup) -> str | None:
             return keys.job_workflow_id(group.namespace, owner.name)
         if owner.api_version == batchv1.API_VERSION:
             return keys.batch_job_workflow_id(group.namespace, owner.name)
+    if group.name.startswith(labels.POD_GROUP_PREFIX) and group.owners:
+        owner_uid = group.name.removeprefix(labels.POD_GROUP_PREFIX)
+        return keys.pod_group_workflow_id(group.namespace, owner_uid)
     return None
 
 
@@ -60,7 +65,10 @@ def by_job_workflow(
         if workflow is None or pod is None:
             continue
         placed = PlacedPod(
-            pod=pod.name, uid=pod.uid, node=placement.node, volumes=volume_plan(pod, storage)
+            pod=pod.name,
+            uid=pod.uid,
+            node=placement.node,
+            volumes=volume_plan(pod, storage, placement.node),
         )
         gangs.setdefault(workflow, (pod.namespace, []))[1].append(placed)
     return [

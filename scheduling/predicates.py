@@ -5,8 +5,9 @@ the histogram in a PodGroup's Unschedulable condition reads like `kubectl descri
 ("0/3 nodes are available: 3 Insufficient cpu"). The resource fit comes first, against the
 room that will be free once releasing pods are gone (as Volcano's allocate predicate does), and
 reports every short dimension, as NodeResourcesFit does; then pod number, NodeUnschedulable,
-NodeAffinity (nodeSelector and required terms) and TaintToleration, of which the first failure
-is reported, as Volcano stops at the first failing plugin. PreferNoSchedule taints and
+NodeAffinity (nodeSelector and required terms), TaintToleration and VolumeBinding (the node
+affinity of the PVs the pod's claims are bound to), of which the first failure is reported, as
+Volcano stops at the first failing plugin. PreferNoSchedule taints and
 preferred affinity only score, so they never fail a node here.
 
 Must not import anything with I/O: this module is pure.
@@ -20,6 +21,7 @@ from typing import Final
 
 from scheduling.constraints import (
     UNSCHEDULABLE_TAINT,
+    NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Taint,
@@ -32,6 +34,7 @@ from scheduling.snapshot import NodeInfo, TaskInfo
 TOO_MANY_PODS: Final = "Too many pods"
 UNSCHEDULABLE: Final = "node(s) were unschedulable"
 AFFINITY_MISMATCH: Final = "node(s) didn't match Pod's node affinity/selector"
+VOLUME_CONFLICT: Final = "node(s) had volume node affinity conflict"
 _NAME_FIELD: Final = "metadata.name"
 _FILTERED_EFFECTS: Final = (TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE)
 _CORDON: Final = Taint(key=UNSCHEDULABLE_TAINT, effect=TaintEffect.NO_SCHEDULE)
@@ -110,13 +113,22 @@ def matches(requirement: NodeSelectorRequirement, values: Mapping[str, str]) -> 
 
 def term_matches(term: NodeSelectorTerm, node: NodeInfo) -> bool:
     """All expressions and fields of the term; an empty term matches no node."""
+    return _term_holds(term, node.name, node.labels)
+
+
+def _term_holds(term: NodeSelectorTerm, name: str, node_labels: Mapping[str, str]) -> bool:
     if not term.match_expressions and not term.match_fields:
         return False
-    fields = {_NAME_FIELD: node.name}
-    return all(matches(r, node.labels) for r in term.match_expressions) and all(
+    fields = {_NAME_FIELD: name}
+    return all(matches(r, node_labels) for r in term.match_expressions) and all(
         r.key == _NAME_FIELD and r.operator in ("In", "NotIn") and matches(r, fields)
         for r in term.match_fields
     )
+
+
+def selector_matches(selector: NodeSelector, name: str, node_labels: Mapping[str, str]) -> bool:
+    """Any one term of a required node selector (a pod's, or a PV's node affinity)."""
+    return any(_term_holds(t, name, node_labels) for t in selector.node_selector_terms)
 
 
 def node_affinity(task: TaskInfo, node: NodeInfo) -> str | None:
@@ -128,6 +140,15 @@ def node_affinity(task: TaskInfo, node: NodeInfo) -> str | None:
         term_matches(t, node) for t in required.node_selector_terms
     ):
         return AFFINITY_MISMATCH
+    return None
+
+
+def volume_binding(task: TaskInfo, node: NodeInfo) -> str | None:
+    """The PVs the pod's claims are bound to can be reached from the node (kube's
+    VolumeBinding filter for bound claims: each PV's required node affinity)."""
+    for affinity in task.volume_affinity:
+        if not selector_matches(affinity, node.name, node.labels):
+            return VOLUME_CONFLICT
     return None
 
 
@@ -144,6 +165,7 @@ PREDICATES: Final[tuple[Predicate, ...]] = (
     node_unschedulable,
     node_affinity,
     taint_toleration,
+    volume_binding,
 )
 
 

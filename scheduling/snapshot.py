@@ -109,6 +109,8 @@ class TaskInfo(_Frozen):
     preemptable: bool = True  # volcano.sh/preemptable: others may evict it
     priority_class: str = ""  # spec.priorityClassName ("" : none)
     preempts: bool = True  # False: spec.preemptionPolicy Never, it evicts nobody
+    # The required node affinity of each PV the pod's claims are bound to.
+    volume_affinity: tuple[NodeSelector, ...] = ()
 
     @property
     def best_effort(self) -> bool:

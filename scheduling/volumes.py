@@ -1,10 +1,13 @@
 """The volume each unbound claim of a placed pod gets: a static PV, or one provisioned on the node.
 
 The scheduler decides and the pod's JobWorkflow carries the plan out when it binds. A claim
-already bound to a PV needs nothing. Otherwise it gets the first Available PV (by name) of its
-storage class that no other claim of the same pod took; failing that, a claim whose class has a
-provisioner is provisioned on the node the pod was placed on. A claim with neither is left
-alone and waits for a PV to appear.
+already bound to a PV needs nothing. Otherwise it gets the first Available PV (by name) that
+the PV controller would match to it and that no other claim of the same pod took: same storage
+class, capacity at least the claim's request, every access mode the claim asks for, labels the
+claim's selector accepts, and a node affinity the pod's node meets; failing that, a claim whose
+class has a provisioner is provisioned on the node the pod was placed on. A claim with neither
+is left alone and waits for a PV to appear. `volume_affinity` gives the predicates the node
+affinity of the PVs a pod's claims are bound to, which the pod's node must meet.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -12,15 +15,45 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Final
 
+from models.quantity import parse_quantity
 from models.signals import VolumePlan
+from scheduling import predicates
+from scheduling.constraints import NodeSelector, NodeSelectorRequirement
 from scheduling.observed import ObservedPod, namespaced_name
-from scheduling.requests import Obj, as_obj
+from scheduling.requests import Obj, as_list, as_obj
 
 NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"  # the class of static PVs only
 AVAILABLE: Final = "Available"  # a PV's phase while no claim holds it
+_LABEL_OPERATORS: Final = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """A claim's `selector`: matchLabels and matchExpressions, all of which must hold."""
+
+    match_labels: Mapping[str, str]
+    match_expressions: tuple[NodeSelectorRequirement, ...]
+
+    @classmethod
+    def parse(cls, selector: Obj) -> LabelSelector:
+        return cls(
+            match_labels={str(k): str(v) for k, v in as_obj(selector.get("matchLabels")).items()},
+            match_expressions=tuple(
+                NodeSelectorRequirement.model_validate(e)
+                for e in as_list(selector.get("matchExpressions"))
+            ),
+        )
+
+    def accepts(self, labels: Mapping[str, str]) -> bool:
+        """Label-selector operators are In, NotIn, Exists and DoesNotExist: the node ones."""
+        return all(labels.get(k) == v for k, v in self.match_labels.items()) and all(
+            r.operator in _LABEL_OPERATORS and predicates.matches(r, labels)
+            for r in self.match_expressions
+        )
 
 
 @dataclass(frozen=True)
@@ -29,14 +62,21 @@ class Claim:
     name: str
     volume_name: str  # "": not bound to a PV yet
     storage_class: str  # "": no class named
+    request: Fraction = Fraction(0)  # resources.requests.storage
+    access_modes: frozenset[str] = frozenset()
+    selector: LabelSelector | None = None  # None: any PV's labels do
 
     @classmethod
     def parse(cls, claim: Obj) -> Claim:
         spec = as_obj(claim.get("spec"))
+        selector = spec.get("selector")
         return cls(
             *namespaced_name(claim),
             volume_name=str(spec.get("volumeName") or ""),
             storage_class=str(spec.get("storageClassName") or ""),
+            request=_quantity(as_obj(as_obj(spec.get("resources")).get("requests")).get("storage")),
+            access_modes=_strings(spec.get("accessModes")),
+            selector=LabelSelector.parse(as_obj(selector)) if selector is not None else None,
         )
 
 
@@ -45,14 +85,58 @@ class PersistentVolume:
     name: str
     storage_class: str  # "": no class named
     available: bool  # no claim holds it
+    capacity: Fraction = Fraction(0)
+    access_modes: frozenset[str] = frozenset()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    node_affinity: NodeSelector | None = None  # None: reachable from every node
 
     @classmethod
     def parse(cls, volume: Obj) -> PersistentVolume:
+        meta, spec = as_obj(volume.get("metadata")), as_obj(volume.get("spec"))
+        required = as_obj(spec.get("nodeAffinity")).get("required")
         return cls(
             name=namespaced_name(volume)[1],
-            storage_class=str(as_obj(volume.get("spec")).get("storageClassName") or ""),
+            storage_class=str(spec.get("storageClassName") or ""),
             available=as_obj(volume.get("status")).get("phase") == AVAILABLE,
+            capacity=_quantity(as_obj(spec.get("capacity")).get("storage")),
+            access_modes=_strings(spec.get("accessModes")),
+            labels={str(k): str(v) for k, v in as_obj(meta.get("labels")).items()},
+            node_affinity=NodeSelector.model_validate(required) if required is not None else None,
         )
+
+    def reachable(self, node: str, labels: Mapping[str, str]) -> bool:
+        """The PV's required node affinity holds for the node (none: every node)."""
+        if self.node_affinity is None:
+            return True
+        return predicates.selector_matches(self.node_affinity, node, labels)
+
+    def matches(self, claim: Claim) -> bool:
+        """What the PV controller checks before it binds this PV to `claim`."""
+        return (
+            self.available
+            and self.storage_class == claim.storage_class
+            and self.capacity >= claim.request
+            and claim.access_modes <= self.access_modes
+            and (claim.selector is None or claim.selector.accepts(self.labels))
+        )
+
+
+def _strings(value: object) -> frozenset[str]:
+    return (
+        frozenset(v for v in value if isinstance(v, str))
+        if isinstance(value, list)
+        else frozenset()
+    )
+
+
+def _quantity(value: object) -> Fraction:
+    """A storage quantity; one that is not (or none) counts as 0."""
+    if not isinstance(value, str | int | float):
+        return Fraction(0)
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -75,28 +159,53 @@ class StorageClass:
 
 @dataclass(frozen=True)
 class Storage:
-    """The claims, PVs and storage classes one session sees."""
+    """The claims, PVs, storage classes and node labels one session sees."""
 
     claims: Mapping[tuple[str, str], Claim]  # by (namespace, name)
     volumes: tuple[PersistentVolume, ...]  # by name
     classes: Mapping[str, StorageClass]  # by name
+    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # labels by node name
 
     @classmethod
     def parse(
-        cls, claims: Iterable[Obj], volumes: Iterable[Obj], classes: Iterable[Obj]
+        cls,
+        claims: Iterable[Obj],
+        volumes: Iterable[Obj],
+        classes: Iterable[Obj],
+        nodes: Iterable[Obj] = (),
     ) -> Storage:
         return cls(
             claims={(c.namespace, c.name): c for c in map(Claim.parse, claims)},
             volumes=tuple(sorted(map(PersistentVolume.parse, volumes), key=lambda v: v.name)),
             classes={c.name: c for c in map(StorageClass.parse, classes)},
+            nodes={
+                namespaced_name(n)[1]: {
+                    str(k): str(v)
+                    for k, v in as_obj(as_obj(n.get("metadata")).get("labels")).items()
+                }
+                for n in nodes
+            },
         )
 
+    def volume_affinity(self, namespace: str, claims: Iterable[str]) -> tuple[NodeSelector, ...]:
+        """The node affinity of each PV these claims are bound to (the pod's node must meet
+        every one: kube's VolumeBinding filter for bound claims)."""
+        by_name = {v.name: v for v in self.volumes}
+        out = []
+        for name in claims:
+            claim = self.claims.get((namespace, name))
+            pv = by_name.get(claim.volume_name) if claim is not None else None
+            if pv is not None and pv.node_affinity is not None:
+                out.append(pv.node_affinity)
+        return tuple(out)
 
-def volume_plan(pod: ObservedPod, storage: Storage) -> VolumePlan:
-    """What binding `pod`'s unbound claims on its node takes: static PVs, then provisioning."""
+
+def volume_plan(pod: ObservedPod, storage: Storage, node: str = "") -> VolumePlan:
+    """What binding `pod`'s unbound claims on `node` takes: static PVs, then provisioning."""
     used: set[str] = set()
     static: list[tuple[str, str]] = []
     provision: list[str] = []
+    labels = storage.nodes.get(node, {})
     for name in pod.claims:
         claim = storage.claims.get((pod.namespace, name))
         if claim is None or claim.volume_name:
@@ -105,7 +214,7 @@ def volume_plan(pod: ObservedPod, storage: Storage) -> VolumePlan:
             (
                 v.name
                 for v in storage.volumes
-                if v.available and v.storage_class == claim.storage_class and v.name not in used
+                if v.name not in used and v.matches(claim) and v.reachable(node, labels)
             ),
             None,
         )

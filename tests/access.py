@@ -97,9 +97,14 @@ NEEDS: Final[Mapping[str, Calls]] = {
             "create", "podgroups", SCHED
         ),
         ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
-        ("activities/jobs.py", "create_namespaced_persistent_volume_claim"): _p(
+        ("activities/volumes.py", "create_namespaced_persistent_volume_claim"): _p(
             "create", "persistentvolumeclaims"
         ),
+        ("activities/volumes.py", "read_namespaced_persistent_volume_claim"): _p(
+            "get", "persistentvolumeclaims"
+        ),
+        ("activities/volumes.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
+        ("activities/volumes.py", "replace_namespaced_custom_object"): _p("update", "jobs", BATCH),
         # Plugins: svc (ConfigMap, Service, NetworkPolicy), ssh (the Secret <job>-ssh) and ray
         # (the Service <job>-head-svc).
         ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
@@ -137,6 +142,24 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/podgroups.py", "delete_namespaced_custom_object"): _p(
             "delete", "podgroups", SCHED
         ),
+        # PodGroups for pods Caldera did not create (PodGroupWorkflow).
+        ("activities/workloads.py", "read_namespaced_replica_set"): _p(
+            "get", "replicasets", "apps"
+        ),
+        ("activities/workloads.py", "read_namespaced_stateful_set"): _p(
+            "get", "statefulsets", "apps"
+        ),
+        ("activities/workloads.py", "read_namespaced_daemon_set"): _p("get", "daemonsets", "apps"),
+        ("activities/workloads.py", "read_namespaced_deployment"): _p("get", "deployments", "apps"),
+        ("activities/workloads.py", "read_namespaced_job"): _p("get", "jobs", "batch"),
+        ("activities/workloads.py", "create_namespaced_custom_object"): _p(
+            "create", "podgroups", SCHED
+        ),
+        ("activities/workloads.py", "get_namespaced_custom_object"): _p("get", "podgroups", SCHED),
+        ("activities/workloads.py", "patch_namespaced_custom_object"): _p(
+            "patch", "podgroups", SCHED
+        ),
+        ("activities/workloads.py", "patch_namespaced_pod"): _p("patch", "pods"),
         ("activities/evictions.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
         ("activities/evictions.py", "delete_namespaced_pod"): _p("delete", "pods"),
         ("activities/pods.py", "create_namespaced_pod"): _p("create", "pods"),
@@ -189,7 +212,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
 # clusters that run the OwnerReferencesPermissionEnforcement admission plugin.
 IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
     "caldera-worker": (
-        _p("update", "jobs/finalizers", BATCH) + _p("update", "jobs/finalizers", "batch")
+        _p("update", "jobs/finalizers", BATCH)
+        + _p("update", "jobs/finalizers", "batch")
+        # The PodGroup of a bare pod blocks the pod's deletion (activities/workloads.py).
+        + _p("update", "pods/finalizers")
     ),
 }
 
@@ -205,7 +231,9 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
     "caldera-worker": (
         *_p("list watch", "secrets"),
         *_p("list watch", "secrets", namespace=ANY_NS),
-        *_p("get update patch", "jobs", BATCH),  # it owns status, never the spec
+        # It writes status and generated claim names (an update: the webhook admits no other
+        # spec change); it never patches a Job, nor creates one, nor lists or watches them.
+        *_p("patch create list watch", "jobs", BATCH),
         *_p("create delete", "nodes"),
         *_p("create delete", "commands", BUS),
         *_p("get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE),

@@ -13,8 +13,9 @@ def __getattr__(name: str) -> Any:
     if name == "ALL":
         from workflows.batchjob import BatchJobWorkflow
         from workflows.job import JobWorkflow
+        from workflows.podgroup import PodGroupWorkflow
         from workflows.queue import QueueWorkflow
         from workflows.scheduler import SchedulerWorkflow
 
-        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow, BatchJobWorkflow)
+        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow, BatchJobWorkflow, PodGroupWorkflow)
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -4,7 +4,11 @@ It runs on the entity shell (`workflows.entity`) with Volcano's job core
 (`controllers.job`). What is its own: the Volcano commands as validated updates, the status
 queries, and the effects only a Volcano Job has (status, PodGroup, plugins, volumes, pods).
 
-Patches in force: none yet.
+Patches in force:
+- `caldera-job-io` (asked at a run's first sight of a job with volumes or plugins, kept in
+  `JobRecord.job_io`): the volumes step runs before the PodGroup and its claim names, and the
+  plugins step's markers, come back to the core as inputs (`controllers.job.results`), which
+  keeps them in `status.controlledResources`. A history from before replays without them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import jobs, options, podgroups, pods, status
+    from activities import jobs, options, podgroups, pods, status, volumes
     from activities.messages import (
         CreatePodsInput,
         DeleteJobInput,
@@ -29,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
-    from controllers.job import clock, controller, views
+    from controllers.job import clock, controller, resources, results, views
     from controllers.job import effects as job_fx
     from controllers.job.state import JobRecord
     from controllers.outcomes import AnyOutcome
@@ -39,6 +43,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows import activity_call
     from workflows.entity import Entity
     from workflows.jobshell import JobShell
+
+JOB_IO = "caldera-job-io"
 
 
 class JobWorkflowInput(BaseModel):
@@ -78,6 +84,10 @@ class JobWorkflow(JobShell[JobRecord]):
     def decide(
         self, state: JobRecord, item: controller.Input | AnyOutcome, now: datetime
     ) -> controller.Decision:
+        if resources.asks_io(state, item):
+            # Asked once per run, at the same input on every replay: a run from before the
+            # patch replays without it, and a job with neither volumes nor plugins never asks.
+            state = state.model_copy(update={"job_io": workflow.patched(JOB_IO)})
         return controller.decide(state, item, now)
 
     def carry(
@@ -176,6 +186,10 @@ class JobWorkflow(JobShell[JobRecord]):
 
     # -- the effects only a Volcano Job has ------------------------------------------------------
 
+    def _report(self, result: results.AnyResult) -> None:
+        """An activity's answer that the core decides on: handled next, before anything else."""
+        self._entity.inbox.internal(result, first=True)
+
     async def apply(self, effect: job_fx.Own) -> None:
         who = self._entity.state.identity
         match effect:
@@ -202,12 +216,14 @@ class JobWorkflow(JobShell[JobRecord]):
                     f"delete PodGroup {effect.name}",
                 )
             case job_fx.EnsurePlugins():
-                await activity_call.run(
+                applied = await activity_call.run(
                     ensure_plugins,
                     PluginsInput(job=effect.job),
                     options.KUBE_WRITE,
                     "ensure plugins " + ",".join(sorted(effect.job.spec.plugins or {})),
                 )
+                if self._entity.state.job_io:
+                    self._report(results.PluginsApplied(controlled=applied.controlled))
             case job_fx.RemovePlugins():
                 await activity_call.run(
                     remove_plugins,
@@ -216,12 +232,14 @@ class JobWorkflow(JobShell[JobRecord]):
                     "remove plugins " + ",".join(sorted(effect.job.spec.plugins or {})),
                 )
             case job_fx.EnsureVolumes():
-                await activity_call.run(
-                    jobs.ensure_volumes,
+                ensured = await activity_call.run(
+                    volumes.ensure_volumes,
                     JobInput(job=effect.job),
                     options.KUBE_WRITE,
                     "ensure volumes",
                 )
+                if self._entity.state.job_io:
+                    self._report(results.VolumesEnsured(claims=ensured.claims))
             case job_fx.CreatePods():
                 await activity_call.run(
                     pods.create_pods,

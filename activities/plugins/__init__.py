@@ -35,6 +35,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
 from activities.plugins import base, env, hcclrank, mpi, pytorch, ray, ssh, svc, tensorflow
+from controllers.job import resources
 from models import keys
 from models.vcjob import Job
 
@@ -59,7 +60,7 @@ _UNMARKED: Final = frozenset({hcclrank.NAME})
 
 def marker(plugin: str) -> str:
     """The `status.controlledResources` key Volcano records for an applied plugin."""
-    return f"plugin-{plugin}"
+    return resources.plugin_marker(plugin)
 
 
 def _known(job: Job) -> list[tuple[str, list[str]]]:

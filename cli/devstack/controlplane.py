@@ -38,6 +38,10 @@ KCM_CONTROLLERS: Final = (
     "serviceaccount-controller",
     "serviceaccount-token-controller",
     "job-controller",
+    # Pods of ReplicaSets (and so Deployments) and StatefulSets, for PodGroups of any workload.
+    "replicaset-controller",
+    "deployment-controller",
+    "statefulset-controller",
     "ttl-after-finished-controller",
     "pod-garbage-collector-controller",
 )

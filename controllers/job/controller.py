@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import effects as fx
 from controllers import lifetime, placement
-from controllers.job import clock, delays, events, reconcile
+from controllers.job import clock, delays, events, reconcile, resources, results
 from controllers.job import effects as job_fx
 from controllers.job.policies import SYNC, Request, Resolution, apply_policies
 from controllers.job.state import JobRecord, PodRecord
@@ -38,6 +38,8 @@ Input = (
     | signals.PodsPlaced
     | BindOutcome
     | PodsAbsent
+    | results.VolumesEnsured
+    | results.PluginsApplied
 )
 
 
@@ -174,9 +176,23 @@ def _observe(
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
         return state, [fx.StartOver(observed=observed)]
     if state.job is None and job.status is not None:
-        state = state.model_copy(update={"status": job.status})  # adopt what is recorded
-    state = state.model_copy(update={"job": job.model_copy(update={"status": None})})
+        # Adopt what is recorded, markers included (a run that starts over after a loss).
+        adopted = dict(job.status.controlled_resources or {}) if state.job_io else {}
+        state = state.model_copy(update={"status": job.status, "controlled": adopted})
+    job = resources.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
+    state = state.model_copy(update={"job": job})
     return _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+
+
+def _volumes_ensured(
+    state: JobRecord, ensured: results.VolumesEnsured, now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """The claims exist and are named: keep them, then sync, which goes on to the PodGroup."""
+    if state.job is None:
+        return state, []
+    return _handle(
+        resources.claims_ensured(state, ensured), [Request(event=Event.OUT_OF_SYNC)], now
+    )
 
 
 def _pods(
@@ -366,6 +382,10 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
             out = [*placement.placed(gang(state), event)]
         case BindOutcome():
             out = [*placement.bound(gang(state), event.failed)] if state.job else []
+        case results.VolumesEnsured():
+            state, out = _volumes_ensured(state, event, now)
+        case results.PluginsApplied():
+            state, out = resources.plugins_applied(state, event), []
     state, out = _echo(before, state, out, now)
     state, armed = clock.arm_ttl(state, now)
     return Decision(state=state, effects=(*out, *armed))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import effects as fx
 from controllers.job import effects as job_fx
+from controllers.job import resources
 from controllers.job import status as st
 from controllers.job.policies import Request
 from controllers.job.state import JobRecord, PodRecord
@@ -136,6 +137,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         return Plan(state=state)
     spec = job.spec
     status = state.status.model_copy(update={"min_available": spec.min_available or 0})
+    status = resources.marked(state, status)
     out: list[job_fx.AnyEffect] = []
     if state.phase is None:
         status = st.transition(status, JobPhase.PENDING, now, "Created", "job accepted")
@@ -145,8 +147,17 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
     if spec.plugins and state.plugins_generation != generation:
         out.append(job_fx.EnsurePlugins(job=job))
         update["plugins_generation"] = generation
-    if spec.volumes and state.phase is None:
-        out.append(job_fx.EnsureVolumes(job=job))
+    if spec.volumes and state.phase is None and not state.job_io:
+        out.append(job_fx.EnsureVolumes(job=job))  # a run from before the volumes step waited
+    if resources.volumes_due(state):
+        # Volcano's initiateJob: the claims before the PodGroup, so no pod is made that would
+        # mount a claim not named yet (or missing); the job says Pending meanwhile.
+        state = state.model_copy(update=update)
+        status, changed = _settle(state, rule, status, st.counts_of(status), now, why)
+        return Plan(
+            state=state.model_copy(update={"status": status}),
+            effects=(*out, *_write(state, status), *changed, job_fx.EnsureVolumes(job=job)),
+        )
     if not state.pod_group_exists or state.pod_group_generation != generation:
         out.append(job_fx.EnsurePodGroup(job=job))
         update.update(pod_group_exists=True, pod_group_generation=generation)
@@ -251,7 +262,10 @@ def kill(
     if job is None or job.metadata.deletion_timestamp is not None:
         return Plan(state=state)
     spec = job.spec
-    status = state.status
+    if full and state.plugins_generation is not None:
+        # Volcano's pluginOnJobDelete precedes the status write: the plugins' markers go too.
+        state = state.model_copy(update={"controlled": resources.without_plugins(state)})
+    status = resources.marked(state, state.status)
     retry = status.retry_count or 0
     soft = rule.retain == Retain.SOFT or retry >= (spec.max_retry or 0) - 1
     selected = _selected(state, request, target)

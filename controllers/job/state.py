@@ -57,6 +57,12 @@ class JobRecord(ObservedJob):
     pod_group_exists: bool = False
     pod_group_generation: int | None = None  # None: PodGroup not ensured for any generation
     plugins_generation: int | None = None  # None: plugins not applied since the last kill
+    # Names chosen, PVCs made and markers kept (the `caldera-job-io` patch): the volumes step
+    # runs before the PodGroup and reports its claim names, the plugins step its markers.
+    # False: the run began before it, or the job has neither volumes nor plugins.
+    job_io: bool = False
+    volume_claims: list[str] | None = None  # None: the volumes step has not succeeded yet
+    controlled: dict[str, str] = Field(default_factory=dict)  # status.controlledResources
     delayed: dict[str, DelayedAction] = Field(default_factory=dict)
     ttl_fires_at: datetime | None = None  # None: no TTL timer armed yet
     ttl_expired: bool = False

@@ -3,8 +3,8 @@
 Watch threads produce `Observed` and `Relisted`; the router turns them into the updates
 (`PodUpdate`, `BatchPodUpdate`, `GroupRefUpdate`), `Signal`s and `ConsumeCommand`s; the
 coalescer batches the updates into `Signal`s; the signaller sends `Signal`s. A message is
-addressed to a `JobRef` (a JobWorkflow), a `BatchJobRef` (a BatchJobWorkflow) or a `QueueRef`
-(a QueueWorkflow). Plain frozen data, no I/O, so every stage
+addressed to a `JobRef` (a JobWorkflow), a `BatchJobRef` (a BatchJobWorkflow), a `QueueRef`
+(a QueueWorkflow) or a `WorkloadRef` (a PodGroupWorkflow). Plain frozen data, no I/O, so every stage
 between the watch and the Temporal client is testable without a server.
 """
 
@@ -30,6 +30,7 @@ class Kind(StrEnum):
     QUEUE = "queues"
     BATCH_JOB = "batchjobs"  # batch/v1 Jobs (those with Caldera's spec.managedBy are ours)
     BATCH_POD = "batchpods"  # pods of batch/v1 Jobs
+    WORKLOAD_POD = "workloadpods"  # pods naming Volcano's scheduler (those without a PodGroup)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,23 @@ class QueueRef:
 
 
 @dataclass(frozen=True)
+class WorkloadRef:
+    """The gang of pods Caldera did not create that one owner controls (the pod itself for a
+    bare pod), whose PodGroup a PodGroupWorkflow makes."""
+
+    namespace: str
+    owner_uid: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.owner_uid}"
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.pod_group_workflow_id(self.namespace, self.owner_uid)
+
+
+@dataclass(frozen=True)
 class SchedulerRef:
     """A gang scheduler's workflow (always running: it is only signalled, never started)."""
 
@@ -114,7 +132,7 @@ class SchedulerRef:
 
 
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef | SchedulerRef
+Target = JobRef | QueueRef | BatchJobRef | SchedulerRef | WorkloadRef
 
 
 @dataclass(frozen=True)

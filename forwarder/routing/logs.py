@@ -15,9 +15,12 @@ from service.logs import ObjectLogger
 
 
 def for_target(logger: logging.Logger, target: events.Target) -> ObjectLogger:
-    """`job=` for a Volcano Job, `batchjob=` for a batch/v1 Job, `queue=` for a Queue."""
+    """`job=` for a Volcano Job, `batchjob=` for a batch/v1 Job, `queue=` for a Queue,
+    `podgroup=<ns>/<owner uid>` for the gang of pods Caldera did not create."""
     if isinstance(target, events.QueueRef):
         return ObjectLogger(logger, "queue", target.key)
     if isinstance(target, events.BatchJobRef):
         return ObjectLogger(logger, "batchjob", target.key)
+    if isinstance(target, events.WorkloadRef):
+        return ObjectLogger(logger, "podgroup", target.key)
     return ObjectLogger(logger, "job", target.key)

@@ -5,7 +5,8 @@ member reported to its owner's), with Volcano's informer filters as its rules. T
 need more: a PodGroup goes to its Job and to its queue, a Command to whichever it targets, and
 Queues, which also tell their parents, have `queue_router`. batch/v1 Jobs are Caldera's only
 when their `spec.managedBy` says so; the rest, and their pods, are the built-in job
-controller's. No I/O: the pipeline carries out the returned `Outbound`s.
+controller's. Pods naming Volcano's scheduler without a PodGroup go to the PodGroupWorkflow of
+their gang (`workloads`). No I/O: the pipeline carries out the returned `Outbound`s.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence, Set
 from typing import Final, TypeVar
 
 from forwarder.routing import batch_translate as bt
-from forwarder.routing import events, index, logs, queue_router, translate
+from forwarder.routing import events, index, logs, queue_router, translate, workloads
 from forwarder.routing import queue_translate as qt
 from models import signals
 
@@ -140,6 +141,7 @@ class Router:
                 forget_unowned=True,  # its Job was deleted, or is not one Caldera runs
             )
         )
+        self._workload_pods = workloads.WorkloadPods(self._batch_job)
         self._kinds: dict[events.Kind, tuple[Handler, Vanished]] = {
             events.Kind.JOB: (self._jobs.event, self._jobs.vanished),
             events.Kind.POD: (self._pods.event, self._pods.vanished),
@@ -148,6 +150,7 @@ class Router:
             events.Kind.QUEUE: (self._queues.queue, _nothing),  # relisted by `_queues` itself
             events.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
             events.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
+            events.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
         }
 
     def job_deleted(self, uid: str) -> bool:

@@ -245,6 +245,24 @@ def _pull_policy_unknown(d: Doc) -> None:
     _containers(d)[0]["imagePullPolicy"] = "Sometimes"
 
 
+_CLAIM: Final = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+
+
+def _duplicated_mount_path(d: Doc) -> None:
+    d["spec"]["volumes"] = [
+        {"mountPath": "/data", "volumeClaim": _CLAIM},
+        {"mountPath": "/data", "volumeClaimName": "shared"},
+    ]
+
+
+def _claim_and_claim_name(d: Doc) -> None:
+    d["spec"]["volumes"] = [{"mountPath": "/data", "volumeClaim": _CLAIM, "volumeClaimName": "x"}]
+
+
+def _volume_without_claim(d: Doc) -> None:
+    d["spec"]["volumes"] = [{"mountPath": "/data"}]
+
+
 REFUSED_JOBS: Final = (
     ("no-tasks", "spec.tasks", "at least 1", _no_tasks),
     (
@@ -323,6 +341,24 @@ REFUSED_JOBS: Final = (
         "spec.tasks[0].template.spec.containers",
         "Required value",
         _containers_not_a_list,
+    ),
+    (
+        "duplicated-mountPath",
+        "spec.volumes[1].mountPath",
+        'duplicated mountPath "/data"',
+        _duplicated_mount_path,
+    ),
+    (
+        "volumeClaim-and-volumeClaimName",
+        "spec.volumes[0].volumeClaimName",
+        "conflict",
+        _claim_and_claim_name,
+    ),
+    (
+        "volume-without-claim",
+        "spec.volumes[0]",
+        "either volumeClaim or volumeClaimName must be specified",
+        _volume_without_claim,
     ),
     (
         "twin-containers",

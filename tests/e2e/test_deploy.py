@@ -393,7 +393,9 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
         p for p in core.list_namespaced_pod(namespace).items if p.metadata.name.startswith(name)
     ]
     assert len(pods) == 2 and all(p.spec.node_name for p in pods)  # bound by the worker
-    pvc = core.read_namespaced_persistent_volume_claim(f"{name}-pvc-0", namespace)
+    # The worker wrote the claim name it generated into the Job's spec (its one spec write).
+    claim_name = volcano.job(api, namespace, name)["spec"]["volumes"][0]["volumeClaimName"]
+    pvc = core.read_namespaced_persistent_volume_claim(claim_name, namespace)
     assert pvc.status.phase == "Bound"
     assert _refusals(deployed_processes) == {a: [] for a in deployed_processes}
 

@@ -175,7 +175,11 @@ def test_job_volume_is_provisioned_on_the_chosen_node_before_binding(
     )
     core = client.CoreV1Api(api)
     (pod,) = _pods(api, namespace, "withdata")
-    pvc = core.read_namespaced_persistent_volume_claim("withdata-pvc-0", namespace)
+    job = client.CustomObjectsApi(api).get_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", namespace, "jobs", "withdata"
+    )
+    claim_name = job["spec"]["volumes"][0]["volumeClaimName"]  # generated, written back
+    pvc = core.read_namespaced_persistent_volume_claim(claim_name, namespace)
     assert pvc.status.phase == "Bound"
     assert pvc.metadata.annotations["volume.kubernetes.io/selected-node"] == pod.spec.node_name
 

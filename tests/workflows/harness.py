@@ -26,9 +26,12 @@ from activities.messages import (
     CreatePodsResult,
     DeletePodsResult,
     Done,
+    JobInput,
     PodsInput,
+    VolumesResult,
 )
 from activities.plugins import PluginsInput, PluginsResult
+from activities.volumes import missing_claim
 from models import signals
 from models.signals import PodSnapshot
 from workflows import sandbox
@@ -44,6 +47,7 @@ class Calls:
 
     log: list[tuple[str, Any]] = field(default_factory=list)
     gone: bool = False  # True: every write answers as into a deleted namespace
+    missing_claims: set[str] = field(default_factory=set)  # named claims that do not exist
 
     def write(self, name: str, arg: Any) -> None:
         self.log.append((name, arg))
@@ -94,7 +98,22 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
     @activity.defn(name="ensure_plugins")
     def ensure_plugins(r: PluginsInput) -> PluginsResult:
         calls.log.append(("ensure_plugins", r))
-        return PluginsResult(controlled={})
+        names = sorted(r.job.spec.plugins or {})
+        return PluginsResult(controlled={f"plugin-{n}": n for n in names if n != "hcclrank"})
+
+    @activity.defn(name="ensure_volumes")
+    def ensure_volumes(r: JobInput) -> VolumesResult:
+        """Names each unnamed claim `<job>-pvc-fake<i>`, as the real one draws a name; a
+        claim in `missing_claims` fails the attempt as the real one does."""
+        calls.write("ensure_volumes", r)
+        claims = [
+            v.volume_claim_name or f"{r.job.metadata.name}-pvc-fake{i}"
+            for i, v in enumerate(r.job.spec.volumes or [])
+        ]
+        for name in claims:
+            if name in calls.missing_claims:
+                raise ApplicationError(missing_claim(name), type="ClaimNotFound")
+        return VolumesResult(claims=claims)
 
     @activity.defn(name="remove_plugins")
     def remove_plugins(r: PluginsInput) -> PluginsResult:
@@ -111,7 +130,7 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         done("write_job_status"),
         done("record_event"),
         done("delete_job"),
-        done("ensure_volumes"),
+        ensure_volumes,
         done("write_queue_status"),
         done("patch_queue"),
         done("mark_unschedulable"),

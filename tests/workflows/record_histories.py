@@ -22,6 +22,7 @@ from tests.builders import make_job
 from tests.workflows import batch_harness as batch
 from tests.workflows.conftest import _test_server, register_search_attributes
 from tests.workflows.harness import SKIP_PAST, Harness, phase_is, pod, pods_changed, until
+from workflows.job import JobWorkflow
 from workflows.queue import QueueWorkflow, QueueWorkflowInput
 
 HISTORIES = Path(__file__).with_name("histories")
@@ -53,6 +54,41 @@ async def _restart_with_timeout(h: Harness) -> str:
     await until(handle, phase_is("Running"), "Running again")
     await pods_changed(
         handle, *[pod("story", t, i, phase="Succeeded", version=1) for t, i in everyone]
+    )
+    await until(handle, phase_is("Completed"), "Completed")
+    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-1"))
+    await handle.result()
+    history = await handle.fetch_history()
+    return history.to_json()
+
+
+async def _volumes_and_plugins(h: Harness) -> str:
+    """A job with a claim to create and the svc and env plugins: Running, restarted by a
+    command (a full kill: the plugins removed), Running again, Completed, deleted."""
+    claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    manifest = (
+        make_job("vols", namespace="test")
+        .task("worker", replicas=2)
+        .spec(
+            volumes=[{"mountPath": "/data", "volumeClaim": claim}],
+            plugins={"svc": [], "env": []},
+        )
+        .manifest()
+    )
+    handle = await h.submit(manifest)
+    everyone = [("worker", 0), ("worker", 1)]
+    await until(handle, lambda v: len(h.calls.named("create_pods")) == 1, "pods created")
+    await pods_changed(handle, *[pod("vols", t, i) for t, i in everyone])
+    await until(handle, phase_is("Running"), "Running")
+    await handle.execute_update(JobWorkflow.restart, signals.JobCommand(reason="story"))
+    await pods_changed(
+        handle, *[pod("vols", t, i, deleted=True, out_of_sync=True) for t, i in everyone]
+    )
+    await until(handle, phase_is("Pending"), "Pending")
+    await pods_changed(handle, *[pod("vols", t, i, version=1) for t, i in everyone])
+    await until(handle, phase_is("Running"), "Running again")
+    await pods_changed(
+        handle, *[pod("vols", t, i, phase="Succeeded", version=1) for t, i in everyone]
     )
     await until(handle, phase_is("Completed"), "Completed")
     await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-1"))
@@ -132,6 +168,9 @@ STORIES = {
     "entity_restart_with_timeout": (Harness, _restart_with_timeout),
     "entity_batch_backoff_then_ttl": (batch.BatchHarness, _batch_backoff_then_ttl),
     "entity_batch_unique_pod_names": (batch.BatchHarness, _batch_backoff_then_ttl),
+    # Recorded before the `caldera-job-io` patch (claim names in the spec, markers), and on it.
+    "volumes_and_plugins": (Harness, _volumes_and_plugins),
+    "job_io_volumes_and_plugins": (Harness, _volumes_and_plugins),
 }
 
 

@@ -51,3 +51,47 @@ def test_scheduling_hints_go_from_annotations_and_from_labels_as_volcano_copies_
         "volcano.sh/preemptable": "true",
         "volcano.sh/cooldown-time": "60s",
     }
+
+
+_CLAIM = {"accessModes": ["ReadWriteOnce"]}
+
+
+@pytest.mark.parametrize(
+    ("volumes", "claims"),
+    [
+        pytest.param([{"mountPath": "/d", "volumeClaimName": "shared"}], ["shared"], id="named"),
+        pytest.param(
+            [{"mountPath": "/d", "volumeClaim": _CLAIM, "volumeClaimName": "v-pvc-0123456789ab"}],
+            ["v-pvc-0123456789ab"],
+            id="written-back",
+        ),
+        pytest.param(
+            [{"mountPath": "/d", "volumeClaim": _CLAIM}], ["v-pvc-0"], id="run-from-before"
+        ),
+    ],
+)
+def test_pods_mount_the_claims_the_spec_names(
+    volumes: list[dict[str, Any]], claims: list[str]
+) -> None:
+    doc = make_job("v", "ns").task("w", replicas=1).spec(volumes=volumes).manifest()
+    doc["spec"]["tasks"][0]["template"] = {
+        "spec": {"containers": [{"name": "c"}], "initContainers": [{"name": "i"}]}
+    }
+    doc["metadata"]["uid"] = "u1"
+    job = Job.model_validate(doc)
+    pod = podspec.build_pod(job, "w", 0, version=0, retry_count=0)
+    assert [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"]] == claims
+    assert pod["spec"]["containers"][0]["volumeMounts"] == [
+        {"name": "caldera-volume-0", "mountPath": "/d"}
+    ]
+    assert "volumeMounts" not in pod["spec"]["initContainers"][0]
+
+
+def test_claim_manifest_is_owned_by_the_job() -> None:
+    doc = make_job("v", "ns").task("w", replicas=1).manifest()
+    doc["metadata"]["uid"] = "u1"
+    claim = podspec.claim_manifest(Job.model_validate(doc), "v-pvc-0123456789ab", _CLAIM)
+    assert claim["metadata"]["name"] == "v-pvc-0123456789ab"
+    (owner,) = claim["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == ("Job", "u1", True)
+    assert claim["spec"] == _CLAIM

@@ -197,3 +197,126 @@ def test_a_create_reports_its_dependency_and_plugin_problems_together() -> None:
     job = _job(_task("a", "a"), plugins={"nope": []})
     problems = jobspec.create_problems(job)
     assert [p.split(":")[0] for p in problems] == ["spec.tasks[0].dependsOn.name", "spec.plugins"]
+
+
+CLAIM = {"accessModes": ["ReadWriteOnce"]}
+CONFLICT = (
+    "conflict: to use an existing PVC give only volumeClaimName; to create a new PVC give only "
+    "volumeClaim"
+)
+SUBDOMAIN = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character"
+)
+
+
+@pytest.mark.parametrize(
+    ("volumes", "expected"),
+    [
+        pytest.param([], [], id="no-volumes"),
+        pytest.param(
+            [
+                {"mountPath": "/a", "volumeClaim": CLAIM},
+                {"mountPath": "/b", "volumeClaimName": "x"},
+            ],
+            [],
+            id="claim-to-create-and-claim-to-use",
+        ),
+        pytest.param(
+            [{"volumeClaim": CLAIM}],
+            ["spec.volumes[0].mountPath: mountPath is required"],
+            id="no-mountPath",
+        ),
+        pytest.param(
+            [
+                {"mountPath": "/a", "volumeClaim": CLAIM},
+                {"mountPath": "/a", "volumeClaimName": "x"},
+            ],
+            [
+                'spec.volumes[1].mountPath: duplicated mountPath "/a" (spec.volumes[0] mounts '
+                "there too)"
+            ],
+            id="duplicated-mountPath",
+        ),
+        pytest.param(
+            [{"mountPath": "/a"}],
+            ["spec.volumes[0]: either volumeClaim or volumeClaimName must be specified"],
+            id="neither",
+        ),
+        pytest.param(
+            [{"mountPath": "/a", "volumeClaim": CLAIM, "volumeClaimName": "x"}],
+            [f"spec.volumes[0].volumeClaimName: {CONFLICT}"],
+            id="both",
+        ),
+        pytest.param(
+            [{"mountPath": "/a", "volumeClaimName": "Data_1"}],
+            [f'spec.volumes[0].volumeClaimName: Invalid value: "Data_1": {SUBDOMAIN}'],
+            id="claim-name-not-a-subdomain",
+        ),
+        pytest.param(
+            [{"mountPath": "/a", "volumeClaimName": "d" * 254}],
+            [f'spec.volumes[0].volumeClaimName: Invalid value: "{"d" * 254}": {SUBDOMAIN}'],
+            id="claim-name-too-long",
+        ),
+    ],
+)
+def test_volumes_on_create_are_volcanos_validate_io(
+    volumes: list[dict[str, Any]], expected: list[str]
+) -> None:
+    job = _job(_task("a"), volumes=volumes)
+    assert jobspec.volume_problems(job) == expected
+    assert [p for p in jobspec.create_problems(job) if p.startswith("spec.volumes")] == expected
+
+
+NAMED = _edited(("spec", "volumes", 0, "volumeClaimName"), "j-pvc-0123456789ab")
+
+
+@pytest.mark.parametrize(
+    ("old", "value", "expected"),
+    [
+        pytest.param(OLD, "j-pvc-0123456789ab", [], id="controller-fills-it-in"),
+        pytest.param(NAMED, "j-pvc-0123456789ab", [], id="unchanged"),
+        pytest.param(
+            NAMED,
+            "j-pvc-other",
+            [
+                'spec.volumes[0].volumeClaimName: the claim name "j-pvc-0123456789ab" may not '
+                "change: pods mount that claim"
+            ],
+            id="changed",
+        ),
+        pytest.param(
+            NAMED,
+            None,
+            [
+                'spec.volumes[0].volumeClaimName: the claim name "j-pvc-0123456789ab" may not '
+                "change: pods mount that claim"
+            ],
+            id="removed",
+        ),
+        pytest.param(
+            OLD,
+            "Not-A-Name",
+            [f'spec.volumes[0].volumeClaimName: Invalid value: "Not-A-Name": {SUBDOMAIN}'],
+            id="filled-in-with-no-pvc-name",
+        ),
+    ],
+)
+def test_an_update_admits_the_controllers_claim_name_and_nothing_more(
+    old: dict[str, Any], value: str | None, expected: list[str]
+) -> None:
+    new = copy.deepcopy(old)
+    volume = new["spec"]["volumes"][0]
+    if value is None:
+        volume.pop("volumeClaimName", None)
+    else:
+        volume["volumeClaimName"] = value
+    assert jobspec.update_problems(old, new) == expected
+
+
+def test_an_update_may_not_name_a_claim_for_a_volume_without_volume_claim() -> None:
+    old = _job(_task("a"), volumes=[{"mountPath": "/a", "volumeClaimName": "x"}])
+    new = copy.deepcopy(old)
+    new["spec"]["volumes"][0]["volumeClaimName"] = "y"
+    (problem,) = jobspec.update_problems(old, new)
+    assert problem.startswith("spec.volumes: job updates may not change fields")

@@ -13,6 +13,7 @@ from models.scheduling import PodGroupPhase, QueueState
 from scheduling.objects import ParseMemo, snapshot_from_objects, task_status
 from scheduling.resources import Resources
 from scheduling.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
+from scheduling.volumes import Storage
 from tests.unit.scheduling.builders import (
     gang,
     make_node,
@@ -240,3 +241,31 @@ def test_a_memo_forgets_everything_when_priority_classes_change() -> None:
     high = {"metadata": {"name": "high"}, "value": 1000}
     assert snapshot([], gangs=gangs, memo=memo, priority_classes=[low]).tasks[0].priority == 10
     assert snapshot([], gangs=gangs, memo=memo, priority_classes=[high]).tasks[0].priority == 1000
+
+
+def test_a_pod_whose_claim_is_bound_carries_its_pvs_node_affinity() -> None:
+    affinity = {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+            ]
+        }
+    }
+    pods = []
+    for name, claim in (("a-worker-0", "bound"), ("a-worker-1", "free")):
+        doc = make_pod(name, group="a").obj()
+        doc["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]
+        pods.append(doc)
+    claims = [
+        {"metadata": {"namespace": "default", "name": "bound"}, "spec": {"volumeName": "pv"}},
+        {"metadata": {"namespace": "default", "name": "free"}, "spec": {}},
+    ]
+    pv = {"metadata": {"name": "pv"}, "spec": {"nodeAffinity": affinity}, "status": {}}
+    storage = Storage.parse(claims, [pv], [])
+    snap = snapshot_from_objects(
+        [], pods, [make_podgroup("a")], [make_queue("default")], storage=storage
+    )
+    bound, free = snap.tasks
+    (selector,) = bound.volume_affinity
+    assert selector.node_selector_terms[0].match_expressions[0].values == ("a",)
+    assert free.volume_affinity == ()

@@ -50,6 +50,21 @@ def test_job_workflow(owners: list[Obj], expected: str | None) -> None:
     assert job_workflow(group("pg", owners=owners, namespace="ns")) == expected
 
 
+@pytest.mark.parametrize(
+    ("name", "owners", "expected"),
+    [
+        pytest.param("podgroup-rs-uid", [other_owner("rs")], "podgroup/ns/rs-uid", id="workload"),
+        pytest.param("podgroup-rs-uid", [], None, id="workload-name-without-owner"),
+        pytest.param("hand-made", [other_owner("rs")], None, id="other-name"),
+    ],
+)
+def test_job_workflow_of_a_workload_podgroup(
+    name: str, owners: list[Obj], expected: str | None
+) -> None:
+    """The PodGroup made for pods Caldera did not create keys its gang by its PodGroupWorkflow."""
+    assert job_workflow(group(name, owners=owners, namespace="ns")) == expected
+
+
 def place(name: str, job: str, node: str = "n1") -> Placement:
     return Placement(
         pod=PodKey(f"default/{name}"), node=NodeName(node), job=JobKey(f"default/{job}")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from scheduling import predicates
-from scheduling.constraints import NodeSelectorRequirement, Taint, Toleration
+from scheduling.constraints import NodeSelector, NodeSelectorRequirement, Taint, Toleration
 from scheduling.snapshot import NodeInfo, TaskInfo
 from tests.unit.scheduling.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
@@ -307,3 +307,20 @@ def test_check_passes_a_fitting_node() -> None:
 )
 def test_fit_error(reasons: list[tuple[str, ...]], expected: str) -> None:
     assert predicates.fit_error(len(reasons), reasons) == expected
+
+
+ZONE_A = NodeSelector.model_validate({"nodeSelectorTerms": [term(expr("zone", "In", "a"))]})
+ZONE_B = NodeSelector.model_validate({"nodeSelectorTerms": [term(expr("zone", "In", "b"))]})
+VOLUME_CASES = [
+    pytest.param((), None, id="no-bound-volume"),
+    pytest.param((ZONE_A,), None, id="pv-reachable"),
+    pytest.param((ZONE_B,), predicates.VOLUME_CONFLICT, id="pv-in-another-zone"),
+    pytest.param((ZONE_A, ZONE_B), predicates.VOLUME_CONFLICT, id="every-pv-must-be-reachable"),
+]
+
+
+@pytest.mark.parametrize(("affinity", "expected"), VOLUME_CASES)
+def test_volume_binding(affinity: tuple[NodeSelector, ...], expected: str | None) -> None:
+    task = make_pod("p").info().model_copy(update={"volume_affinity": affinity})
+    assert predicates.volume_binding(task, NODE.info()) == expected
+    assert predicates.check(task, NODE.info()) == (() if expected is None else (expected,))

@@ -111,3 +111,101 @@ CLASS_PROVISIONS = [
 @pytest.mark.parametrize(("obj", "expected"), CLASS_PROVISIONS)
 def test_class_provisions(obj: Obj, expected: bool) -> None:
     assert StorageClass.parse(obj).provisions is expected
+
+
+def _claim(name: str = "data", **spec: Any) -> Obj:
+    return {"metadata": {"namespace": "default", "name": name}, "spec": spec}
+
+
+def _pv(name: str, labels: dict[str, str] | None = None, **spec: Any) -> Obj:
+    return {
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+        "status": {"phase": "Available"},
+    }
+
+
+def _zone(*zones: str) -> Obj:
+    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": list(zones)}]}]
+    return {"required": {"nodeSelectorTerms": terms}}
+
+
+NODES = [
+    {"metadata": {"name": "n-a", "labels": {"zone": "a"}}},
+    {"metadata": {"name": "n-b", "labels": {"zone": "b"}}},
+]
+RWO, RWX = ["ReadWriteOnce"], ["ReadWriteMany"]
+GI = {"requests": {"storage": "1Gi"}}
+
+MATCHES = [
+    pytest.param(_claim(resources=GI), _pv("pv", capacity={"storage": "2Gi"}), True, id="bigger"),
+    pytest.param(_claim(resources=GI), _pv("pv", capacity={"storage": "1Gi"}), True, id="exact"),
+    pytest.param(
+        _claim(resources=GI), _pv("pv", capacity={"storage": "512Mi"}), False, id="too-small"
+    ),
+    pytest.param(_claim(resources=GI), _pv("pv"), False, id="no-capacity"),
+    pytest.param(_claim(accessModes=RWO), _pv("pv", accessModes=RWO + RWX), True, id="modes-in"),
+    pytest.param(_claim(accessModes=RWX), _pv("pv", accessModes=RWO), False, id="mode-missing"),
+    pytest.param(
+        _claim(selector={"matchLabels": {"tier": "gold"}}),
+        _pv("pv", {"tier": "gold"}),
+        True,
+        id="selector-labels",
+    ),
+    pytest.param(
+        _claim(selector={"matchLabels": {"tier": "gold"}}),
+        _pv("pv", {"tier": "tin"}),
+        False,
+        id="selector-labels-differ",
+    ),
+    pytest.param(
+        _claim(selector={"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
+        _pv("pv", {"tier": "tin"}),
+        True,
+        id="selector-exists",
+    ),
+    pytest.param(
+        _claim(selector={"matchExpressions": [{"key": "tier", "operator": "Gt", "values": ["1"]}]}),
+        _pv("pv", {"tier": "2"}),
+        False,
+        id="selector-node-only-operator",
+    ),
+    pytest.param(
+        _claim(storageClassName="fast"), _pv("pv", storageClassName="slow"), False, id="class"
+    ),
+]
+
+
+@pytest.mark.parametrize(("pvc", "volume", "chosen"), MATCHES)
+def test_static_pv_must_match_the_claim(pvc: Obj, volume: Obj, chosen: bool) -> None:
+    storage = Storage.parse([pvc], [volume], CLASSES, NODES)
+    plan = volume_plan(pod("p-0", claims=["data"]), storage, "n-a")
+    assert plan.static == ([("data", "pv")] if chosen else [])
+
+
+REACH = [
+    pytest.param("n-a", [("data", "pv-a")], id="node-in-the-pvs-zone"),
+    pytest.param("n-b", [("data", "pv-b")], id="other-zone-other-pv"),
+    pytest.param("n-c", [("data", "pv-c")], id="unknown-node-only-unrestricted-pv"),
+]
+
+
+@pytest.mark.parametrize(("node", "static"), REACH)
+def test_static_pv_must_be_reachable_from_the_pods_node(
+    node: str, static: list[tuple[str, str]]
+) -> None:
+    volumes = [
+        _pv("pv-a", nodeAffinity=_zone("a")),
+        _pv("pv-b", nodeAffinity=_zone("b")),
+        _pv("pv-c"),
+    ]
+    storage = Storage.parse([_claim()], volumes, CLASSES, NODES)
+    assert volume_plan(pod("p-0", claims=["data"]), storage, node) == VolumePlan(static=static)
+
+
+def test_volume_affinity_is_that_of_the_bound_pvs_only() -> None:
+    claims = [_claim("a", volumeName="pv-a"), _claim("b"), _claim("c", volumeName="pv-c")]
+    volumes = [_pv("pv-a", nodeAffinity=_zone("a")), _pv("pv-c")]
+    storage = Storage.parse(claims, volumes, CLASSES, NODES)
+    (affinity,) = storage.volume_affinity("default", ["a", "b", "c", "gone"])
+    assert affinity.node_selector_terms[0].match_expressions[0].values == ("a",)

@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controllers import effects as fx
-from controllers.job import controller
+from controllers.job import controller, results
 from controllers.job import effects as job_fx
 from controllers.job.state import JobRecord
+from controllers.outcomes import ActionFailed
 from models import signals
 from models.signals import PodSnapshot
 from models.vcjob import JobPhase
@@ -282,3 +283,49 @@ def test_the_usual_way_to_running_makes_no_second_write() -> None:
     state, out = _run(state, signals.PodsChanged(pods=[_pod(0), _pod(1)]))
     assert state.phase == JobPhase.RUNNING
     assert _kinds(out).count("WriteStatus") == 1
+
+
+JOB_IO = UNGATED.model_copy(update={"job_io": True})
+CLAIM = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+
+
+def _claimed(created: job_fx.CreatePods) -> list[str | None]:
+    return [v.volume_claim_name for v in created.job.spec.volumes or []]
+
+
+def test_claims_named_by_the_volumes_step_reach_pods_and_status() -> None:
+    manifest = _manifest(volumes=[{"mountPath": "/data", "volumeClaim": CLAIM}])
+    state, out = _run(JOB_IO, signals.JobObserved(job=manifest))
+    assert _kinds(out) == ["PhaseChanged", "WriteStatus", "EnsureVolumes"]
+    state, out = _run(state, results.VolumesEnsured(claims=["j-pvc-0123456789ab"]))
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
+    assert _claimed(create) == ["j-pvc-0123456789ab"]
+    (write,) = [e for e in out if isinstance(e, job_fx.WriteStatus)]
+    assert write.status.controlled_resources == {
+        "volume-pvc-j-pvc-0123456789ab": "j-pvc-0123456789ab"
+    }
+    # A Job observed before the write-back reached the watch keeps the chosen name.
+    state, _ = _run(state, signals.JobObserved(job=manifest))
+    assert state.job is not None and state.job.spec.volumes is not None
+    assert state.job.spec.volumes[0].volume_claim_name == "j-pvc-0123456789ab"
+
+
+def test_plugin_markers_wait_for_the_next_status_write() -> None:
+    """Volcano persists its OnJobAdd markers only together with another status change."""
+    state, _ = _run(JOB_IO, signals.JobObserved(job=_manifest(plugins={"svc": []})))
+    state, out = _run(state, results.PluginsApplied(controlled={"plugin-svc": "svc"}))
+    assert out == [] and state.controlled == {"plugin-svc": "svc"}
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0), _pod(1)]))
+    (write,) = [e for e in out if isinstance(e, job_fx.WriteStatus)]
+    assert write.status.controlled_resources == {"plugin-svc": "svc"}
+
+
+def test_volumes_step_that_gives_up_terminates_the_pending_job() -> None:
+    manifest = _manifest(volumes=[{"mountPath": "/data", "volumeClaimName": "data"}])
+    state, _ = _run(JOB_IO, signals.JobObserved(job=manifest))
+    error = "pvc data is not found, the job will be in the Pending state until the PVC is created"
+    state, out = _run(state, ActionFailed(effect="EnsureVolumes", error=error))
+    assert state.phase == JobPhase.TERMINATING
+    assert "EnsureVolumes" not in _kinds(out) and "EnsurePodGroup" not in _kinds(out)
+    state, out = _run(state, signals.JobObserved(job=manifest))
+    assert state.phase == JobPhase.TERMINATED and "EnsureVolumes" not in _kinds(out)

@@ -589,6 +589,94 @@ def test_sync_ensures_volumes_on_initiation(phase: str | None, ensured: bool) ->
     assert all(v.job.spec.volumes == job.spec.volumes for v in volumes)
 
 
+CLAIM = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+MARKERS = {"plugin-svc": "svc", "volume-pvc-j-pvc-abc": "j-pvc-abc"}
+
+
+@pytest.mark.parametrize(
+    ("phase", "claims", "pg", "expected"),
+    [
+        pytest.param(
+            None,
+            None,
+            MISSING,
+            ["PhaseChanged", "EnsurePlugins", "WriteStatus", "EnsureVolumes"],
+            id="first-sync-volumes-before-the-pod-group",
+        ),
+        pytest.param(
+            "Pending",
+            None,
+            MISSING,
+            ["EnsurePlugins", "WriteStatus", "EnsureVolumes"],
+            id="pending-volumes-still-to-succeed",
+        ),
+        pytest.param(
+            "Pending",
+            ["j-pvc-abc"],
+            MISSING,
+            ["EnsurePlugins", "EnsurePodGroup", "WriteStatus"],
+            id="pending-claims-named-pod-group-next",
+        ),
+        pytest.param(
+            "Running",
+            None,
+            "Running",
+            ["EnsurePlugins", "WriteStatus"],
+            id="running-never-ensures-volumes",
+        ),
+    ],
+)
+def test_sync_with_job_io_names_claims_before_the_pod_group(
+    phase: str | None, claims: list[str] | None, pg: str, expected: list[str]
+) -> None:
+    """Volcano's initiateJob: the volumes step before the PodGroup, while the job initiates;
+    the status is written first, so a job waiting for its claim says Pending."""
+    job = _job(
+        ("w", 1), volumes=[{"mountPath": "/data", "volumeClaim": CLAIM}], plugins={"svc": []}
+    )
+    pods = [_pod("j-w-0")] if phase == "Running" else []
+    state = _state(job, phase, *pods, pg=pg).model_copy(
+        update={"job_io": True, "volume_claims": claims, "controlled": MARKERS}
+    )
+    plan = _sync(state)
+    assert _kinds(plan) == expected
+    if "WriteStatus" in expected:
+        assert _written(plan).controlled_resources == MARKERS
+
+
+@pytest.mark.parametrize(
+    ("action", "target", "markers"),
+    [
+        pytest.param(
+            "RestartJob", None, {"volume-pvc-j-pvc-abc": "j-pvc-abc"}, id="full-kill-drops-plugins"
+        ),
+        pytest.param("RestartTask", Target.TASK, MARKERS, id="targeted-kill-keeps-them"),
+    ],
+)
+def test_kill_with_job_io_writes_the_markers_left(
+    action: str, target: Target | None, markers: dict[str, str]
+) -> None:
+    """Volcano's pluginOnJobDelete precedes the status write and drops the plugins' markers;
+    Caldera removes plugins on full kills only."""
+    job = _job(
+        ("w", 1), volumes=[{"mountPath": "/data", "volumeClaim": CLAIM}], plugins={"svc": []}
+    )
+    state = _state(job, "Running", _pod("j-w-0"), pg="Running", plugins=1).model_copy(
+        update={"job_io": True, "volume_claims": ["j-pvc-abc"], "controlled": MARKERS}
+    )
+    plan = _kill(state, action, target)
+    assert _written(plan).controlled_resources == markers
+    assert plan.state.controlled == markers
+
+
+def test_sync_without_job_io_keeps_the_adopted_markers() -> None:
+    """A run from before the patch writes the status it adopted, markers as they were."""
+    job = _job(("w", 1), volumes=[{"mountPath": "/data", "volumeClaim": CLAIM}])
+    plan = _sync(_state(job, None, pg=MISSING, controlled_resources={"plugin-x": "x"}))
+    assert _kinds(plan) == ["PhaseChanged", "EnsureVolumes", "EnsurePodGroup", "WriteStatus"]
+    assert _written(plan).controlled_resources == {"plugin-x": "x"}
+
+
 def test_sync_and_kill_skip_a_job_being_deleted() -> None:
     """§4.1 step 1, §4.6 step 1: a job with a deletionTimestamp is left to the GC."""
     job = _job(("w", 2))

@@ -1,0 +1,157 @@
+"""The PodGroup made for a pod that names Volcano's scheduler and has none. Pure.
+
+Volcano's PodGroup controller names it after the pod's controlling owner (a ReplicaSet, a
+StatefulSet, a Job, ...), or the pod itself when it has none, so every pod of one owner joins
+one gang. Min member comes from the owners' `group-min-member` annotation (1 when absent or not
+a number), minResources is that many times one pod's requests, the queue and the priority
+class come from the pod; the owners' `volcano.sh/` annotations are inherited, and a few of the
+pod's own annotations and labels (preemptable, cooldown, revocable zone, the disruption budget,
+the network topology) go on top. The PodGroup is owned by whatever controls the pod, so it is
+garbage-collected with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Final
+
+from models import labels
+from models.meta import ObjectMeta, OwnerReference
+from models.quantity import format_quantity, parse_quantity
+from models.scheduling import DEFAULT_QUEUE, PodGroup, PodGroupSpec
+from models.signals import WorkloadPod
+
+# The pod's own keys the PodGroup takes; only these travel from the forwarder.
+POD_ANNOTATIONS: Final = (
+    labels.POD_QUEUE_NAME,
+    labels.PREEMPTABLE,
+    labels.COOLDOWN_TIME,
+    labels.REVOCABLE_ZONE,
+    labels.JDB_MIN_AVAILABLE,
+    labels.JDB_MAX_UNAVAILABLE,
+    labels.NETWORK_TOPOLOGY_MODE,
+    labels.NETWORK_TOPOLOGY_HIGHEST_TIER,
+)
+POD_LABELS: Final = (labels.PREEMPTABLE, labels.COOLDOWN_TIME)
+_COPIED: Final = (labels.PREEMPTABLE, labels.COOLDOWN_TIME, labels.REVOCABLE_ZONE)
+_INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")  # what Go's strconv accepts in base 10
+_INT32: Final = 2**31 - 1
+TOPOLOGY_MODES: Final = ("hard", "soft")
+
+
+def _controller(pod: WorkloadPod) -> OwnerReference | None:
+    """The owner reference that says controller; None: a bare pod."""
+    return next((r for r in pod.owner_references if r.controller), None)
+
+
+def owner_uid(pod: WorkloadPod) -> str:
+    """Whose gang the pod is in: its controlling owner's uid, or its own."""
+    owner = _controller(pod)
+    return owner.uid if owner is not None else pod.uid
+
+
+def group_name(pod: WorkloadPod) -> str:
+    return labels.POD_GROUP_PREFIX + owner_uid(pod)
+
+
+def owner_references(pod: WorkloadPod) -> list[OwnerReference]:
+    """The pod's own references when one of them is a controller (the PodGroup goes with that
+    owner), else one controller reference to the pod (it goes with the pod)."""
+    if _controller(pod) is not None:
+        return list(pod.owner_references)
+    return [
+        OwnerReference(
+            api_version="v1",
+            kind="Pod",
+            name=pod.name,
+            uid=pod.uid,
+            controller=True,
+            block_owner_deletion=True,
+        )
+    ]
+
+
+def inherited(key: str) -> bool:
+    """The owner annotations the PodGroup reads: min member, and what it copies."""
+    return key == labels.GROUP_MIN_MEMBER or key.startswith(labels.INHERITED_PREFIX)
+
+
+def _int(text: str) -> int | None:
+    """An int32 as Go's strconv reads it; None: not one."""
+    if not _INTEGER.match(text):
+        return None
+    value = int(text)
+    return value if -_INT32 - 1 <= value <= _INT32 else None
+
+
+def min_member(upper: Mapping[str, str]) -> int:
+    """The owners' group-min-member; 1 when absent, not a number or negative."""
+    text = upper.get(labels.GROUP_MIN_MEMBER)
+    value = None if text is None else _int(text)
+    return value if value is not None and value >= 0 else 1
+
+
+def min_resources(requests: Mapping[str, str], members: int) -> dict[str, str]:
+    """`members` times one pod's requests; zero quantities are left out."""
+    out: dict[str, str] = {}
+    for name, text in sorted(requests.items()):
+        value = parse_quantity(text) * members
+        if value != Fraction(0):
+            out[name] = format_quantity(value)
+    return out
+
+
+def network_topology(notes: Mapping[str, str]) -> dict[str, object] | None:
+    """The pod's network-topology annotations; None: it has neither. An unknown mode reads as
+    hard, a tier that is not a number is left out (Volcano logs both and goes on)."""
+    mode_text = notes.get(labels.NETWORK_TOPOLOGY_MODE)
+    tier_text = notes.get(labels.NETWORK_TOPOLOGY_HIGHEST_TIER)
+    if mode_text is None and tier_text is None:
+        return None
+    mode = (mode_text or "").lower()
+    topology: dict[str, object] = {"mode": mode if mode in TOPOLOGY_MODES else "hard"}
+    tier = None if tier_text is None else _int(tier_text)
+    if tier is not None:
+        topology["highestTierAllowed"] = tier
+    return topology
+
+
+def _annotations(pod: WorkloadPod, upper: Mapping[str, str]) -> dict[str, str]:
+    """Inherited `volcano.sh/` annotations, then the pod's own on top; of the disruption
+    budget the pod's min-available wins, else its max-unavailable."""
+    out = {k: v for k, v in upper.items() if k.startswith(labels.INHERITED_PREFIX)}
+    notes = pod.annotations
+    for key in _COPIED:
+        if key in notes:
+            out[key] = notes[key]
+    if labels.JDB_MIN_AVAILABLE in notes:
+        out[labels.JDB_MIN_AVAILABLE] = notes[labels.JDB_MIN_AVAILABLE]
+    elif labels.JDB_MAX_UNAVAILABLE in notes:
+        out[labels.JDB_MAX_UNAVAILABLE] = notes[labels.JDB_MAX_UNAVAILABLE]
+    return dict(sorted(out.items()))
+
+
+def pod_group(pod: WorkloadPod, upper: Mapping[str, str]) -> PodGroup:
+    """buildPodGroupFromPod: `upper` is what the pod's owners' annotations say (first owner
+    first), already read."""
+    members = min_member(upper)
+    pod_labels = {k: pod.labels[k] for k in POD_LABELS if k in pod.labels}
+    annotations = _annotations(pod, upper)
+    return PodGroup(
+        metadata=ObjectMeta(
+            name=group_name(pod),
+            namespace=pod.namespace,
+            owner_references=owner_references(pod),
+            labels=pod_labels or None,
+            annotations=annotations or None,
+        ),
+        spec=PodGroupSpec(
+            min_member=members,
+            min_resources=min_resources(pod.requests, members),
+            queue=pod.annotations.get(labels.POD_QUEUE_NAME) or DEFAULT_QUEUE,
+            priority_class_name=pod.priority_class_name or None,
+            network_topology=network_topology(pod.annotations),
+        ),
+    )

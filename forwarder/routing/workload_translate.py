@@ -1,0 +1,60 @@
+"""Pods Caldera did not create → what the PodGroup controller reads of them. Pure functions.
+
+Volcano's PodGroup controller takes every pod whose schedulerName is one Volcano schedules and
+that has no `scheduling.k8s.io/group-name` annotation; pods of Volcano Jobs and of Caldera's
+batch/v1 Jobs carry that annotation from birth (and are ruled out by owner as well, in case one
+is created without it). A pod being deleted needs no PodGroup. Only the annotations and labels
+the PodGroup takes travel, with one pod's requests, so the workflow never holds the pod.
+"""
+
+from __future__ import annotations
+
+from controllers.podgroup import build
+from forwarder.routing import events, translate
+from models import labels, signals
+from models.defaults import DEFAULT_SCHEDULER
+from models.meta import OwnerReference
+from scheduling.requests import pod_request
+
+Obj = events.Obj
+
+
+def wants_group(obj: Obj) -> bool:
+    """A pod that names Volcano's scheduler, has no group name yet, is not going, and is not a
+    Volcano Job's (whose controller gives it its PodGroup)."""
+    spec = obj.get("spec") or {}
+    meta = translate.metadata(obj)
+    return (
+        spec.get("schedulerName") == DEFAULT_SCHEDULER
+        and not translate.annotations_of(obj).get(labels.GROUP_NAME)
+        and meta.get("deletionTimestamp") is None
+        and translate.controller_job_uid(obj) is None
+    )
+
+
+def owner_references(obj: Obj) -> list[OwnerReference]:
+    refs = translate.metadata(obj).get("ownerReferences") or []
+    return [OwnerReference.load(dict(r)) for r in refs]
+
+
+def workload_pod(obj: Obj) -> signals.WorkloadPod:
+    meta = translate.metadata(obj)
+    spec = obj.get("spec") or {}
+    notes = translate.annotations_of(obj)
+    pod_labels: dict[str, str] = meta.get("labels") or {}
+    requests = pod_request(spec).to_resource_list()
+    return signals.WorkloadPod(
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        uid=translate.uid(obj),
+        owner_references=owner_references(obj),
+        priority_class_name=str(spec.get("priorityClassName") or ""),
+        requests=requests,
+        annotations={k: notes[k] for k in build.POD_ANNOTATIONS if k in notes},
+        labels={k: pod_labels[k] for k in build.POD_LABELS if k in pod_labels},
+    )
+
+
+def workload_ref(pod: signals.WorkloadPod) -> events.WorkloadRef:
+    """The PodGroupWorkflow of the pod's gang: its controlling owner's, or its own."""
+    return events.WorkloadRef(pod.namespace, build.owner_uid(pod))

@@ -1,0 +1,134 @@
+"""Pods Caldera did not create, through the router: which reach a PodGroupWorkflow, under which
+id, and when the scheduler is woken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from forwarder import signaller
+from forwarder.routing import events, router
+from models import batchv1, labels, signals
+from tests.unit.forwarder.inbound import added, deleted, modified, route_all
+
+pytestmark = pytest.mark.unit
+
+K = events.Kind
+RS_REF = {
+    "apiVersion": "apps/v1",
+    "kind": "ReplicaSet",
+    "name": "web-1",
+    "uid": "rs-uid",
+    "controller": True,
+}
+VCJOB_REF = {**RS_REF, "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "uid": "vc"}
+BATCH_REF = {**RS_REF, "apiVersion": "batch/v1", "kind": "Job", "uid": "batch-uid"}
+
+
+def pod(
+    uid: str = "pod-uid",
+    owners: tuple[dict[str, Any], ...] = (RS_REF,),
+    scheduler: str = "volcano",
+    notes: dict[str, str] | None = None,
+    deleting: bool = False,
+    node: str | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": f"web-{uid}",
+        "namespace": "ns",
+        "uid": uid,
+        "ownerReferences": list(owners),
+        "annotations": notes or {},
+    }
+    if deleting:
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+
+
+def managed_job() -> dict[str, Any]:
+    return {
+        "metadata": {"name": "train", "namespace": "ns", "uid": "batch-uid"},
+        "spec": {"managedBy": batchv1.CONTROLLER_NAME},
+    }
+
+
+GROUPED = {labels.GROUP_NAME: "podgroup-rs-uid"}
+ROUTE_CASES = [
+    pytest.param(pod(), "podgroup/ns/rs-uid", id="replicaset-pod"),
+    pytest.param(pod(owners=()), "podgroup/ns/pod-uid", id="bare-pod"),
+    pytest.param(pod(owners=(BATCH_REF,)), "podgroup/ns/batch-uid", id="unmanaged-batch-job"),
+    pytest.param(pod(scheduler="default-scheduler"), None, id="other-scheduler"),
+    pytest.param(pod(notes=GROUPED), None, id="has-group-name"),
+    pytest.param(pod(deleting=True), None, id="deleting"),
+    pytest.param(pod(owners=(VCJOB_REF,)), None, id="volcano-job-pod"),
+]
+
+
+@pytest.mark.parametrize(("obj", "workflow_id"), ROUTE_CASES)
+def test_pod_added_routed_to_its_gang(obj: dict[str, Any], workflow_id: str | None) -> None:
+    out = router.Router().route(added(K.WORKLOAD_POD, obj))
+    if workflow_id is None:
+        assert out == []
+        return
+    [signal] = out
+    assert isinstance(signal, events.Signal)
+    assert (signal.target.workflow_id, signal.name, signal.start) == (
+        workflow_id,
+        signals.SIGNAL_WORKLOAD_POD_SEEN,
+        True,
+    )
+
+
+def test_caldera_batch_job_pod_not_routed() -> None:
+    r = router.Router()
+    r.route(added(K.BATCH_JOB, managed_job()))
+    assert r.route(added(K.WORKLOAD_POD, pod(owners=(BATCH_REF,)))) == []
+
+
+def test_payload_carries_what_the_podgroup_reads() -> None:
+    notes = {labels.POD_QUEUE_NAME: "q1", "kubectl.kubernetes.io/last-applied": "{}"}
+    [signal] = router.Router().route(added(K.WORKLOAD_POD, pod(notes=notes)))
+    assert isinstance(signal, events.Signal) and isinstance(signal.payload, signals.WorkloadPodSeen)
+    seen = signal.payload.pod
+    assert seen.annotations == {labels.POD_QUEUE_NAME: "q1"}
+    assert seen.requests == {"cpu": "500m", "memory": "0", "pods": "1"}
+    assert [r.uid for r in seen.owner_references] == ["rs-uid"]
+
+
+def test_pod_sent_once_until_relisted() -> None:
+    r = router.Router()
+    first = route_all(r, added(K.WORKLOAD_POD, pod()), modified(K.WORKLOAD_POD, pod()))
+    assert len(first) == 1
+    again = r.route(events.Relisted(K.WORKLOAD_POD, [pod()]))
+    assert len(again) == 1
+
+
+def test_annotated_pending_pod_wakes_its_scheduler_once() -> None:
+    r = router.Router()
+    r.route(added(K.WORKLOAD_POD, pod()))
+    out = route_all(
+        r,
+        modified(K.WORKLOAD_POD, pod(notes=GROUPED)),
+        modified(K.WORKLOAD_POD, pod(notes=GROUPED)),
+    )
+    assert out == [events.WorkUpdate(events.SchedulerRef("volcano"), "pod joined its podgroup")]
+
+
+def test_deleted_pod_forgotten() -> None:
+    r = router.Router()
+    out = route_all(r, added(K.WORKLOAD_POD, pod()), deleted(K.WORKLOAD_POD, pod()))
+    assert len(out) == 1
+    assert r.route(modified(K.WORKLOAD_POD, pod(notes=GROUPED))) == []
+
+
+def test_signaller_summary_names_the_gang() -> None:
+    target = events.WorkloadRef("ns", "rs-uid")
+    assert signaller.summary(target) == "PodGroup of ns pods controlled by rs-uid"
+    assert target.workflow_id == "podgroup/ns/rs-uid"
