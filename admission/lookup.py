@@ -65,7 +65,8 @@ class ApiLookup:
                 raise
         return rules.queue_info(_mapping(obj, f"queue {name!r}"))
 
-    def list_queues(self) -> list[rules.QueueInfo]:
+    def list_queues(self, fresh: bool = False) -> list[rules.QueueInfo]:
+        del fresh  # every answer here is fresh
         with _reading("list queues"):
             listed = self._custom.list_cluster_custom_object(
                 scheduling.GROUP, scheduling.VERSION, PLURAL, _request_timeout=TIMEOUT
@@ -118,8 +119,8 @@ class CachedLookup:
             return held
         return self._fresh.get_queue(name)  # a refusal is decided on a fresh read only
 
-    def list_queues(self) -> list[rules.QueueInfo]:
-        if not self._synced.is_set():
+    def list_queues(self, fresh: bool = False) -> list[rules.QueueInfo]:
+        if fresh or not self._synced.is_set():
             return list(self._fresh.list_queues())
         with self._lock:
             return list(self._queues.values())

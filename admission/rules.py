@@ -27,7 +27,7 @@ Every message names the object and the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
@@ -61,7 +61,9 @@ class Lookup(Protocol):
     def get_queue(self, name: str) -> QueueInfo | None:  # None: no such queue
         ...
 
-    def list_queues(self) -> Sequence[QueueInfo]: ...
+    def list_queues(self, fresh: bool = False) -> Sequence[QueueInfo]:
+        """Every queue; `fresh`: read afresh, not from a watch that may lag."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
     problems = _closed(queue, "job")
     if name == ROOT_QUEUE:
         return [*problems, f'spec.queue: can not submit job to the root queue "{ROOT_QUEUE}"']
-    children = sorted(q.name for q in lookup.list_queues() if q.parent == name)
+    children = _confirmed(lambda queues: _children(name, queues), lookup)
     if children:
         listed = ", ".join(f'"{c}"' for c in children)
         problems.append(
@@ -177,8 +179,21 @@ def _queue_problems(
     resized = old is None or queue_info(old).shares != new.shares
     if problems or not (moved or resized):
         return problems
-    members = [_member(q) for q in lookup.list_queues()]
-    return queueresources.hierarchy_problems(_member(replace(new, name=name)), members)
+    me = _member(replace(new, name=name))
+    return _confirmed(
+        lambda queues: queueresources.hierarchy_problems(me, [_member(q) for q in queues]), lookup
+    )
+
+
+def _children(name: str, queues: Sequence[QueueInfo]) -> list[str]:
+    return sorted(q.name for q in queues if q.parent == name)
+
+
+def _confirmed(check: Callable[[Sequence[QueueInfo]], list[str]], lookup: Lookup) -> list[str]:
+    """What `check` finds in the queues, confirmed on a fresh list before it refuses anything:
+    the watch behind the lookup may still hold a child or sibling deleted a moment ago."""
+    found = check(lookup.list_queues())
+    return check(lookup.list_queues(fresh=True)) if found else found
 
 
 def _member(queue: QueueInfo) -> queueresources.Member:
@@ -189,7 +204,7 @@ def _member(queue: QueueInfo) -> queueresources.Member:
 
 def _deletion_problems(name: str, lookup: Lookup) -> list[str]:
     """Volcano's rule: a queue with children stays (they would hang under nothing)."""
-    children = sorted(q.name for q in lookup.list_queues() if q.parent == name)
+    children = _confirmed(lambda queues: _children(name, queues), lookup)
     if not children:
         return []
     return [

@@ -25,7 +25,7 @@ class Fresh:
         self.reads.append(name)
         return self.queues.get(name)
 
-    def list_queues(self) -> Sequence[rules.QueueInfo]:
+    def list_queues(self, fresh: bool = False) -> Sequence[rules.QueueInfo]:
         self.reads.append("*")
         return list(self.queues.values())
 

@@ -51,7 +51,7 @@ class Queues:
         self.reads.append(name)
         return self.queues.get(name)
 
-    def list_queues(self) -> list[QueueInfo]:
+    def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
         self.reads.append("*")
         return list(self.queues.values())
 
@@ -412,3 +412,23 @@ def test_a_queue_with_children_cannot_be_deleted(name: str, expected: Verdict) -
         "oldObject": {"metadata": {"name": name}, "spec": {"weight": 1}},
     }
     assert rules.review(request, Queues()) == expected
+
+
+class Stale(Queues):
+    """A watch that still holds `org`'s children after they were deleted."""
+
+    def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
+        queues = super().list_queues(fresh)
+        return [q for q in queues if q.parent != "org"] if fresh else queues
+
+
+def test_a_refusal_is_confirmed_on_a_fresh_list_of_the_queues() -> None:
+    request = {
+        "uid": "7f1c",
+        "resource": {"group": "scheduling.volcano.sh", "version": "v1", "resource": "queues"},
+        "operation": "DELETE",
+        "name": "org",
+        "oldObject": {"metadata": {"name": "org"}, "spec": {"weight": 1}},
+    }
+    assert rules.review(request, Stale()) == ALLOW  # its children are gone in fact
+    assert rules.review(job("org"), Stale()) == ALLOW  # a leaf again

@@ -17,7 +17,7 @@ class Unreachable:
     def get_queue(self, name: str) -> QueueInfo | None:
         raise lookup.LookupFailed(f"could not read queue {name!r}: 503 Service Unavailable")
 
-    def list_queues(self) -> list[QueueInfo]:
+    def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
         raise lookup.LookupFailed("could not list queues: 503 Service Unavailable")
 
 
@@ -76,7 +76,7 @@ class Broken:
     def get_queue(self, name: str) -> QueueInfo | None:
         raise KeyError(name)
 
-    def list_queues(self) -> list[QueueInfo]:
+    def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
         return []
 
 
