@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Final
 
 from kubernetes.client import ApiException
+from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.messages import NAMESPACE_GONE
@@ -25,6 +27,16 @@ CONFLICT: Final = 409
 FORBIDDEN: Final = 403
 TERMINATING: Final = "NamespaceTerminating"  # the cause of a 403 in a namespace going away
 _PERMANENT: Final = {422: "Invalid", 403: "Forbidden", 400: "BadRequest"}
+# A webhook's refusal heals when the user acts (creates or opens the queue), not with load: its
+# retries follow Volcano's requeue of a failed sync (10 ms, doubling), so the activity's 15
+# attempts span Volcano's 15 requeues (about 164 s) before the job is Terminated, rather than
+# the five minutes the write policy's backoff takes.
+WEBHOOK_FIRST_RETRY: Final = timedelta(milliseconds=10)
+
+
+def _webhook_retry() -> timedelta:
+    attempt: int = activity.info().attempt if activity.in_activity() else 1
+    return timedelta(seconds=WEBHOOK_FIRST_RETRY.total_seconds() * 2.0 ** (attempt - 1))
 
 
 def _namespace_gone(e: ApiException) -> bool:
@@ -45,17 +57,20 @@ def _namespace_gone(e: ApiException) -> bool:
     return any(isinstance(c, dict) and c.get("reason") == TERMINATING for c in causes)
 
 
-def _denied_by_webhook(e: ApiException) -> bool:
+def _webhook_refusal(e: ApiException) -> str | None:
     """An admission webhook's refusal (a PodGroup to a queue closed a moment ago, a queue not
-    created yet): it depends on other objects, so it may pass later, and is retried for as long
-    as the activity's policy allows (as Volcano requeues a failed sync), not taken as final."""
+    created yet), as its message: it depends on other objects, so it may pass later, and is
+    retried for as long as the activity's policy allows (as Volcano requeues a failed sync),
+    not taken as final. None: not a webhook's refusal."""
     if e.status != FORBIDDEN:
-        return False
+        return None
     try:
         message = json.loads(e.body or "{}").get("message") or ""
     except (ValueError, AttributeError):
-        return False
-    return isinstance(message, str) and message.startswith("admission webhook ")
+        return None
+    return (
+        message if isinstance(message, str) and message.startswith("admission webhook ") else None
+    )
 
 
 def _reason(e: ApiException) -> str:
@@ -74,7 +89,12 @@ def kube_call(what: str, ok: frozenset[int] = frozenset()) -> Iterator[None]:
             raise ApplicationError(
                 f"{what}: {_reason(e)}", type=NAMESPACE_GONE, non_retryable=True
             ) from e
-        kind = None if _denied_by_webhook(e) else _PERMANENT.get(e.status or 0)
+        refusal = _webhook_refusal(e)
+        if refusal is not None:
+            raise ApplicationError(
+                f"{what}: {refusal}", type="AdmissionDenied", next_retry_delay=_webhook_retry()
+            ) from e
+        kind = _PERMANENT.get(e.status or 0)
         if kind is not None:
             raise ApplicationError(f"{what}: {_reason(e)}", type=kind, non_retryable=True) from e
         category = (

@@ -21,6 +21,10 @@ class JobInput(Message):
     job: vcjob.Job
 
 
+class EnsurePodGroupInput(JobInput):
+    look_up: bool = False  # see `controllers.job.effects.EnsurePodGroup`
+
+
 class BatchJobInput(Message):
     """Activities that act for a whole batch/v1 Job get the Job as last observed."""
 
@@ -33,6 +37,7 @@ class CreatePodsInput(Message):
     retry_count: int
     pods: list[tuple[str, int]]  # (task, index)
     scheduler_override: str | None = None  # None: the job's or template's scheduler
+    pod_group: str | None = None  # None: the job's own `<job>-<uid>`
 
 
 class CreatePodsResult(Message):

@@ -12,7 +12,8 @@ from kubernetes import client
 from temporalio import activity
 
 from activities import errors, kube, podspec
-from activities.messages import Done, JobInput, PodGroupInput
+from activities.messages import Done, EnsurePodGroupInput, PodGroupInput
+from controllers.job import reconcile
 from models import scheduling
 from models.vcjob import Job
 
@@ -50,12 +51,23 @@ def desired_spec(job: Job, priorities: dict[str, int]) -> dict[str, Any]:
 
 
 @activity.defn(name="ensure_pod_group")
-def ensure_pod_group(request: JobInput) -> Done:
+def ensure_pod_group(request: EnsurePodGroupInput) -> Done:
+    """Create the job's PodGroup, or bring an existing one's sizes up to date.
+
+    With `look_up` (a job that ran under a controller before), as Volcano's controller does:
+    its own `<job>-<uid>`, else the `<job>` Volcano named them before 1.5, which is then kept
+    and updated instead of making a second gang. A new job skips the reads: its create is the
+    lookup."""
     job = request.job
     namespace = job.metadata.namespace or "default"
-    name = podspec.pod_group_name(job)
     spec = desired_spec(job, _priorities(job))
-    custom = kube.custom()
+    if request.look_up:
+        for name in (reconcile.pod_group_name(job), reconcile.legacy_pod_group_name(job)):
+            current = _read(namespace, name)
+            if current is not None:
+                _update(namespace, name, current, spec)
+                return Done()
+    name = reconcile.pod_group_name(job)
     manifest = {
         "apiVersion": scheduling.API_VERSION,
         "kind": "PodGroup",
@@ -71,22 +83,35 @@ def ensure_pod_group(request: JobInput) -> Done:
     }
     created = False
     with errors.kube_call(f"create podgroup {namespace}/{name}", ok=errors.EXISTS_OK):
-        custom.create_namespaced_custom_object(_GROUP, _VERSION, namespace, _PLURAL, manifest)
-        created = True
-    if created:
-        return Done()
-    with errors.kube_call(f"read podgroup {namespace}/{name}"):
-        current = kube.as_dict(
-            custom.get_namespaced_custom_object(_GROUP, _VERSION, namespace, _PLURAL, name)
+        kube.custom().create_namespaced_custom_object(
+            _GROUP, _VERSION, namespace, _PLURAL, manifest
         )
+        created = True
+    if not created:
+        current = _read(namespace, name)
+        if current is not None:
+            _update(namespace, name, current, spec)
+    return Done()
+
+
+def _read(namespace: str, name: str) -> dict[str, Any] | None:
+    """None: there is no such PodGroup."""
+    found: dict[str, Any] | None = None
+    with errors.kube_call(f"read podgroup {namespace}/{name}", ok=errors.GONE_OK):
+        found = kube.as_dict(
+            kube.custom().get_namespaced_custom_object(_GROUP, _VERSION, namespace, _PLURAL, name)
+        )
+    return found
+
+
+def _update(namespace: str, name: str, current: dict[str, Any], spec: dict[str, Any]) -> None:
     mutable = ("minMember", "minTaskMember", "minResources", "priorityClassName")
     patch = {k: spec.get(k) for k in mutable if current.get("spec", {}).get(k) != spec.get(k)}
     if patch:
         with errors.kube_call(f"update podgroup {namespace}/{name}"):
-            custom.patch_namespaced_custom_object(
+            kube.custom().patch_namespaced_custom_object(
                 _GROUP, _VERSION, namespace, _PLURAL, name, {"spec": patch}
             )
-    return Done()
 
 
 @activity.defn(name="delete_pod_group")

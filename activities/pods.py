@@ -64,7 +64,13 @@ def create_pods(request: CreatePodsInput) -> CreatePodsResult:
         plugins.on_pod_create(
             job,
             podspec.build_pod(
-                job, task, index, request.version, request.retry_count, request.scheduler_override
+                job,
+                task,
+                index,
+                request.version,
+                request.retry_count,
+                request.scheduler_override,
+                request.pod_group,
             ),
             task,
             index,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Final
 
+from controllers.job.reconcile import pod_group_name
 from models import labels
 from models.defaults import DEFAULT_SCHEDULER
 from models.quantity import format_quantity, parse_quantity
@@ -32,10 +33,6 @@ def owner_reference(job: Job) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def pod_group_name(job: Job) -> str:
-    return f"{job.metadata.name}-{job.metadata.uid}"
 
 
 CLAIM_SUFFIX_CHARS: Final = string.digits + string.ascii_lowercase
@@ -73,8 +70,10 @@ def build_pod(
     version: int,
     retry_count: int,
     scheduler_override: str | None = None,
+    pod_group: str | None = None,
 ) -> dict[str, Any]:
-    """The pod `<job>-<task>-<index>` from the task template, as Volcano's createJobPod."""
+    """The pod `<job>-<task>-<index>` from the task template, as Volcano's createJobPod;
+    `pod_group` None: its gang is the job's own PodGroup."""
     task = _task(job, task_name)
     template = task.template.model_dump(mode="json", by_alias=True) if task.template else {}
     meta = copy.deepcopy(template.get("metadata") or {})
@@ -92,7 +91,7 @@ def build_pod(
     annotations.update(common)
     annotations.update(
         {
-            labels.GROUP_NAME: pod_group_name(job),
+            labels.GROUP_NAME: pod_group or pod_group_name(job),
             labels.JOB_VERSION: str(version),
             labels.TEMPLATE_UID: f"{job_meta.name}-{task_name}",
             labels.JOB_RETRY_COUNT: str(retry_count),

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.messages import (
         CreatePodsInput,
         DeleteJobInput,
+        EnsurePodGroupInput,
         JobInput,
         PodGroupInput,
         PodsInput,
@@ -33,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
-    from controllers.job import clock, controller, resources, results, views
+    from controllers.job import clock, controller, reconcile, resources, results, views
     from controllers.job import effects as job_fx
     from controllers.job.state import JobRecord
     from controllers.outcomes import AnyOutcome
@@ -45,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.jobshell import JobShell
 
 JOB_IO = "caldera-job-io"
+LEGACY = "caldera-legacy-pod-group"
 
 
 class JobWorkflowInput(BaseModel):
@@ -88,6 +90,8 @@ class JobWorkflow(JobShell[JobRecord]):
             # Asked once per run, at the same input on every replay: a run from before the
             # patch replays without it, and a job with neither volumes nor plugins never asks.
             state = state.model_copy(update={"job_io": workflow.patched(JOB_IO)})
+        if reconcile.asks_legacy(state, item):
+            state = state.model_copy(update={"legacy_pod_groups": workflow.patched(LEGACY)})
         return controller.decide(state, item, now)
 
     def carry(
@@ -204,7 +208,7 @@ class JobWorkflow(JobShell[JobRecord]):
             case job_fx.EnsurePodGroup():
                 await activity_call.run(
                     podgroups.ensure_pod_group,
-                    JobInput(job=effect.job),
+                    EnsurePodGroupInput(job=effect.job, look_up=effect.look_up),
                     options.KUBE_WRITE,
                     "ensure PodGroup",
                 )
@@ -249,6 +253,7 @@ class JobWorkflow(JobShell[JobRecord]):
                         retry_count=effect.retry_count,
                         pods=effect.pods,
                         scheduler_override=effect.scheduler_override,
+                        pod_group=effect.pod_group,
                     ),
                     options.pod_batch(self._entity.state.settings.local_pod_writes),
                     f"create {len(effect.pods)} pods (version {effect.version})",

@@ -178,7 +178,10 @@ def _observe(
     if state.job is None and job.status is not None:
         # Adopt what is recorded, markers included (a run that starts over after a loss).
         adopted = dict(job.status.controlled_resources or {}) if state.job_io else {}
-        state = state.model_copy(update={"status": job.status, "controlled": adopted})
+        ran_before = job.status.state is not None and job.status.state.phase is not None
+        state = state.model_copy(
+            update={"status": job.status, "controlled": adopted, "ran_before": ran_before}
+        )
     job = resources.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
     state = state.model_copy(update={"job": job})
     return _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
@@ -249,8 +252,12 @@ def _vanished(
 def _pod_group(
     state: JobRecord, observed: signals.PodGroupObserved, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    if state.job is None or observed.name != reconcile.pod_group_name(state.job):
-        return state, []  # a legacy or foreign PodGroup
+    if state.job is None:
+        return state, []
+    if observed.name == reconcile.legacy_pod_group_name(state.job) and state.legacy_pod_groups:
+        return _legacy_pod_group(state, observed, now)
+    if observed.name != reconcile.pod_group_name(state.job):
+        return state, []  # another controller's PodGroup
     if observed.deleted:
         update = {"pod_group_exists": False, "pod_group_phase": None, "pod_group_generation": None}
         return _handle(state.model_copy(update=update), [Request()], now)
@@ -259,6 +266,29 @@ def _pod_group(
     if not changed:
         return state, []
     event = Event.JOB_UNKNOWN if observed.phase == "Unknown" else Event.OUT_OF_SYNC
+    return _handle(state, [Request(event=event)], now)
+
+
+def _legacy_pod_group(
+    state: JobRecord, observed: signals.PodGroupObserved, now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """The job's PodGroup from before Volcano 1.5: it gates the job while its own does not
+    exist; once it is deleted, the next sync makes the job's own."""
+    was_on = reconcile.on_legacy_pod_group(state)
+    before = reconcile.gate_phase(state)
+    update: dict[str, object] = {
+        "legacy_pod_group_exists": not observed.deleted,
+        "legacy_pod_group_phase": None if observed.deleted else observed.phase,
+    }
+    if observed.deleted and was_on:
+        update.update(pod_group_exists=False, pod_group_generation=None)
+    state = state.model_copy(update=update)
+    if observed.deleted:
+        return _handle(state, [Request()], now) if was_on else (state, [])
+    phase = reconcile.gate_phase(state)
+    if phase == before:
+        return state, []
+    event = Event.JOB_UNKNOWN if phase == "Unknown" else Event.OUT_OF_SYNC
     return _handle(state, [Request(event=event)], now)
 
 

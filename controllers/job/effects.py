@@ -18,6 +18,10 @@ class WriteStatus(fx.Effect):
 class EnsurePodGroup(fx.Effect):
     kind: Literal["EnsurePodGroup"] = "EnsurePodGroup"
     job: Job
+    # Look the PodGroup up as Volcano does (its own name, then the one from before 1.5) before
+    # creating one: the job ran under a controller before this run saw it. False: a new job,
+    # whose create is the lookup.
+    look_up: bool = False
 
 
 class DeletePodGroup(fx.Effect):
@@ -47,6 +51,10 @@ class CreatePods(fx.Effect):
     retry_count: int
     pods: list[tuple[str, int]]  # (task, index), in creation order
     scheduler_override: str | None = None  # None: the job's or template's scheduler
+    # The gang the pods name; None: the job's own `<job>-<uid>`. Volcano names the own one even
+    # while it keeps a job's PodGroup from before 1.5, so its new pods wait for a PodGroup that
+    # never comes; Caldera names the one in use, so they are placed.
+    pod_group: str | None = None
 
 
 class DeletePods(fx.Effect):

@@ -19,7 +19,7 @@ from controllers.job import status as st
 from controllers.job.policies import Request
 from controllers.job.state import JobRecord, PodRecord
 from controllers.job.transitions import FINISHED, Retain, Rule, StatusFn
-from models import labels
+from models import labels, signals
 from models.vcjob import Job, JobPhase, JobSpec, JobStatus, TaskSpec
 
 _RETAINED_SOFT = ("Succeeded", "Failed")
@@ -38,6 +38,38 @@ def pod_name(job: Job, task: str, index: int) -> str:
 
 def pod_group_name(job: Job) -> str:
     return f"{job.metadata.name}-{job.metadata.uid}"
+
+
+def legacy_pod_group_name(job: Job) -> str:
+    """The name Volcano gave a job's PodGroup before 1.5."""
+    return job.metadata.name or ""
+
+
+def asks_legacy(state: JobRecord, item: object) -> bool:
+    """Whether the shell asks the `caldera-legacy-pod-group` patch before deciding `item`: at
+    a PodGroup named as the job itself (only jobs from before Volcano 1.5 have one), so no
+    other job's history records the marker."""
+    return (
+        not state.legacy_pod_groups
+        and state.job is not None
+        and isinstance(item, signals.PodGroupObserved)
+        and item.name == legacy_pod_group_name(state.job)
+    )
+
+
+def on_legacy_pod_group(state: JobRecord) -> bool:
+    """The job's gang is a PodGroup from before Volcano 1.5: its own was never made (the
+    PodGroup step found the old one and kept it, as Volcano's lookup does)."""
+    return state.legacy_pod_group_exists and state.pod_group_phase is None
+
+
+def pod_group_in_use(state: JobRecord, job: Job) -> str:
+    return legacy_pod_group_name(job) if on_legacy_pod_group(state) else pod_group_name(job)
+
+
+def gate_phase(state: JobRecord) -> str | None:
+    """The phase of the PodGroup the job waits on (None: none, or none with a phase yet)."""
+    return state.legacy_pod_group_phase if on_legacy_pod_group(state) else state.pod_group_phase
 
 
 def go_duration(delta: timedelta) -> str:
@@ -159,11 +191,11 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
             effects=(*out, *_write(state, status), *changed, job_fx.EnsureVolumes(job=job)),
         )
     if not state.pod_group_exists or state.pod_group_generation != generation:
-        out.append(job_fx.EnsurePodGroup(job=job))
+        out.append(job_fx.EnsurePodGroup(job=job, look_up=state.ran_before))
         update.update(pod_group_exists=True, pod_group_generation=generation)
     state = state.model_copy(update=update)
 
-    gate_open = state.settings.scheduler_override is not None or state.pod_group_phase not in (
+    gate_open = state.settings.scheduler_override is not None or gate_phase(state) not in (
         None,
         "",
         "Pending",
@@ -216,6 +248,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
                 retry_count=status.retry_count or 0,
                 pods=create,
                 scheduler_override=state.settings.scheduler_override,
+                pod_group=legacy_pod_group_name(job) if on_legacy_pod_group(state) else None,
             )
         )
     if delete:
@@ -309,12 +342,14 @@ def kill(
         next_state = next_state.model_copy(update={"plugins_generation": None})
     out.append(job_fx.WriteStatus(status=status))
     if full and state.pod_group_exists:
-        out.append(job_fx.DeletePodGroup(name=pod_group_name(job)))
+        out.append(job_fx.DeletePodGroup(name=pod_group_in_use(state, job)))
         next_state = next_state.model_copy(
             update={
                 "pod_group_exists": False,
                 "pod_group_phase": None,
                 "pod_group_generation": None,
+                "legacy_pod_group_exists": False,
+                "legacy_pod_group_phase": None,
             }
         )
     return Plan(state=next_state, effects=(*out, *changed))

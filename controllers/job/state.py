@@ -56,6 +56,13 @@ class JobRecord(ObservedJob):
     pod_group_phase: str | None = None  # None: no PodGroup, or one without a phase yet
     pod_group_exists: bool = False
     pod_group_generation: int | None = None  # None: PodGroup not ensured for any generation
+    # A PodGroup named as the Job itself, as Volcano named them before 1.5 (the
+    # `caldera-legacy-pod-group` patch: False, a run from before it ignores one). Volcano's
+    # lookup falls back to it while the job's own `<job>-<uid>` does not exist.
+    legacy_pod_groups: bool = False
+    ran_before: bool = False  # the Job had a phase when this run first saw it
+    legacy_pod_group_exists: bool = False
+    legacy_pod_group_phase: str | None = None
     plugins_generation: int | None = None  # None: plugins not applied since the last kill
     # Names chosen, PVCs made and markers kept (the `caldera-job-io` patch): the volumes step
     # runs before the PodGroup and reports its claim names, the plugins step its markers.

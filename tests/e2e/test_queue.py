@@ -227,3 +227,45 @@ def test_a_queue_created_again_while_caldera_was_down_is_written_open(
         assert again["metadata"]["uid"] != first["metadata"]["uid"]
     finally:
         custom.delete_cluster_custom_object(*Q, name)
+
+
+def test_a_job_whose_queue_was_deleted_is_terminated_when_it_needs_its_pod_group_again(
+    api: client.ApiClient, namespace: str
+) -> None:
+    """Volcano's outcome for a sync that keeps failing because the job's queue is gone: its
+    requeues run out (about 164 s) and the job is Terminated. Here the queue goes while the
+    job runs; a restart deletes the PodGroup, and the new one is refused for the queue."""
+    name = f"qv-{uuid.uuid4().hex[:6]}"
+    custom = client.CustomObjectsApi(api)
+    body = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1},
+    }
+    custom.create_cluster_custom_object(*Q, body)
+    volcano.state_becomes(api, name, "Open")
+    _submit(api, namespace, _job("orphan", name, None))
+    running = volcano.phase_becomes(api, namespace, "orphan", "Running")
+    custom.delete_cluster_custom_object(*Q, name)
+    command = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"name": "orphan-restartjob"},
+        "action": "RestartJob",
+        "target": {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "name": "orphan",
+            "uid": running["metadata"]["uid"],
+            "controller": True,
+        },
+    }
+    custom.create_namespaced_custom_object(
+        "bus.volcano.sh", "v1alpha1", namespace, "commands", command
+    )
+    terminated = volcano.phase_becomes(api, namespace, "orphan", "Terminated", timeout=300)
+    assert terminated["status"]["retryCount"] == 1  # the restart, and no other
+    events = client.CoreV1Api(api).list_namespaced_event(namespace).items
+    failed = [e.message or "" for e in events if e.reason == "ActionFailed"]
+    assert any(f'queue "{name}" does not exist' in m for m in failed), failed

@@ -334,3 +334,62 @@ def test_worker_killed_between_decision_and_bind_double_books_nothing(
             used[pod.spec.node_name] = used.get(pod.spec.node_name, 0) + 2
     assert sum(used.values()) == 18
     assert max(used.values()) <= 8, used  # no node holds more than its 8 CPUs
+
+
+def test_a_job_adopted_with_a_pod_group_from_before_volcano_1_5_runs_in_that_gang(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack, controllers: list[Process]
+) -> None:
+    """A Job Volcano began before 1.5 named its PodGroup as itself. Adopted while Caldera was
+    down, it keeps that gang, as Volcano's lookup does: no second PodGroup is made, its pods
+    name the old one, are placed by Caldera's scheduler, and the job completes."""
+    down = [p for p in controllers if p.name in ("forwarder", "worker")]
+    for p in down:
+        os.kill(p.pid, signal.SIGKILL)
+    custom = client.CustomObjectsApi(api)
+    doc = make_job("old", namespace=namespace).task("w", replicas=1, template=_template("1", "2"))
+    job = custom.create_namespaced_custom_object(
+        "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc.manifest()
+    )
+    custom.patch_namespaced_custom_object_status(
+        "batch.volcano.sh",
+        "v1alpha1",
+        namespace,
+        "jobs",
+        "old",
+        {"status": {"state": {"phase": "Pending"}, "minAvailable": 1}},
+    )
+    owner = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "name": "old",
+        "uid": job["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "old", "ownerReferences": [owner]},
+        "spec": {"minMember": 1, "queue": "default"},
+    }
+    pg = ("scheduling.volcano.sh", "v1beta1", namespace, "podgroups")
+    custom.create_namespaced_custom_object(*pg, group)
+    custom.patch_namespaced_custom_object_status(*pg, "old", {"status": {"phase": "Inqueue"}})
+    assert e2e_stack.workdir is not None
+    for p in down:
+        start = caldera.start_forwarder if p.name == "forwarder" else caldera.start_worker
+        controllers[controllers.index(p)] = start(
+            e2e_stack.kubeconfig, e2e_stack.temporal_address, e2e_stack.workdir / "logs", None
+        )
+    groups_seen: set[str] = set()
+
+    def completed() -> bool:
+        listed = custom.list_namespaced_custom_object(*pg)["items"]
+        groups_seen.update(g["metadata"]["name"] for g in listed)
+        return _phase(api, namespace, "old") == "Completed"
+
+    eventually(completed, 120, "the adopted job Completed")
+    (pod,) = _pods(api, namespace, "old")
+    assert pod.metadata.annotations["scheduling.k8s.io/group-name"] == "old"
+    assert pod.spec.node_name and pod.status.phase == "Succeeded"
+    assert groups_seen <= {"old"}, groups_seen  # never a second gang `old-<uid>`

@@ -91,4 +91,6 @@ def test_a_podgroup_refused_by_the_webhook_for_a_closed_queue_is_retried() -> No
     )
     e.body = json.dumps({"kind": "Status", "message": message, "reason": "Forbidden"})
     failed = _raise(e)
-    assert failed is not None and not failed.non_retryable and failed.type == "KubernetesError"
+    assert failed is not None and not failed.non_retryable and failed.type == "AdmissionDenied"
+    assert failed.next_retry_delay == errors.WEBHOOK_FIRST_RETRY  # then doubling, as Volcano
+    assert 'queue "q" status is "Closed"' in failed.message  # the webhook's words, unescaped

@@ -329,3 +329,57 @@ def test_volumes_step_that_gives_up_terminates_the_pending_job() -> None:
     assert "EnsureVolumes" not in _kinds(out) and "EnsurePodGroup" not in _kinds(out)
     state, out = _run(state, signals.JobObserved(job=manifest))
     assert state.phase == JobPhase.TERMINATED and "EnsureVolumes" not in _kinds(out)
+
+
+LEGACY = JobRecord(legacy_pod_groups=True)
+
+
+def test_a_pod_group_from_before_volcano_1_5_gates_the_job_and_names_its_pods() -> None:
+    state, _ = _run(LEGACY, signals.JobObserved(job=_manifest()))
+    state, out = _run(state, signals.PodGroupObserved(name="j", phase="Inqueue"))
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
+    assert create.pod_group == "j"  # the gang in use, so the scheduler finds it
+    state, _ = _run(state, signals.PodsChanged(pods=[_pod(0), _pod(1)]))
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded"), _pod(1, "Succeeded")]))
+    assert state.phase == JobPhase.COMPLETED
+    # The next event to the finished job is its soft kill: the old gang goes, no other is made.
+    state, out = _run(state, signals.PodsChanged(pods=[_pod(0, "Succeeded", restart_count=1)]))
+    assert job_fx.DeletePodGroup(name="j") in out
+    assert "EnsurePodGroup" not in _kinds(out)
+
+
+def test_the_jobs_own_pod_group_wins_over_one_from_before_volcano_1_5() -> None:
+    state, _ = _run(LEGACY, signals.JobObserved(job=_manifest()))
+    state, out = _run(
+        state,
+        signals.PodGroupObserved(name="j-u1", phase="Inqueue"),
+        signals.PodGroupObserved(name="j", phase="Pending"),
+    )
+    (create,) = [e for e in out if isinstance(e, job_fx.CreatePods)]
+    assert create.pod_group is None
+
+
+def test_a_deleted_pod_group_from_before_volcano_1_5_is_replaced_by_the_jobs_own() -> None:
+    state, _ = _run(
+        LEGACY,
+        signals.JobObserved(job=_manifest()),
+        signals.PodGroupObserved(name="j", phase="Pending"),
+    )
+    state, out = _run(state, signals.PodGroupObserved(name="j", deleted=True))
+    assert "EnsurePodGroup" in _kinds(out)
+    assert "CreatePods" not in _kinds(out)  # gated until the new one is Inqueue
+
+
+def test_a_run_from_before_the_patch_ignores_a_pod_group_named_as_its_job() -> None:
+    state, _ = _run(GATED, signals.JobObserved(job=_manifest()))
+    state, out = _run(state, signals.PodGroupObserved(name="j", phase="Inqueue"))
+    assert out == [] and not state.legacy_pod_group_exists
+
+
+def test_only_a_job_that_ran_before_this_run_looks_its_pod_group_up_before_creating_one() -> None:
+    _, out = _run(GATED, signals.JobObserved(job=_manifest()))
+    assert [e.look_up for e in out if isinstance(e, job_fx.EnsurePodGroup)] == [False]
+    adopted = _manifest()
+    adopted["status"] = {"state": {"phase": "Pending"}}
+    _, out = _run(GATED, signals.JobObserved(job=adopted))
+    assert [e.look_up for e in out if isinstance(e, job_fx.EnsurePodGroup)] == [True]
