@@ -1,6 +1,7 @@
 """Kubernetes side effects as Temporal activities; `ALL` is what every worker registers.
 
-Activities are sync functions (the official client blocks) run on the worker's thread pool.
+Activities are sync functions (the official client blocks) run on the worker's thread pool,
+but for `schedules`, which are async: they call Temporal with the worker's own client.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from activities import (
     batchjobs,
     batchpods,
     binding,
+    cronjobs,
     events,
+    jobflows,
     jobs,
     plugins,
     podgroups,
     pods,
     queues,
+    schedules,
     sessions,
     status,
     volumes,
@@ -49,6 +53,17 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     # PodGroups for pods Caldera did not create (PodGroupWorkflow)
     workloads.read_owner_annotations,
     workloads.apply_workload_pod_group,
+    # Volcano CronJobs: their Temporal Schedules, each run's Job, the status (CronJobWorkflow)
+    schedules.apply_cron_schedule,
+    schedules.backfill_cron_schedule,
+    schedules.delete_cron_schedule,
+    cronjobs.create_cron_job_run,
+    cronjobs.write_cron_job_status,
+    # Volcano JobFlows and the JobTemplates they make Jobs from (JobFlowWorkflow)
+    jobflows.create_flow_job,
+    jobflows.write_flow_status,
+    jobflows.delete_flow_jobs,
+    jobflows.record_template_jobs,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).

@@ -75,3 +75,6 @@ SESSION = ActivityOptions(
 )
 # The binding of a session's placements: volume binding's patience, on the scheduler's queue.
 SESSION_BINDING = replace(VOLUME_BINDING, task_queue=task_queues.SCHEDULER)
+# One call to the Temporal service (a CronJob's schedule): regular activities, as they are
+# async and use the worker's own client; retried a while, as a Kubernetes write is.
+TEMPORAL_CALL = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_retry(15))

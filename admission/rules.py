@@ -20,6 +20,9 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
   up deeper than `max_depth` below root; when the parent or a resource list changed, the
   hierarchy's resource rules.
 - Queue DELETE: the queue has no children.
+- JobFlow CREATE and UPDATE: its entries form a DAG (`admission.jobflows`).
+- CronJob CREATE and UPDATE: schedule, timeZone, name, and the Job its template makes
+  (`admission.cronjobs`).
 
 Several problems with one object are reported together, joined by "; ", as Volcano does.
 Every message names the object and the field.
@@ -31,12 +34,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
-from admission import jobspec, queueresources, templates
-from models import scheduling, vcjob
+from admission import cronjobs, jobflows, jobspec, queueresources, templates
+from models import cronjob, jobflow, scheduling, vcjob
 
 JOBS: Final = (vcjob.GROUP, "jobs")
 PODGROUPS: Final = (scheduling.GROUP, "podgroups")
 QUEUES: Final = (scheduling.GROUP, "queues")
+JOBFLOWS: Final = (jobflow.GROUP, "jobflows")
+CRONJOBS: Final = (vcjob.GROUP, cronjob.PLURAL)
 DEFAULT_QUEUE: Final = scheduling.DEFAULT_QUEUE
 ROOT_QUEUE: Final = scheduling.ROOT_QUEUE
 OPEN: Final = scheduling.QueueState.OPEN.value
@@ -114,6 +119,10 @@ def review(
         name = _text(obj, "metadata", "name") or _text(request, "name")
         problems = _queue_problems(name, obj, old, lookup, max_depth)
         return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
+    if kind == JOBFLOWS and operation in ("CREATE", "UPDATE"):
+        return _deny_if(f"jobflow {_object_name(request, obj)}", jobflows.problems(obj))
+    if kind == CRONJOBS and operation in ("CREATE", "UPDATE"):
+        return _deny_if(f"cronjob {_object_name(request, obj)}", cronjobs.problems(obj))
     if kind == QUEUES and operation == "DELETE":
         name = _text(request, "name")
         return _deny_if(f"queue {name}", _deletion_problems(name, lookup))

@@ -14,7 +14,7 @@ import urllib3
 from kubernetes import client
 
 from forwarder.routing import events
-from models import batchv1, bus, labels, scheduling, vcjob
+from models import batchv1, bus, jobflow, labels, scheduling, vcjob
 from models.defaults import DEFAULT_SCHEDULER
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
@@ -56,6 +56,9 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
         events.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
         events.Kind.COMMAND: (bus.GROUP, bus.VERSION),
         events.Kind.QUEUE: (scheduling.GROUP, scheduling.VERSION),  # cluster-scoped anyway
+        events.Kind.JOBFLOW: (jobflow.GROUP, jobflow.VERSION),
+        events.Kind.JOBTEMPLATE: (jobflow.GROUP, jobflow.VERSION),
+        events.Kind.CRON_JOB: (vcjob.GROUP, vcjob.VERSION),
     }[kind]
     custom = client.CustomObjectsApi(api)
     return functools.partial(custom.list_cluster_custom_object, group, version, kind.value)

@@ -28,7 +28,9 @@ logger = logging.getLogger(__name__)
 
 DELETE_ATTEMPTS: Final = 4
 # The workflows' own objects.
-FIRST: Final = frozenset({events.Kind.JOB, events.Kind.QUEUE, events.Kind.BATCH_JOB})
+FIRST: Final = frozenset(
+    {events.Kind.JOB, events.Kind.QUEUE, events.Kind.BATCH_JOB, events.Kind.CRON_JOB}
+)
 DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → deleted by us?
 
 

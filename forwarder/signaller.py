@@ -61,7 +61,7 @@ _QUIET: Final = frozenset(
 def start_attributes(target: events.Target, payload: object) -> TypedSearchAttributes:
     """A job's search attributes, set in the start request: the workflow upserts only what
     differs, so a new job's visibility record is written with them, not once more per key."""
-    if not isinstance(target, events.JobRef | events.BatchJobRef):
+    if not isinstance(target, events.JobRef | events.BatchJobRef | events.CronJobRef):
         return TypedSearchAttributes.empty
     pairs: list[SearchAttributePair[str]] = [
         SearchAttributePair(search_attributes.NAMESPACE, target.namespace),
@@ -79,6 +79,10 @@ def summary(target: events.Target) -> str:
     if isinstance(target, events.WorkloadRef):
         text = f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
         return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
+    if isinstance(target, events.FlowRef):
+        return f"Volcano JobFlow {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
+    if isinstance(target, events.CronJobRef):
+        return f"Volcano CronJob {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
     kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
     owner = "Kubernetes" if isinstance(target, events.BatchJobRef) else "Volcano"
     text = f"{owner} {kind} {target.key}"
@@ -192,6 +196,10 @@ class Signaller:
             start, workflow = signals.BatchJobStart(), signals.BATCH_JOB_WORKFLOW
         elif isinstance(target, events.WorkloadRef):
             start, workflow = signals.PodGroupStart(), signals.POD_GROUP_WORKFLOW
+        elif isinstance(target, events.FlowRef):
+            start, workflow = signals.FlowStart(), signals.JOBFLOW_WORKFLOW
+        elif isinstance(target, events.CronJobRef):
+            start, workflow = signals.CronJobStart(), signals.CRON_JOB_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from models import bus, scheduling, vcjob
+from models import bus, cronjob, jobflow, scheduling, vcjob
 
 _DROP: Final = frozenset({"title", "default", "$defs"})
 
@@ -31,6 +31,7 @@ class CrdSpec:
     columns: tuple[dict[str, Any], ...]
     categories: tuple[str, ...] = ("volcano", "caldera")
     status: bool = True
+    rules: bool = True  # False: no CEL rules of the model (a kind Volcano stores unchecked)
 
 
 def _age() -> dict[str, Any]:
@@ -100,6 +101,42 @@ CRDS: Final = (
         ),
         status=False,
     ),
+    CrdSpec(
+        model=jobflow.JobFlow,
+        group=jobflow.GROUP,
+        version=jobflow.VERSION,
+        kind=jobflow.FLOW_KIND,
+        plural="jobflows",
+        short_names=("jf",),
+        namespaced=True,
+        columns=({"name": "Status", "type": "string", "jsonPath": ".status.state.phase"}, _age()),
+    ),
+    CrdSpec(
+        model=jobflow.JobTemplate,
+        group=jobflow.GROUP,
+        version=jobflow.VERSION,
+        kind=jobflow.TEMPLATE_KIND,
+        plural="jobtemplates",
+        short_names=("jt",),
+        namespaced=True,
+        columns=(_age(),),
+        rules=False,  # a template's Job spec is checked when a Job is made from it
+    ),
+    CrdSpec(
+        model=cronjob.CronJob,
+        group=vcjob.GROUP,
+        version=vcjob.VERSION,
+        kind=cronjob.KIND,
+        plural=cronjob.PLURAL,
+        short_names=("cronvcjob", "cronvj"),
+        namespaced=True,
+        columns=(
+            {"name": "Schedule", "type": "string", "jsonPath": ".spec.schedule"},
+            {"name": "Suspend", "type": "boolean", "jsonPath": ".spec.suspend"},
+            {"name": "Last Schedule", "type": "date", "jsonPath": ".status.lastScheduleTime"},
+            _age(),
+        ),
+    ),
 )
 
 
@@ -149,6 +186,15 @@ def _free_form(node: dict[str, Any]) -> bool:
     return not any(k in node for k in ("properties", "items", "enum", "x-kubernetes-int-or-string"))
 
 
+def _without_rules(node: Any) -> Any:
+    """The schema without any `x-kubernetes-validations`, at every depth."""
+    if isinstance(node, list):
+        return [_without_rules(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: _without_rules(v) for k, v in node.items() if k != "x-kubernetes-validations"}
+
+
 def _strip(node: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k not in _DROP}
 
@@ -157,6 +203,8 @@ def openapi_schema(spec: CrdSpec) -> dict[str, Any]:
     raw = spec.model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.get("$defs", {})
     schema: dict[str, Any] = _structural(raw, defs)
+    if not spec.rules:
+        schema = _without_rules(schema)
     props = schema["properties"]
     props["apiVersion"] = {"type": "string"}
     props["kind"] = {"type": "string"}

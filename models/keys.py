@@ -51,3 +51,18 @@ def pod_group_workflow_id(namespace: str, owner_uid: str) -> str:
     """The PodGroup of pods Caldera did not create: one per controlling owner (the pod itself
     for a bare pod), as the PodGroup is named after that uid."""
     return f"podgroup/{namespace}/{owner_uid}"
+
+
+def jobflow_workflow_id(namespace: str, name: str) -> str:
+    """A Volcano JobFlow; a flow made again under the same name continues in the same id."""
+    return f"jobflow/{namespace}/{name}"
+
+
+def cronjob_workflow_id(namespace: str, name: str) -> str:
+    """A Volcano CronJob's workflow, and the id of its Temporal Schedule."""
+    return f"cronjob/{namespace}/{name}"
+
+
+def cron_run_workflow_id(namespace: str, name: str) -> str:
+    """The prefix of a CronJob's scheduled runs (the schedule appends each nominal time)."""
+    return f"cronrun/{namespace}/{name}"

@@ -12,8 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from models.cronjob import CronJob
+from models.jobflow import JobFlowSpec, JobFlowStatus
 from models.meta import OwnerReference
 from models.scheduling import PodGroup
+from models.vcjob import Job, TaskState
 
 
 class Payload(BaseModel):
@@ -400,3 +403,166 @@ class PodGroupView(Payload):
 
 POD_GROUP_WORKFLOW = "PodGroupWorkflow"
 SIGNAL_WORKLOAD_POD_SEEN = "workload_pod_seen"
+
+
+# -- Volcano CronJobs: a CronJobWorkflow per CronJob, a CronRunWorkflow per scheduled run -------
+
+
+class CronJobObserved(Payload):
+    """The CronJob as the apiserver holds it now (added, spec changed, or resynced)."""
+
+    cron_job: CronJob
+
+
+class CronJobStart(Payload):
+    """What the forwarder starts a CronJobWorkflow with (signal-with-start)."""
+
+
+class CronJobRun(Payload):
+    """A Volcano Job a CronJob controls, as far as its CronJobWorkflow reads it."""
+
+    name: str
+    uid: str
+    resource_version: str = ""
+    phase: str = ""  # "": no phase yet
+    created: datetime | None = None  # None: unknown
+    finished_at: datetime | None = None  # status.state.lastTransitionTime; None: unknown
+    deleted: bool = False  # gone from the apiserver
+
+
+class CronJobRunChanged(Payload):
+    job: CronJobRun
+
+
+class RunDue(Payload):
+    """A scheduled run started and asks whether it is still due (its nominal time)."""
+
+    workflow_id: str
+    scheduled: datetime
+
+
+class RunAnswer(Payload):
+    """The CronJobWorkflow's answer to `RunDue`: the Job to create, or why not."""
+
+    job: Job | None = None  # None: the run makes no Job
+    reason: str = ""
+
+
+class RunCreated(Payload):
+    """What the run's create found: the Job made (or the one of that name already there)."""
+
+    workflow_id: str
+    name: str
+    uid: str = ""  # "": it could not be created
+    resource_version: str = ""
+    created: datetime | None = None  # None: unknown
+    owned: bool = True  # False: a Job of that name the CronJob does not control
+    phase: str = ""  # of an existing Job; "": none
+    error: str = ""  # why it could not be created; "": it was
+
+
+class RunEnded(Payload):
+    """The run ends before its Job finished (cancelled by Replace), its Job deleted."""
+
+    workflow_id: str
+    name: str
+
+
+class RunFinished(Payload):
+    """To a run: its Job finished, went, or the CronJob is gone; the run ends."""
+
+    phase: str  # the Job's last phase, "Deleted", or "CronJobDeleted"
+
+
+class CronRunStart(Payload):
+    """The schedule's argument to every run: whose run it is."""
+
+    namespace: str
+    name: str
+
+
+class CronJobView(Payload):
+    """The `status` query of a CronJobWorkflow."""
+
+    namespace: str
+    name: str
+    schedule_id: str
+    paused: bool = False
+    active: list[str] = Field(default_factory=list)  # Job names
+    jobs: dict[str, str] = Field(default_factory=dict)  # Job name → phase
+    last_schedule_time: datetime | None = None  # None: never
+    backlog: int = 0
+    kind: Literal["CronJobView"] = "CronJobView"
+
+
+CRON_JOB_WORKFLOW = "CronJobWorkflow"
+CRON_RUN_WORKFLOW = "CronRunWorkflow"
+SIGNAL_CRON_JOB_OBSERVED = "cron_job_observed"
+SIGNAL_CRON_JOB_DELETED = "cron_job_deleted"  # with JobDeleted: the CronJob's uid
+SIGNAL_CRON_JOB_RUN_CHANGED = "cron_job_run_changed"
+SIGNAL_RUN_DUE = "run_due"
+SIGNAL_RUN_CREATED = "run_created"
+SIGNAL_RUN_ENDED = "run_ended"
+SIGNAL_RUN_ANSWERED = "run_answered"
+SIGNAL_RUN_FINISHED = "run_finished"
+
+
+# -- Volcano JobFlows (flow.volcano.sh) ---------------------------------------------------------
+
+
+class FlowObserved(Payload):
+    """The JobFlow as the apiserver holds it now (added, spec changed, relisted); its status
+    stays behind: the workflow computes it."""
+
+    namespace: str
+    name: str
+    uid: str
+    spec: JobFlowSpec
+    status: JobFlowStatus | None = None  # as stored; None: never written
+
+
+class FlowJob(Payload):
+    """A Volcano Job labelled with a flow, as far as the flow's status reads it."""
+
+    name: str
+    uid: str
+    phase: str = ""  # "": the Job has no phase yet
+    created_at: datetime | None = None  # None: not known
+    running_duration: str | None = None  # None: not reported
+    retry_count: int = 0
+    task_status_count: dict[str, TaskState] = Field(default_factory=dict)
+    deleted: bool = False  # gone from the apiserver
+
+
+class FlowJobChanged(Payload):
+    job: FlowJob
+
+
+class TemplateObserved(Payload):
+    """A JobTemplate the flow names appeared (or was relisted)."""
+
+    name: str
+
+
+class FlowStart(Payload):
+    """What the forwarder starts a JobFlowWorkflow with (signal-with-start)."""
+
+
+class FlowView(Payload):
+    """The `status` query of a JobFlowWorkflow."""
+
+    namespace: str
+    name: str
+    phase: str
+    jobs: dict[str, str] = Field(default_factory=dict)  # Job name → phase, as last heard
+    created: list[str] = Field(default_factory=list)  # Jobs this flow made
+    waiting_for_template: str = ""  # "": none missing
+    backlog: int = 0
+    kind: Literal["FlowView"] = "FlowView"
+
+
+JOBFLOW_WORKFLOW = "JobFlowWorkflow"
+SIGNAL_JOBFLOW_OBSERVED = "jobflow_observed"
+SIGNAL_JOBFLOW_DELETED = "jobflow_deleted"  # with JobDeleted: the flow's uid
+SIGNAL_FLOW_JOB_CHANGED = "flow_job_changed"
+SIGNAL_TEMPLATE_OBSERVED = "job_template_observed"

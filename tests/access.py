@@ -50,6 +50,7 @@ def _p(verbs: str, resource: str, group: str = "", **kw: str) -> tuple[Permissio
 
 
 BATCH, SCHED, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
+FLOW = "flow.volcano.sh"
 Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
 
 # (file, client method) → permissions, per process.
@@ -176,9 +177,24 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/sessions.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
         ),
-        ("activities/status.py", "patch_namespaced_custom_object_status"): _p(
-            "patch", "jobs/status", BATCH
+        # Job, CronJob and JobFlow status (write_job_status, write_cron_job_status,
+        # write_flow_status).
+        ("activities/status.py", "patch_namespaced_custom_object_status"): (
+            _p("patch", "jobs/status", BATCH)
+            + _p("patch", "cronjobs/status", BATCH)
+            + _p("patch", "jobflows/status", FLOW)
         ),
+        # JobFlows (JobFlowWorkflow): Jobs from JobTemplates, the flow's and templates' status.
+        ("activities/jobflows.py", "get_namespaced_custom_object"): _p("get", "jobtemplates", FLOW),
+        ("activities/jobflows.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
+        ("activities/jobflows.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
+        ("activities/jobflows.py", "list_namespaced_custom_object"): _p("list", "jobs", BATCH),
+        ("activities/jobflows.py", "replace_namespaced_custom_object_status"): _p(
+            "update", "jobtemplates/status", FLOW
+        ),
+        # CronJobs (CronRunWorkflow): each run's Job, read back when its name is taken.
+        ("activities/cronjobs.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
+        ("activities/cronjobs.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
@@ -187,6 +203,9 @@ NEEDS: Final[Mapping[str, Calls]] = {
             + _p("list watch", "podgroups", SCHED)
             + _p("list watch", "queues", SCHED)
             + _p("list watch", "commands", BUS)
+            + _p("list watch", "jobflows", FLOW)
+            + _p("list watch", "jobtemplates", FLOW)
+            + _p("list watch", "cronjobs", BATCH)
         ),
         ("forwarder/kube.py", "delete_namespaced_custom_object"): _p("delete", "commands", BUS),
         # Every batch/v1 Job; those with Caldera's spec.managedBy are picked client side.
@@ -216,6 +235,10 @@ IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
         + _p("update", "jobs/finalizers", "batch")
         # The PodGroup of a bare pod blocks the pod's deletion (activities/workloads.py).
         + _p("update", "pods/finalizers")
+        # A flow's Jobs block the JobFlow's deletion (activities/jobflows.py).
+        + _p("update", "jobflows/finalizers", FLOW)
+        # A CronJob's Jobs block the CronJob's deletion (activities/cronjobs.py).
+        + _p("update", "cronjobs/finalizers", BATCH)
     ),
 }
 
@@ -232,8 +255,11 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
         *_p("list watch", "secrets"),
         *_p("list watch", "secrets", namespace=ANY_NS),
         # It writes status and generated claim names (an update: the webhook admits no other
-        # spec change); it never patches a Job, nor creates one, nor lists or watches them.
-        *_p("patch create list watch", "jobs", BATCH),
+        # spec change); it never patches a Job nor watches them (it creates a JobFlow's Jobs
+        # and lists a JobTemplate's by label). Flows and templates it never changes.
+        *_p("patch watch", "jobs", BATCH),
+        *_p("update patch", "jobflows", FLOW),
+        *_p("update patch delete", "jobtemplates", FLOW),
         *_p("create delete", "nodes"),
         *_p("create delete", "commands", BUS),
         *_p("get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE),

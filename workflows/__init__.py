@@ -12,10 +12,22 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     if name == "ALL":
         from workflows.batchjob import BatchJobWorkflow
+        from workflows.cronjob import CronJobWorkflow
+        from workflows.cronrun import CronRunWorkflow
         from workflows.job import JobWorkflow
+        from workflows.jobflow import JobFlowWorkflow
         from workflows.podgroup import PodGroupWorkflow
         from workflows.queue import QueueWorkflow
         from workflows.scheduler import SchedulerWorkflow
 
-        return (JobWorkflow, QueueWorkflow, SchedulerWorkflow, BatchJobWorkflow, PodGroupWorkflow)
+        return (
+            JobWorkflow,
+            QueueWorkflow,
+            SchedulerWorkflow,
+            BatchJobWorkflow,
+            PodGroupWorkflow,
+            JobFlowWorkflow,
+            CronJobWorkflow,
+            CronRunWorkflow,
+        )
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

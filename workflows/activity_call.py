@@ -7,8 +7,8 @@ whose input already says so (`KnowsLocalWrites`) does not evaluate the patch."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, FailureError
@@ -35,7 +35,17 @@ def _known_local() -> bool:
     return isinstance(shell, KnowsLocalWrites) and shell.local_writes()
 
 
-async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R:
+@overload
+async def run(
+    activity: Callable[[A], Awaitable[R]], arg: A, options: ActivityOptions, summary: str
+) -> R: ...  # an async activity (one that calls Temporal itself)
+
+
+@overload
+async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summary: str) -> R: ...
+
+
+async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, summary: str) -> Any:
     if options.local and (_known_local() or workflow.patched(LOCAL_WRITES)):
         try:
             return await workflow.execute_local_activity(

@@ -6,7 +6,7 @@ The apiserver calls webhooks over HTTPS only and checks the serving certificate 
 IP:127.0.0.1, kept in the stack's directory and reused on the next start.
 
 The registration (`caldera-admission`) points at `https://127.0.0.1:<port>/validate`; the
-production manifest in `deploy/webhook/` has the same three webhooks with a Service reference
+production manifest in `deploy/webhook/` has the same webhooks with a Service reference
 instead, and a unit test keeps the two in step.
 
 With `failurePolicy: Fail` a registration whose process is gone refuses every write it covers,
@@ -29,7 +29,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from models import scheduling, vcjob
+from models import jobflow, scheduling, vcjob
 
 NAME: Final = "caldera-admission"
 PATH: Final = "/validate"
@@ -77,8 +77,8 @@ def _openssl(*args: str | Path) -> None:
 
 def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
     """The ValidatingWebhookConfiguration: jobs on CREATE and spec-changing UPDATE, podgroups on
-    CREATE, queues on CREATE, spec-changing UPDATE and DELETE, each calling `client_config` (a
-    URL or a Service, plus caBundle)."""
+    CREATE, queues on CREATE, spec-changing UPDATE and DELETE, jobflows and cronjobs on CREATE
+    and spec-changing UPDATE, each calling `client_config` (a URL or a Service, plus caBundle)."""
 
     def hook(name: str, group: str, version: str, plural: str, *operations: str) -> dict[str, Any]:
         return {
@@ -105,6 +105,10 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
     queues["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     jobs = hook("jobs", vcjob.GROUP, vcjob.VERSION, "jobs", "CREATE", "UPDATE")
     jobs["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
+    flows = hook("jobflows", jobflow.GROUP, jobflow.VERSION, "jobflows", "CREATE", "UPDATE")
+    flows["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
+    crons = hook("cronjobs", vcjob.GROUP, vcjob.VERSION, "cronjobs", "CREATE", "UPDATE")
+    crons["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -113,6 +117,8 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
             jobs,
             hook("podgroups", scheduling.GROUP, scheduling.VERSION, "podgroups", "CREATE"),
             queues,
+            flows,
+            crons,
         ],
     }
 

@@ -31,6 +31,9 @@ class Kind(StrEnum):
     BATCH_JOB = "batchjobs"  # batch/v1 Jobs (those with Caldera's spec.managedBy are ours)
     BATCH_POD = "batchpods"  # pods of batch/v1 Jobs
     WORKLOAD_POD = "workloadpods"  # pods naming Volcano's scheduler (those without a PodGroup)
+    JOBFLOW = "jobflows"  # flow.volcano.sh JobFlows (each with a JobFlowWorkflow)
+    JOBTEMPLATE = "jobtemplates"  # flow.volcano.sh JobTemplates (wake flows waiting for one)
+    CRON_JOB = "cronjobs"  # batch.volcano.sh CronJobs (each with a CronJobWorkflow)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,24 @@ class BatchJobRef(_NamespacedRef):
 
 
 @dataclass(frozen=True)
+class FlowRef(_NamespacedRef):
+    """The Volcano JobFlow a message is addressed to."""
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.jobflow_workflow_id(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
+class CronJobRef(_NamespacedRef):
+    """The Volcano CronJob a message is addressed to."""
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.cronjob_workflow_id(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
 class QueueRef:
     """The Volcano Queue (cluster-scoped) a message is addressed to."""
 
@@ -132,7 +153,7 @@ class SchedulerRef:
 
 
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef | SchedulerRef | WorkloadRef
+Target = JobRef | QueueRef | BatchJobRef | SchedulerRef | WorkloadRef | FlowRef | CronJobRef
 
 
 @dataclass(frozen=True)

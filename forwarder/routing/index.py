@@ -28,7 +28,9 @@ logger = logging.getLogger(__name__)
 
 DELETED_REMEMBERED = 10_000  # deleted owner uids refused, per kind
 
-R = TypeVar("R", events.JobRef, events.BatchJobRef, events.QueueRef)
+R = TypeVar(
+    "R", events.JobRef, events.BatchJobRef, events.QueueRef, events.FlowRef, events.CronJobRef
+)
 F = TypeVar("F")  # an owner's fingerprint
 S = TypeVar("S", bound=BaseModel)  # a member's snapshot; it has a `deleted` flag
 

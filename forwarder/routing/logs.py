@@ -23,4 +23,8 @@ def for_target(logger: logging.Logger, target: events.Target) -> ObjectLogger:
         return ObjectLogger(logger, "batchjob", target.key)
     if isinstance(target, events.WorkloadRef):
         return ObjectLogger(logger, "podgroup", target.key)
+    if isinstance(target, events.FlowRef):
+        return ObjectLogger(logger, "jobflow", target.key)
+    if isinstance(target, events.CronJobRef):
+        return ObjectLogger(logger, "cronjob", target.key)
     return ObjectLogger(logger, "job", target.key)

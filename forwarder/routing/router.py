@@ -6,7 +6,9 @@ need more: a PodGroup goes to its Job and to its queue, a Command to whichever i
 Queues, which also tell their parents, have `queue_router`. batch/v1 Jobs are Caldera's only
 when their `spec.managedBy` says so; the rest, and their pods, are the built-in job
 controller's. Pods naming Volcano's scheduler without a PodGroup go to the PodGroupWorkflow of
-their gang (`workloads`). No I/O: the pipeline carries out the returned `Outbound`s.
+their gang (`workloads`). JobFlows, the JobTemplates they name and the Volcano Jobs labelled
+with a flow go to the flow's workflow (`flows`); a Volcano Job goes to its own workflow too.
+No I/O: the pipeline carries out the returned `Outbound`s.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from collections.abc import Callable, Sequence, Set
 from typing import Final, TypeVar
 
 from forwarder.routing import batch_translate as bt
-from forwarder.routing import events, index, logs, queue_router, translate, workloads
+from forwarder.routing import (
+    cronjobs,
+    events,
+    flows,
+    index,
+    logs,
+    queue_router,
+    translate,
+    workloads,
+)
 from forwarder.routing import queue_translate as qt
 from models import signals
 
@@ -142,8 +153,10 @@ class Router:
             )
         )
         self._workload_pods = workloads.WorkloadPods(self._batch_job)
+        self._flows = flows.Flows(deleted_capacity)
+        self._cron_jobs = cronjobs.CronJobs(deleted_capacity)
         self._kinds: dict[events.Kind, tuple[Handler, Vanished]] = {
-            events.Kind.JOB: (self._jobs.event, self._jobs.vanished),
+            events.Kind.JOB: (self._job, self._jobs_vanished),
             events.Kind.POD: (self._pods.event, self._pods.vanished),
             events.Kind.POD_GROUP: (self._pod_group, self._pod_groups_vanished),
             events.Kind.COMMAND: (self._command, _nothing),
@@ -151,6 +164,9 @@ class Router:
             events.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
             events.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
             events.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
+            events.Kind.JOBFLOW: (self._flows.flow, self._flows.flows_vanished),
+            events.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
+            events.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),
         }
 
     def job_deleted(self, uid: str) -> bool:
@@ -193,6 +209,24 @@ class Router:
             return None if uid is not None and self._jobs.deleted(uid) else owner(obj)
 
         return live
+
+    def _job(
+        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
+    ) -> list[events.Outbound]:
+        """A Volcano Job goes to its own workflow, and to its flow's or its CronJob's when one
+        made it."""
+        return (
+            self._jobs.event(type_, obj, force, relisted)
+            + self._flows.job(type_, obj, force, relisted)
+            + self._cron_jobs.job(type_, obj, force, relisted)
+        )
+
+    def _jobs_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+        return (
+            self._jobs.vanished(listed)
+            + self._flows.jobs_vanished(listed)
+            + self._cron_jobs.jobs_vanished(listed)
+        )
 
     def _batch_job(self, pod: events.Obj) -> events.BatchJobRef | None:
         """The Caldera-managed Job controlling a pod; None: no Job Caldera runs."""

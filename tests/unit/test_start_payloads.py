@@ -24,3 +24,19 @@ def test_batch_job_start_payload_decodes_as_workflow_input() -> None:
 
     start = BatchJobWorkflowInput.model_validate(signals.BatchJobStart().model_dump())
     assert start.state is None and start.observed is None
+
+
+def test_jobflow_start_payload_decodes_as_workflow_input() -> None:
+    from models import signals
+    from workflows.jobflow import JobFlowWorkflowInput
+
+    start = JobFlowWorkflowInput.model_validate(signals.FlowStart().model_dump())
+    assert start.state is None and start.max_history == 0
+
+
+def test_cronjob_start_payload_decodes_as_workflow_input() -> None:
+    from models import signals
+    from workflows.cronjob import CronJobWorkflowInput
+
+    start = CronJobWorkflowInput.model_validate(signals.CronJobStart().model_dump())
+    assert start.state is None and start.max_history == 0

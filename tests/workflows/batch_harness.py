@@ -6,14 +6,12 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from temporalio import activity
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
 
 from activities.messages import (
     BatchJobStatusInput,
@@ -25,8 +23,7 @@ from activities.messages import (
 )
 from models import batchv1, signals
 from tests.builders import make_batch_job
-from tests.workflows.harness import settled
-from workflows import sandbox
+from tests.workflows.harness import fake_worker, settled
 from workflows.batchjob import BatchJobWorkflow, BatchJobWorkflowInput
 
 
@@ -97,17 +94,8 @@ class BatchHarness:
     @contextlib.asynccontextmanager
     async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[BatchHarness]:
         calls = Calls()
-        queue = f"tq-{uuid.uuid4()}"
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            async with Worker(
-                env.client,
-                task_queue=queue,
-                workflows=[BatchJobWorkflow],
-                workflow_runner=sandbox.runner(),
-                activities=fakes(calls),
-                activity_executor=pool,
-            ):
-                yield cls(env, queue, calls)
+        async with fake_worker(env, BatchJobWorkflow, fakes(calls), threads=8) as queue:
+            yield cls(env, queue, calls)
 
     async def submit(self, max_history: int = 0, **spec: Any) -> WorkflowHandle[Any, Any]:
         manifest = make_batch_job("train", namespace="test").spec(**spec).manifest()

@@ -218,6 +218,27 @@ class _Settles(Protocol):
 V = TypeVar("V", bound=_Settles)
 
 
+@contextlib.asynccontextmanager
+async def fake_worker(
+    env: WorkflowEnvironment,
+    workflow: type,
+    activities: list[Callable[..., Any]],
+    threads: int = 4,
+) -> AsyncIterator[str]:
+    """One workflow type, sandboxed, with recording fakes on a fresh task queue (yielded)."""
+    queue = f"tq-{uuid.uuid4()}"
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        async with Worker(
+            env.client,
+            task_queue=queue,
+            workflows=[workflow],
+            workflow_runner=sandbox.runner(),
+            activities=activities,
+            activity_executor=pool,
+        ):
+            yield queue
+
+
 async def settled(
     read: Callable[[], Awaitable[V]], check: Callable[[V], bool], what: str, timeout: float
 ) -> V:

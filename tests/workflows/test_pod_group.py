@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,14 +15,12 @@ from temporalio import activity
 from temporalio.client import WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
 
 from activities import workloads
 from activities.messages import Done
 from models import keys, labels, signals
 from models.meta import OwnerReference
-from tests.workflows.harness import last_run, settled
-from workflows import sandbox
+from tests.workflows.harness import fake_worker, last_run, settled
 from workflows.podgroup import PodGroupWorkflow, PodGroupWorkflowInput
 
 RS = OwnerReference(
@@ -68,17 +65,9 @@ class PodGroupHarness:
     @contextlib.asynccontextmanager
     async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[PodGroupHarness]:
         calls = Calls()
-        queue = f"tq-{uuid.uuid4()}"
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            async with Worker(
-                env.client,
-                task_queue=queue,
-                workflows=[PodGroupWorkflow],
-                workflow_runner=sandbox.runner(),
-                activities=fakes(calls, {labels.GROUP_MIN_MEMBER: "3"}),
-                activity_executor=pool,
-            ):
-                yield cls(env, queue, calls, f"ns-{uuid.uuid4().hex[:8]}")
+        upper = {labels.GROUP_MIN_MEMBER: "3"}
+        async with fake_worker(env, PodGroupWorkflow, fakes(calls, upper)) as queue:
+            yield cls(env, queue, calls, f"ns-{uuid.uuid4().hex[:8]}")
 
     async def seen(self, name: str, max_history: int = 0) -> WorkflowHandle[Any, Any]:
         """What the forwarder sends for a new pod of the ReplicaSet: signal-with-start."""

@@ -35,7 +35,7 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
         "url": "https://127.0.0.1:18443/validate",
         "caBundle": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==",
     }
-    assert configs == [loopback, loopback, loopback]
+    assert configs == [loopback] * 5
     summary = [
         (h["name"], h["rules"][0]["resources"], h["rules"][0]["operations"])
         for h in doc["webhooks"]
@@ -44,10 +44,20 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
         ("jobs.admission.caldera.dev", ["jobs"], ["CREATE", "UPDATE"]),
         ("podgroups.admission.caldera.dev", ["podgroups"], ["CREATE"]),
         ("queues.admission.caldera.dev", ["queues"], ["CREATE", "UPDATE", "DELETE"]),
+        ("jobflows.admission.caldera.dev", ["jobflows"], ["CREATE", "UPDATE"]),
+        ("cronjobs.admission.caldera.dev", ["cronjobs"], ["CREATE", "UPDATE"]),
     ]
 
 
-PURE = ("__init__.py", "rules.py", "templates.py", "jobspec.py", "queueresources.py")
+PURE = (
+    "__init__.py",
+    "rules.py",
+    "templates.py",
+    "jobspec.py",
+    "queueresources.py",
+    "jobflows.py",
+    "cronjobs.py",
+)
 
 
 @pytest.mark.parametrize("module", PURE)

@@ -98,7 +98,11 @@ async def run_term(
 
 async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
     sender, listed, _ = await run_term(True, [], {K.JOB: [job()], K.POD: [pod()]})
-    assert set(listed[: len(pipeline.FIRST)]) == pipeline.FIRST == {K.JOB, K.QUEUE, K.BATCH_JOB}
+    assert (
+        set(listed[: len(pipeline.FIRST)])
+        == pipeline.FIRST
+        == {K.JOB, K.QUEUE, K.BATCH_JOB, K.CRON_JOB}
+    )
     # The full list of pods ends with each Job hearing which of its pods exist: its pending
     # batch goes first.
     assert sender.names() == [
@@ -139,7 +143,11 @@ async def test_queues_started_before_their_pod_groups_and_commands() -> None:
         K.COMMAND: [command(name="q1-close", action="CloseQueue", target=queue_owner())],
     }
     sender, listed, deleted = await run_term(True, [True], objects)
-    assert set(listed[: len(pipeline.FIRST)]) == pipeline.FIRST == {K.JOB, K.QUEUE, K.BATCH_JOB}
+    assert (
+        set(listed[: len(pipeline.FIRST)])
+        == pipeline.FIRST
+        == {K.JOB, K.QUEUE, K.BATCH_JOB, K.CRON_JOB}
+    )
     assert deleted == [("ns", "q1-close", "cmd-uid")]
     to_q1 = [s.name for s in sender.signals if s.target == events.QueueRef("q1")]
     # PodGroups and Commands are separate watches: either may come first, after the start.

@@ -1,0 +1,47 @@
+"""The Volcano Job a flow entry makes from its JobTemplate. Pure.
+
+Volcano names it `<flow>-<template>`, gives it the template's spec unchanged (a flow entry's
+`patch` is not applied), labels and annotates it with the template and the flow (each as
+"<namespace>.<name>"), and makes the flow its controller, so deleting the flow deletes its
+Jobs through garbage collection.
+"""
+
+from __future__ import annotations
+
+from models import jobflow, vcjob
+from models.meta import Identity, ObjectMeta, OwnerReference
+
+
+def owner_reference(flow: Identity) -> OwnerReference:
+    """What `SetControllerReference` writes: controller, blocking the owner's deletion."""
+    return OwnerReference(
+        api_version=jobflow.API_VERSION,
+        kind=jobflow.FLOW_KIND,
+        name=flow.name,
+        uid=flow.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def marks(namespace: str, flow: str, template: str) -> dict[str, str]:
+    """The labels (and the same annotations) that say where a Job came from."""
+    return {
+        jobflow.CREATED_BY_JOB_TEMPLATE: jobflow.object_string(namespace, template),
+        jobflow.CREATED_BY_JOB_FLOW: jobflow.object_string(namespace, flow),
+    }
+
+
+def job(flow: Identity, template: str, spec: vcjob.JobSpec) -> vcjob.Job:
+    """loadJobTemplateAndSetJob: the Job of `flow`'s entry `template`."""
+    notes = marks(flow.namespace, flow.name, template)
+    return vcjob.Job(
+        metadata=ObjectMeta(
+            name=jobflow.job_name(flow.name, template),
+            namespace=flow.namespace,
+            labels=notes,
+            annotations=dict(notes),
+            owner_references=[owner_reference(flow)],
+        ),
+        spec=spec,
+    )
