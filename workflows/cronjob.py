@@ -39,6 +39,7 @@ class CronJobWorkflowInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: CronJobRecord | None = None  # None: a new CronJob
+    observed: signals.CronJobObserved | None = None  # a CronJob made again as the last run ended
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
@@ -49,6 +50,8 @@ class CronJobWorkflow:
         self._entity = Entity[CronJobRecord, controller.Input, cj_fx.Own](
             self, start.state or CronJobRecord(), start.max_history
         )
+        if start.observed is not None:
+            self._entity.accept(start.observed)
 
     @workflow.run
     async def run(self, start: CronJobWorkflowInput) -> None:
@@ -65,6 +68,15 @@ class CronJobWorkflow:
         self, state: CronJobRecord, start_over: signals.JobObserved | None, max_history: int
     ) -> CronJobWorkflowInput:
         return CronJobWorkflowInput(state=state, max_history=max_history)
+
+    def made_again(
+        self, state: CronJobRecord, item: object, max_history: int
+    ) -> CronJobWorkflowInput | None:
+        if not isinstance(item, signals.CronJobObserved):
+            return None
+        if item.cron_job.metadata.uid == self.ref(state).uid:
+            return None
+        return CronJobWorkflowInput(observed=item, max_history=max_history)
 
     def answer(self, state: CronJobRecord) -> str:
         return "Deleted" if state.deleted else f"{len(due.active(state))} active"

@@ -37,6 +37,7 @@ E = TypeVar("E")  # the kind's own effects
 I_contra = TypeVar("I_contra", contravariant=True)
 S_co = TypeVar("S_co", covariant=True)
 E_co = TypeVar("E_co", covariant=True)
+MADE_AGAIN = "caldera-made-again"
 
 
 class Ref(BaseModel):
@@ -92,6 +93,12 @@ class Kind(Protocol[S, I_contra, E]):
         """The next run's input: this state, or a fresh start for a new object (`start_over`)."""
         ...
 
+    def made_again(self, state: S, item: I_contra | AnyOutcome, max_history: int) -> object | None:
+        """A fresh run's input if `item`, still in the inbox as this run finishes, observes a
+        new object under the same name (deleted and made again while the run ended); None:
+        it does not."""
+        ...
+
 
 class Entity(Generic[S, I, E]):
     def __init__(
@@ -136,9 +143,20 @@ class Entity(Generic[S, I, E]):
                     continue
                 self._timers.cancel_all()
                 if self._finished:
+                    self._succeed()
                     return
                 carried = self._kind.carry(self.state, self._start_over, self._max_history)
                 workflow.continue_as_new(carried)
+
+    def _succeed(self) -> None:
+        """The object went, and its successor under the same name is already in the inbox: a
+        signal that arrives as a run completes is handed to that run, which would drop it, and
+        the forwarder has nothing more to say of the new object until it changes. So the new
+        object gets a fresh run now (asked as a patch only when it happens)."""
+        for item in reversed(self.inbox.pending()):
+            fresh = self._kind.made_again(self.state, item, self._max_history)
+            if fresh is not None and workflow.patched(MADE_AGAIN):
+                workflow.continue_as_new(fresh)
 
     def _done(self) -> bool:
         return self._finished or self._start_over is not None

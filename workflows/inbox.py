@@ -39,6 +39,10 @@ class Inbox(Generic[T]):
     def __bool__(self) -> bool:
         return bool(self._items)
 
+    def pending(self) -> list[T]:
+        """The inputs not taken yet, oldest first."""
+        return [item for _, item in self._items]
+
     @property
     def backlog(self) -> int:
         """Inputs received and not yet fully carried out (the `status` queries show it)."""

@@ -38,6 +38,7 @@ class JobFlowWorkflowInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: FlowRecord | None = None  # None: a new run
+    observed: signals.FlowObserved | None = None  # a flow made again as the last run ended
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
@@ -48,6 +49,8 @@ class JobFlowWorkflow:
         self._entity = Entity[FlowRecord, controller.Input, jf_fx.Own](
             self, start.state or FlowRecord(), start.max_history
         )
+        if start.observed is not None:
+            self._entity.accept(start.observed)
 
     @workflow.run
     async def run(self, start: JobFlowWorkflowInput) -> None:
@@ -64,6 +67,13 @@ class JobFlowWorkflow:
         self, state: FlowRecord, start_over: signals.JobObserved | None, max_history: int
     ) -> JobFlowWorkflowInput:
         return JobFlowWorkflowInput(state=state, max_history=max_history)
+
+    def made_again(
+        self, state: FlowRecord, item: object, max_history: int
+    ) -> JobFlowWorkflowInput | None:
+        if not isinstance(item, signals.FlowObserved) or item.uid == state.uid:
+            return None
+        return JobFlowWorkflowInput(observed=item, max_history=max_history)
 
     def answer(self, state: FlowRecord) -> str:
         return state.status.phase

@@ -55,6 +55,15 @@ class JobShell(Generic[S]):
                 ]
             )
 
+    def carry(self, state: S, start_over: signals.JobObserved | None, max_history: int) -> object:
+        raise NotImplementedError  # each job kind's own
+
+    def made_again(self, state: S, item: object, max_history: int) -> object | None:
+        if not isinstance(item, signals.JobObserved):
+            return None
+        uid = (item.job.get("metadata") or {}).get("uid")
+        return None if uid == state.identity.uid else self.carry(state, item, max_history)
+
     def attributes(self, state: S) -> list[SearchAttributeUpdate[Any]]:
         """Search attributes of the kind's own, set with the shared ones."""
         return []

@@ -64,6 +64,10 @@ class PodGroupWorkflow:
     ) -> PodGroupWorkflowInput:
         return PodGroupWorkflowInput(state=state, max_history=max_history)
 
+    def made_again(self, state: PodGroupRecord, item: object, max_history: int) -> None:
+        """Never: its id is its owner's uid, which no other owner has."""
+        return None
+
     def answer(self, state: PodGroupRecord) -> str:
         return "Applied" if state.applied is not None else "Pending"
 

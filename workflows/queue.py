@@ -42,6 +42,7 @@ class QueueWorkflowInput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: QueueRecord | None = None  # None: a new queue
+    observed: signals.QueueObserved | None = None  # a queue made again as the last run ended
     max_history: int = 0  # 0: continue as new when the server suggests it
 
 
@@ -54,6 +55,8 @@ class QueueWorkflow:
         self._entity = Entity[QueueRecord, controller.Input | controller.Command, queue_fx.Own](
             self, start.state or QueueRecord(), start.max_history, report_failures=False
         )
+        if start.observed is not None:
+            self._entity.accept(start.observed)
 
     @workflow.run
     async def run(self, start: QueueWorkflowInput) -> None:
@@ -75,6 +78,15 @@ class QueueWorkflow:
         self, state: QueueRecord, start_over: signals.JobObserved | None, max_history: int
     ) -> QueueWorkflowInput:
         return QueueWorkflowInput(state=state, max_history=max_history)
+
+    def made_again(
+        self, state: QueueRecord, item: object, max_history: int
+    ) -> QueueWorkflowInput | None:
+        if not isinstance(item, signals.QueueObserved):
+            return None
+        if (item.queue.get("metadata") or {}).get("uid") == self.ref(state).uid:
+            return None
+        return QueueWorkflowInput(observed=item, max_history=max_history)
 
     def answer(self, state: QueueRecord) -> str:
         return state.current

@@ -138,6 +138,21 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
     ]
 
 
+@contextlib.asynccontextmanager
+async def serving(env: WorkflowEnvironment, queue: str, calls: Calls) -> AsyncIterator[None]:
+    """A worker for the job and queue workflows on `queue`, with fake activities."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        async with Worker(
+            env.client,
+            task_queue=queue,
+            workflows=[JobWorkflow, QueueWorkflow],
+            workflow_runner=sandbox.runner(),
+            activities=fakes(calls),
+            activity_executor=pool,
+        ):
+            yield
+
+
 @dataclass
 class Harness:
     env: WorkflowEnvironment
@@ -149,16 +164,8 @@ class Harness:
     async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[Harness]:
         calls = Calls()
         queue = f"tq-{uuid.uuid4()}"
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            async with Worker(
-                env.client,
-                task_queue=queue,
-                workflows=[JobWorkflow, QueueWorkflow],
-                workflow_runner=sandbox.runner(),
-                activities=fakes(calls),
-                activity_executor=pool,
-            ):
-                yield cls(env, queue, calls)
+        async with serving(env, queue, calls):
+            yield cls(env, queue, calls)
 
     async def submit(
         self,

@@ -3,6 +3,8 @@ PodGroup gate, TTL and deletion."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
@@ -13,15 +15,17 @@ from service import search_attributes
 from tests.builders import make_job
 from tests.workflows.harness import (
     SKIP_PAST,
+    Calls,
     Harness,
     last_run,
     phase_is,
     pod,
     pods_changed,
+    serving,
     until,
     view,
 )
-from workflows.job import JobWorkflow
+from workflows.job import JobWorkflow, JobWorkflowInput
 
 
 def _manifest(**spec: object) -> dict[str, object]:
@@ -177,3 +181,28 @@ async def test_a_forwarder_started_run_writes_only_what_it_learns(h: Harness) ->
     assert described.get(search_attributes.QUEUE) == "default"
     assert described.get(search_attributes.NAMESPACE) == "test"
     assert described.get(search_attributes.JOB_PHASE) == "Running"
+
+
+async def test_a_job_made_again_as_its_deleted_run_ends_gets_a_fresh_run(h: Harness) -> None:
+    """`kubectl replace --force`: the deletion and the new object reach the workflow in one
+    task. The run that ends for the deletion hands the new object to a fresh run instead of
+    dropping it (the forwarder says nothing more of it until it changes)."""
+    queue = f"tq-{uuid.uuid4()}"  # no worker yet: every signal below lands in one task
+    manifest = _manifest()
+    first = {**manifest, "metadata": {**manifest["metadata"], "uid": "uid-old", "generation": 1}}
+    again = {**manifest, "metadata": {**manifest["metadata"], "uid": "uid-new", "generation": 1}}
+    handle = await h.env.client.start_workflow(
+        JobWorkflow.run,
+        JobWorkflowInput(settings=signals.ControllerSettings(scheduler_override="default")),
+        id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
+        task_queue=queue,
+        start_signal=signals.SIGNAL_JOB_OBSERVED,
+        start_signal_args=[signals.JobObserved(job=first)],
+    )
+    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-old"))
+    await handle.signal(signals.SIGNAL_JOB_OBSERVED, signals.JobObserved(job=again))
+    async with serving(h.env, queue, Calls()):
+        current = await last_run(h.env.client, handle.id, max_history=10_000)
+        status = await until(current, phase_is("Pending"), "the new Job's run")
+    assert status.uid == "uid-new"
+    assert (await current.describe()).run_id != handle.result_run_id, "a fresh run"
