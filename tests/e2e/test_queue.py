@@ -234,7 +234,9 @@ def test_a_job_whose_queue_was_deleted_is_terminated_when_it_needs_its_pod_group
 ) -> None:
     """Volcano's outcome for a sync that keeps failing because the job's queue is gone: its
     requeues run out (about 164 s) and the job is Terminated. Here the queue goes while the
-    job runs; a restart deletes the PodGroup, and the new one is refused for the queue."""
+    job runs, then its PodGroup: the new one is refused for the queue. (Through a restart the
+    same takes one or two rounds, as in Volcano: a failure while Restarting only moves the job
+    to Pending, whose sync fails again.)"""
     name = f"qv-{uuid.uuid4().hex[:6]}"
     custom = client.CustomObjectsApi(api)
     body = {
@@ -248,24 +250,12 @@ def test_a_job_whose_queue_was_deleted_is_terminated_when_it_needs_its_pod_group
     _submit(api, namespace, _job("orphan", name, None))
     running = volcano.phase_becomes(api, namespace, "orphan", "Running")
     custom.delete_cluster_custom_object(*Q, name)
-    command = {
-        "apiVersion": "bus.volcano.sh/v1alpha1",
-        "kind": "Command",
-        "metadata": {"name": "orphan-restartjob"},
-        "action": "RestartJob",
-        "target": {
-            "apiVersion": "batch.volcano.sh/v1alpha1",
-            "kind": "Job",
-            "name": "orphan",
-            "uid": running["metadata"]["uid"],
-            "controller": True,
-        },
-    }
-    custom.create_namespaced_custom_object(
-        "bus.volcano.sh", "v1alpha1", namespace, "commands", command
+    group = f"orphan-{running['metadata']['uid']}"
+    custom.delete_namespaced_custom_object(
+        "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", group
     )
     terminated = volcano.phase_becomes(api, namespace, "orphan", "Terminated", timeout=300)
-    assert terminated["status"]["retryCount"] == 1  # the restart, and no other
+    assert terminated["status"].get("retryCount", 0) == 0  # no restart: terminated outright
     events = client.CoreV1Api(api).list_namespaced_event(namespace).items
     failed = [e.message or "" for e in events if e.reason == "ActionFailed"]
     assert any(f'queue "{name}" does not exist' in m for m in failed), failed
