@@ -43,19 +43,22 @@ def _temporal_cli(stack: E2EStack, *args: str) -> str:
     return done.stdout
 
 
+def _queue(name: str, **spec: object) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, **spec},
+    }
+
+
 @pytest.fixture
 def family(api: client.ApiClient) -> Iterator[tuple[str, str]]:
     suffix = uuid.uuid4().hex[:6]
     parent, child = f"qp-{suffix}", f"qc-{suffix}"
     custom = client.CustomObjectsApi(api)
     for name, up in ((parent, "root"), (child, parent)):
-        body = {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "Queue",
-            "metadata": {"name": name},
-            "spec": {"weight": 1, "parent": up},
-        }
-        custom.create_cluster_custom_object(*Q, body)
+        custom.create_cluster_custom_object(*Q, _queue(name, parent=up))
     volcano.state_becomes(api, parent, "Open")
     volcano.state_becomes(api, child, "Open")
     yield parent, child
@@ -183,12 +186,7 @@ def test_a_queue_created_again_while_caldera_was_down_is_written_open(
     arrived."""
     name = f"qr-{uuid.uuid4().hex[:6]}"
     custom = client.CustomObjectsApi(api)
-    body = {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": {"weight": 1},
-    }
+    body = _queue(name)
     custom.create_cluster_custom_object(*Q, body)
     first = volcano.state_becomes(api, name, "Open")
     described = json.loads(
@@ -234,17 +232,12 @@ def test_a_job_whose_queue_was_deleted_is_terminated_when_it_needs_its_pod_group
 ) -> None:
     """Volcano's outcome for a sync that keeps failing because the job's queue is gone: its
     requeues run out (about 164 s) and the job is Terminated. Here the queue goes while the
-    job runs, then its PodGroup: the new one is refused for the queue. (Through a restart the
-    same takes one or two rounds, as in Volcano: a failure while Restarting only moves the job
-    to Pending, whose sync fails again.)"""
+    job runs, then its PodGroup: the new one is refused for the queue. (A restarted job takes
+    more rounds: a failure while Restarting only moves it to Pending, whose sync fails again,
+    as in Volcano.)"""
     name = f"qv-{uuid.uuid4().hex[:6]}"
     custom = client.CustomObjectsApi(api)
-    body = {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "Queue",
-        "metadata": {"name": name},
-        "spec": {"weight": 1},
-    }
+    body = _queue(name)
     custom.create_cluster_custom_object(*Q, body)
     volcano.state_becomes(api, name, "Open")
     _submit(api, namespace, _job("orphan", name, None))
