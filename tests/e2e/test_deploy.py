@@ -348,7 +348,9 @@ def deployed_processes(
 
 
 def _refusals(started: dict[str, Process]) -> dict[str, list[str]]:
-    pattern = re.compile(r"\b403\b|forbidden", re.IGNORECASE)
+    """The lines where RBAC refused an account ("User ... cannot create resource ..."). Other
+    403s are not the accounts' fault: a namespace being deleted refuses new pods to anyone."""
+    pattern = re.compile(r"\bcannot [a-z]+ (resource|path)\b")
     return {
         name: [line for line in processes.log_text(p).splitlines() if pattern.search(line)]
         for name, p in started.items()

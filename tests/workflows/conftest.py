@@ -1,4 +1,4 @@
-"""Time-skipping Temporal test server, one per session, and a worker per test that runs the
+"""Time-skipping Temporal test server, one per test, and a worker per test that runs the
 real JobWorkflow with recording fakes under the real activity names."""
 
 from __future__ import annotations
@@ -40,8 +40,12 @@ async def register_search_attributes(env: WorkflowEnvironment) -> None:
     )
 
 
-@pytest_asyncio.fixture(scope="session")
+@pytest_asyncio.fixture
 async def env() -> AsyncIterator[WorkflowEnvironment]:
+    """A server of the test's own. The clock is global to a server and stands still while any
+    workflow task or activity is outstanding, and a workflow a finished test left behind gets
+    one when its timer fires or a signal reaches it, which no worker will ever take: it would
+    stop time for every later test (terminating that workflow does not release it)."""
     async with await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=_test_server(), data_converter=pydantic_data_converter
     ) as environment:
