@@ -6,8 +6,10 @@ CALDERA_TASK_QUEUE (default `caldera-controllers`; the SchedulerWorkflow and the
 have their own, `caldera-scheduler` and `caldera-queues`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
-go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_ACTIONS (Volcano's
-`actions` string, default `enqueue, allocate, backfill, reclaim`), CALDERA_WORKFLOW_SANDBOX
+go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_CONF (a
+volcano-scheduler.conf file) or CALDERA_SCHEDULER_CONFIGMAP (`<namespace>/<name>` of a
+ConfigMap holding one), CALDERA_SCHEDULER_ACTIONS (Volcano's `actions` string, replacing the
+configuration's; see `activities/scheduler_config.py`), CALDERA_WORKFLOW_SANDBOX
 (`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
 one evicted replays its whole history on its next task; each costs some hundred KiB).

@@ -1,29 +1,131 @@
-"""The gang scheduler's configuration, read from the worker's environment.
+"""The gang scheduler's configuration: Volcano's volcano-scheduler.conf, read every session.
 
-CALDERA_SCHEDULER_ACTIONS takes Volcano's `actions` string ("enqueue, allocate, backfill,
-reclaim, preempt"), in the order the actions run; unset or empty means the defaults of
-`scheduling.config` (Volcano's built-in list plus reclaim). Read at every session, so a
-malformed value fails the session with a message naming it rather than the worker at start.
+Where it comes from, first match wins:
+- CALDERA_SCHEDULER_CONF: the path of a volcano-scheduler.conf file (a mounted ConfigMap
+  is one: kubelet rewrites the file when the ConfigMap changes);
+- CALDERA_SCHEDULER_CONFIGMAP: `<namespace>/<name>`, the ConfigMap's `volcano-scheduler.conf`
+  key, read through the API at most every few seconds;
+- neither: `scheduling.config`'s defaults (Volcano's built-in list plus reclaim).
+CALDERA_SCHEDULER_ACTIONS takes Volcano's `actions` string and replaces the actions of
+whichever configuration is in force: a shortcut into the same configuration.
+
+A change is picked up by the next session. A configuration that does not load fails the
+session with a message naming what is wrong, unless an earlier one loaded: then that one
+stays in force, as vc-scheduler keeps running on its last good configuration, and the
+error is logged once per distinct text.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
+from pathlib import Path
 from typing import Final
 
+from kubernetes.client.exceptions import ApiException
 from temporalio.exceptions import ApplicationError
 
+from activities import kube
 from scheduling.config import SessionConfig, parse_actions
+from scheduling.schedulerconf import LoadedConf, load
 
 ENV_ACTIONS: Final = "CALDERA_SCHEDULER_ACTIONS"
+ENV_CONF: Final = "CALDERA_SCHEDULER_CONF"
+ENV_CONFIGMAP: Final = "CALDERA_SCHEDULER_CONFIGMAP"
+CONFIGMAP_KEY: Final = "volcano-scheduler.conf"
+CONFIGMAP_EVERY: Final = 5.0  # seconds between reads of the ConfigMap
+
+log = logging.getLogger(__name__)
+
+
+class _Loaded:
+    """The last text read, what it loaded to, and the last good configuration."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.text: str | None = None
+        self.origin = ""
+        self.result: LoadedConf | str | None = None  # str: the error the text gave
+        self.good: LoadedConf | None = None
+        self.read_at = float("-inf")
+
+
+_LOADED = _Loaded()
+
+
+def _invalid(message: str) -> ApplicationError:
+    return ApplicationError(message, type="Invalid", non_retryable=True)
+
+
+def _from_configmap(reference: str) -> str:
+    namespace, _, name = reference.partition("/")
+    if not namespace or not name:
+        raise _invalid(f"{ENV_CONFIGMAP}={reference!r}: expected <namespace>/<name>")
+    try:
+        found = kube.core().read_namespaced_config_map(name, namespace)
+    except ApiException as e:
+        raise ApplicationError(
+            f"{ENV_CONFIGMAP}: ConfigMap {reference}: {e.status} {e.reason}", type="KubeError"
+        ) from e
+    data = found.data or {}
+    if CONFIGMAP_KEY not in data:
+        raise _invalid(f"{ENV_CONFIGMAP}: ConfigMap {reference} has no key {CONFIGMAP_KEY!r}")
+    return str(data[CONFIGMAP_KEY])
+
+
+def _read() -> tuple[str, str] | None:
+    """(origin, text) of the configured source; None: none is configured."""
+    if path := os.environ.get(ENV_CONF, "").strip():
+        try:
+            return f"{ENV_CONF}={path}", Path(path).read_text()
+        except OSError as e:
+            raise _invalid(f"{ENV_CONF}={path}: cannot read: {e.strerror}") from e
+    if reference := os.environ.get(ENV_CONFIGMAP, "").strip():
+        now = time.monotonic()
+        if _LOADED.text is not None and now - _LOADED.read_at < CONFIGMAP_EVERY:
+            return _LOADED.origin, _LOADED.text
+        text = _from_configmap(reference)
+        _LOADED.read_at = now
+        return f"{ENV_CONFIGMAP}={reference}", text
+    return None
+
+
+def _loaded(origin: str, text: str) -> LoadedConf:
+    """The configuration `text` loads to (parsed once per distinct text), or the last good."""
+    with _LOADED.lock:
+        if text != _LOADED.text or origin != _LOADED.origin:
+            _LOADED.text, _LOADED.origin = text, origin
+            try:
+                _LOADED.result = load(text)
+            except ValueError as e:
+                _LOADED.result = f"{origin}: {e}"
+                if _LOADED.good is not None:
+                    log.error("%s; the previous configuration stays in force", _LOADED.result)
+            else:
+                _LOADED.good = _LOADED.result
+                if _LOADED.result.ignored:
+                    log.warning(
+                        "%s: plugins Caldera does not run are ignored: %s",
+                        origin,
+                        ", ".join(_LOADED.result.ignored),
+                    )
+        result = _LOADED.result
+        if isinstance(result, LoadedConf):
+            return result
+        if _LOADED.good is not None:
+            return _LOADED.good
+        raise _invalid(str(result))
 
 
 def session_config() -> SessionConfig:
+    source = _read()
+    config = _loaded(*source).session if source is not None else SessionConfig()
     text = os.environ.get(ENV_ACTIONS, "").strip()
     if not text:
-        return SessionConfig()
+        return config
     try:
-        return SessionConfig(actions=parse_actions(text))
+        return config.model_copy(update={"actions": parse_actions(text)})
     except ValueError as e:
-        message = f"{ENV_ACTIONS}={text!r}: {e}"
-        raise ApplicationError(message, type="Invalid", non_retryable=True) from e
+        raise _invalid(f"{ENV_ACTIONS}={text!r}: {e}") from e

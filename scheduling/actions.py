@@ -38,7 +38,7 @@ ACTIONS: Final[Mapping[Action, ActionFn]] = {
 def run_session(snapshot: Snapshot, config: SessionConfig | None = None) -> SessionResult:
     """Decide one session over `snapshot`; `config` None means Volcano's defaults."""
     settings = config or SessionConfig()
-    state = SessionState(snapshot)
+    state = SessionState(snapshot, settings)
     for action in settings.actions:
         ACTIONS[action](state, settings)
     return status.close(state)

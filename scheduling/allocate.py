@@ -20,12 +20,17 @@ from collections import deque
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
-from scheduling import jobs, ordering, predicates, proportion, scoring
+from scheduling import interpod, jobs, ordering, predicates, scoring
 from scheduling.config import Action, SessionConfig
 from scheduling.resources import EMPTY
 from scheduling.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
 from scheduling.state import SessionState
 from scheduling.statement import Statement
+
+
+def _pod_weights(config: SessionConfig) -> tuple[int, int]:
+    """The InterPodAffinity and PodTopologySpread score weights."""
+    return config.scoring.pod_affinity, config.scoring.pod_topology_spread
 
 
 def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, list[JobKey]]:
@@ -59,10 +64,12 @@ def _queue_note(state: SessionState, task: TaskInfo, queue: QueueName) -> str:
     """Why a task its queue may not take waits: the queue is not Open, no node fits, or share."""
     if (phase := state.queues[queue].state) is not QueueState.OPEN:
         return f"queue {queue} is {phase}"
-    reasons = [predicates.check(task, state.nodes[name]) for name in sorted(state.nodes)]
+    reasons = [
+        predicates.check(task, state.nodes[name], pods=state.pods) for name in sorted(state.nodes)
+    ]
     if all(reasons):
         return predicates.fit_error(len(reasons), reasons)
-    return f"queue {queue} would exceed its deserved share"
+    return state.queue_full(queue, task.request)
 
 
 def allocate_job(
@@ -76,16 +83,16 @@ def allocate_job(
         task = state.tasks[pending.popleft()]
         if task.status is not TaskStatus.PENDING or task.gated:
             continue
-        if not proportion.allocatable(
-            queue.state, state.allocated_of(queue.name), state.deserved_of(queue.name), task.request
-        ):
+        if not state.queue_allocatable(queue.name, task.request):
             state.notes[task.key] = _queue_note(state, task, queue.name)
             continue
         failed = _failed_roles(state, job.key)
         if task.role and task.role in failed:
             state.record_fit_error(job.key, task.key, failed[task.role])
             continue
-        reasons = {name: predicates.check(task, state.nodes[name]) for name in nodes}
+        reasons = {
+            name: predicates.check(task, state.nodes[name], pods=state.pods) for name in nodes
+        }
         feasible = [state.nodes[name] for name in nodes if not reasons[name]]
         if not feasible:
             message = predicates.fit_error(len(nodes), reasons.values())
@@ -97,7 +104,11 @@ def allocate_job(
         # Nodes with idle room first; only if none, one where room is being released. Without
         # releasing room, future idle is at most idle: a feasible node fits idle room too.
         idle = [n for n in feasible if n.releasing == EMPTY or predicates.fits_idle(task, n)]
-        best = scoring.best_node(task, idle or feasible, config.scoring).name
+        candidates = idle or feasible
+        extra = interpod.extra_scores(
+            task, candidates, state.pods, _pod_weights(config), predicates.inclusion
+        )
+        best = scoring.best_node(task, candidates, config.scoring, extra).name
         if idle:
             statement.allocate(task.key, best)
         else:
@@ -118,7 +129,7 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
         if not waiting:
             del by_queue[queue]
             continue
-        if proportion.overused(state.allocated_of(queue), state.deserved_of(queue)):
+        if state.queue_overused(queue):
             for key in waiting:
                 state.job_errors.setdefault(key, f"queue {queue} has used its deserved share")
             del by_queue[queue]

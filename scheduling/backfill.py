@@ -10,7 +10,7 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-from scheduling import jobs, ordering, predicates, scoring
+from scheduling import interpod, jobs, ordering, predicates, scoring
 from scheduling.config import SessionConfig
 from scheduling.snapshot import TaskStatus
 from scheduling.state import SessionState
@@ -35,7 +35,8 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
         ]
         for task in sorted(tasks, key=ordering.task_order):
             reasons = {
-                n: predicates.check(task, state.nodes[n], fit_resources=False) for n in nodes
+                n: predicates.check(task, state.nodes[n], fit_resources=False, pods=state.pods)
+                for n in nodes
             }
             feasible = [state.nodes[n] for n in nodes if not reasons[n]]
             if not feasible:
@@ -43,7 +44,10 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
                     key, task.key, predicates.fit_error(len(nodes), reasons.values())
                 )
                 continue
-            state.allocate(task.key, scoring.best_node(task, feasible, config.scoring).name)
+            weights = (config.scoring.pod_affinity, config.scoring.pod_topology_spread)
+            extra = interpod.extra_scores(task, feasible, state.pods, weights, predicates.inclusion)
+            best = scoring.best_node(task, feasible, config.scoring, extra)
+            state.allocate(task.key, best.name)
             current = state.tasks_of(key)
             if jobs.is_ready(job, current):
                 for ready in sorted(current, key=ordering.task_order):

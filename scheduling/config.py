@@ -60,6 +60,15 @@ class SessionConfig(BaseModel):
     actions: tuple[Action, ...] = DEFAULT_ACTIONS
     overcommit_factor: Fraction = DEFAULT_OVERCOMMIT  # overcommit-factor
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    # Job order: by priority (the priority plugin), by lowest dominant share (drf).
+    job_priority: bool = True
+    drf_order: bool = True
+    # The overcommit plugin's vote at enqueue: the cluster, times the factor, has the room.
+    overcommit: bool = True
+    # The capacity plugin shares the cluster instead of proportion (queues' explicit
+    # `deserved`); `hierarchy` is its enableHierarchy argument (parent queues bound subtrees).
+    capacity: bool = False
+    hierarchy: bool = False
 
     @field_validator("overcommit_factor")
     @classmethod

@@ -55,6 +55,13 @@ class NodeSelectorTerm(_Kube):
     match_fields: tuple[NodeSelectorRequirement, ...] = ()
 
 
+class PreferredSchedulingTerm(_Kube):
+    """preferredDuringSchedulingIgnoredDuringExecution: a matching term adds its weight."""
+
+    weight: int = 0  # 1-100 on the wire; 0 or an empty term adds nothing
+    preference: NodeSelectorTerm = Field(default_factory=NodeSelectorTerm)
+
+
 class NodeSelector(_Kube):
     """requiredDuringSchedulingIgnoredDuringExecution: any one term must match."""
 

@@ -15,7 +15,7 @@ from typing import Final
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling import jobs, ordering, proportion
+from scheduling import jobs, ordering
 from scheduling.config import SessionConfig
 from scheduling.resources import Resources, total
 from scheduling.state import SessionState
@@ -24,29 +24,30 @@ CLUSTER_OVERUSED: Final = "resource in cluster is overused"
 QUOTA_INSUFFICIENT: Final = "queue resource quota insufficient"
 
 
-def _refusal(state: SessionState, key: JobKey, idle: Resources, reserved: Resources) -> str | None:
-    """Why the job may not be admitted now (first rejecting vote); None: admit it."""
+def _refusal(
+    state: SessionState, key: JobKey, idle: Resources | None, reserved: Resources
+) -> str | None:
+    """Why the job may not be admitted now (first rejecting vote); None: admit it. `idle`
+    None: the overcommit plugin is off and the cluster's room does not vote."""
     job = state.jobs[key]
+    if (blocked := state.queue_blocked(job.queue)) is not None:
+        return blocked  # an unusable queue tree admits nothing, minResources or not
     wanted = job.min_resources
     if wanted is None:
         return None
-    if not reserved.add(wanted).less_equal_with_dimension(idle, wanted):
+    if idle is not None and not reserved.add(wanted).less_equal_with_dimension(idle, wanted):
         return CLUSTER_OVERUSED
     queue = job.queue
-    admissible = proportion.enqueueable(
-        state.queues[queue].state,
-        state.demands[queue],
-        state.queue_inqueue[queue],
-        state.real_capability[queue],
-        wanted,
-    )
-    return None if admissible else f"{QUOTA_INSUFFICIENT}: queue {queue}"
+    if state.queue_enqueueable(queue, wanted):
+        return None
+    return f"{QUOTA_INSUFFICIENT}: queue {queue}"
 
 
 def enqueue(state: SessionState, config: SessionConfig) -> None:
     """Pending -> Inqueue for every PodGroup the votes permit, recording why for the rest."""
     cluster_used = total(node.used for node in state.snapshot.nodes)
-    idle = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
+    room = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
+    idle = room if config.overcommit else None
     reserved = total(jobs.inqueue(job, state.tasks_of(key)) for key, job in state.jobs.items())
     pending: dict[QueueName, list[JobKey]] = {}
     for key, job in sorted(state.jobs.items()):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scheduling import predicates
+from scheduling import interpod, predicates
 from scheduling.result import EvictReason
 from scheduling.snapshot import PREEMPTABLE, NodeName, TaskInfo
 from scheduling.state import SessionState
@@ -26,8 +26,13 @@ Allowed = Callable[[SessionState, Unit], bool]
 
 
 def fits_future_idle(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
-    """Reclaim's test: the request fits the room that will be free on the node."""
-    return not predicates.resources_fit(task, state.nodes[node])
+    """Reclaim's test: the request fits the room that will be free on the node, and the pods
+    staying there let it in (host ports, spread, pod affinity: evicting may clear those)."""
+    current = state.nodes[node]
+    if predicates.resources_fit(task, current):
+        return False
+    view = state.pods
+    return not view.active or interpod.check(task, current, view, predicates.inclusion) is None
 
 
 def try_node(

@@ -3,7 +3,8 @@
 So the activity that reads the cluster stays a list call per kind: every rule about what the
 scheduler sees is here and unit-tested. Pods are taken when they name one of our schedulers or
 already sit on a node (foreign pods still use capacity); a pod is a task when its group-name
-annotation names a PodGroup whose queue exists, otherwise it only loads its node. Placements
+annotation names a PodGroup whose queue exists, otherwise it only loads its node; every pod on
+a node is also kept in `Snapshot.pods` for the rules about other pods. Placements
 the scheduler has assumed but not yet seen bound are passed in as `assumed` and count as
 `Binding` on their node, so two sessions never hand out the same room.
 
@@ -19,8 +20,10 @@ from typing import Final
 from models import labels
 from models.keys import JobKey, QueueName, job_key
 from models.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
-from scheduling.constraints import NodeSelector, Taint, Toleration
+from scheduling.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
+from scheduling.interpod import pod_on_node
 from scheduling.observed import claim_names
+from scheduling.podterms import PodOnNode, host_ports, pod_affinity, spread_constraints
 from scheduling.requests import Obj, as_list, as_obj, pod_request
 from scheduling.resources import EMPTY, Resources
 from scheduling.snapshot import (
@@ -118,9 +121,9 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
     """One pod as a task of `job`; `classes` are PriorityClass values by name (None: none)."""
     meta, spec = as_obj(pod.get("metadata")), as_obj(pod.get("spec"))
     annotations, pod_labels = _strings(meta.get("annotations")), _strings(meta.get("labels"))
-    required = as_obj(as_obj(as_obj(spec.get("affinity")).get("nodeAffinity"))).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    )
+    node_affinity = as_obj(as_obj(spec.get("affinity")).get("nodeAffinity"))
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    preferred = as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
     node = spec.get("nodeName")
     return TaskInfo(
         key=pod_key(pod),
@@ -134,6 +137,7 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         node_name=NodeName(str(node)) if node else None,
         node_selector=_strings(spec.get("nodeSelector")),
         required_affinity=NodeSelector.model_validate(required) if required is not None else None,
+        preferred_affinity=tuple(PreferredSchedulingTerm.model_validate(t) for t in preferred),
         tolerations=tuple(Toleration.model_validate(t) for t in as_list(spec.get("tolerations"))),
         gated=bool(as_list(spec.get("schedulingGates"))),
         creation=_time(meta.get("creationTimestamp")),
@@ -141,6 +145,10 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         preemptable=_preemptable(annotations, pod_labels),
         priority_class=str(spec.get("priorityClassName") or ""),
         preempts=spec.get("preemptionPolicy") != "Never",
+        labels=pod_labels,
+        pod_affinity=pod_affinity(spec),
+        spread=spread_constraints(spec, pod_labels),
+        host_ports=host_ports(spec),
     )
 
 
@@ -274,6 +282,7 @@ def snapshot_from_objects(
             jobs[job.key] = job
     tasks: list[TaskInfo] = []
     on_nodes: dict[str, list[TaskInfo]] = {}
+    placed: list[PodOnNode] = []
     for pod in pods:
         spec = as_obj(pod.get("spec"))
         if spec.get("schedulerName") not in scheduler_names and not spec.get("nodeName"):
@@ -292,6 +301,7 @@ def snapshot_from_objects(
             )
         if task.node_name and task.status not in COMPLETED:
             on_nodes.setdefault(task.node_name, []).append(task)
+            placed.append(pod_on_node(task, task.node_name))
         if key in jobs:
             tasks.append(task)
     return Snapshot(
@@ -304,6 +314,7 @@ def snapshot_from_objects(
         jobs=tuple(sorted(jobs.values(), key=lambda j: j.key)),
         tasks=tuple(sorted(tasks, key=lambda t: t.key)),
         queues=tuple(queue_infos),
+        pods=tuple(sorted(placed, key=lambda p: p.key)),
     )
 
 

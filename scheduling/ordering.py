@@ -2,8 +2,9 @@
 
 Sort keys rather than comparators, each ending in a unique name, so every order is total and
 the same on every worker. The keys are the default configuration's, in tier order: queues by
-priority then lowest share (proportion); jobs by priority, not-ready first (gang), lowest
-dominant share (drf), then age; tasks by priority, then the index in their pod name.
+priority then lowest share (proportion; with capacity, its `QueueRank`); jobs by priority,
+not-ready first (gang), lowest dominant share (drf), then age; tasks by priority, then the
+index in their pod name.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -17,25 +18,28 @@ from fractions import Fraction
 
 from models.keys import JobKey, QueueName
 from scheduling import jobs
+from scheduling.capacity import QueueRank
 from scheduling.resources import dominant_share
 from scheduling.snapshot import TaskInfo
 from scheduling.state import SessionState
 
-QueueOrder = tuple[int, Fraction, datetime, str]
+ZERO = Fraction(0)
+QueueOrder = tuple[int, Fraction | QueueRank, datetime, str]
 JobOrder = tuple[int, bool, Fraction, datetime, str]
 TaskOrder = tuple[int, bool, int, datetime, str]
 
 
 def queue_order(state: SessionState, name: QueueName) -> QueueOrder:
     queue = state.queues[name]
-    return (-queue.priority, state.queue_share(name), queue.creation, name)
+    return (-queue.priority, state.queue_rank(name), queue.creation, name)
 
 
 def job_order(state: SessionState, key: JobKey) -> JobOrder:
-    job = state.jobs[key]
+    """Each plugin's key only when the configuration has it order jobs."""
+    job, config = state.jobs[key], state.config
     ready = jobs.is_ready(job, state.tasks_of(key))
-    share = dominant_share(state.job_allocated[key], state.cluster)
-    return (-job.priority, ready, share, job.creation, key)
+    share = dominant_share(state.job_allocated[key], state.cluster) if config.drf_order else ZERO
+    return (-job.priority if config.job_priority else 0, ready, share, job.creation, key)
 
 
 def task_order(task: TaskInfo) -> TaskOrder:

@@ -7,8 +7,9 @@ room that will be free once releasing pods are gone (as Volcano's allocate predi
 reports every short dimension, as NodeResourcesFit does; then pod number, NodeUnschedulable,
 NodeAffinity (nodeSelector and required terms), TaintToleration and VolumeBinding (the node
 affinity of the PVs the pod's claims are bound to), of which the first failure is reported, as
-Volcano stops at the first failing plugin. PreferNoSchedule taints and
-preferred affinity only score, so they never fail a node here.
+Volcano stops at the first failing plugin. Given the session's pods on nodes, NodePorts,
+PodTopologySpread and InterPodAffinity follow (`scheduling.interpod`). PreferNoSchedule taints
+and preferred affinity only score, so they never fail a node here.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -19,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
+from scheduling import interpod
 from scheduling.constraints import (
     UNSCHEDULABLE_TAINT,
     NodeSelector,
@@ -169,14 +171,31 @@ PREDICATES: Final[tuple[Predicate, ...]] = (
 )
 
 
-def check(task: TaskInfo, node: NodeInfo, fit_resources: bool = True) -> tuple[str, ...]:
-    """Why `node` cannot take `task` (empty: it can); backfill skips the resource fit."""
+def inclusion(task: TaskInfo, node: NodeInfo) -> tuple[bool, bool]:
+    """Whether the node passes the task's node affinity, and tolerates its taints: which
+    nodes a topology spread constraint counts (its nodeAffinity/nodeTaints policies)."""
+    return node_affinity(task, node) is None, taint_toleration(task, node) is None
+
+
+def check(
+    task: TaskInfo,
+    node: NodeInfo,
+    fit_resources: bool = True,
+    pods: interpod.PodView | None = None,
+) -> tuple[str, ...]:
+    """Why `node` cannot take `task` (empty: it can); backfill skips the resource fit.
+
+    `pods` (the session's pods on nodes) adds the rules about other pods: host ports, topology
+    spread, inter-pod affinity; None, or a view no task or pod needs, leaves them out.
+    """
     if fit_resources and (short := resources_fit(task, node)):
         return short
     for predicate in PREDICATES:
         reason = predicate(task, node)
         if reason is not None:
             return (reason,)
+    if pods is not None and pods.active and (found := interpod.check(task, node, pods, inclusion)):
+        return (found,)
     return ()
 
 

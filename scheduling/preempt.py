@@ -18,7 +18,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from models.keys import JobKey
-from scheduling import eviction, jobs, ordering, predicates, proportion, scoring, victims
+from scheduling import eviction, interpod, jobs, ordering, predicates, scoring, victims
 from scheduling.config import SessionConfig
 from scheduling.reclaim import preemptors, starving_jobs
 from scheduling.result import EvictReason
@@ -30,10 +30,8 @@ from scheduling.statement import Statement
 def _fits(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
     """preemptorFitsOnNode: the queue may take it, and the node's future idle room holds it."""
     queue = state.jobs[task.job].queue
-    allocatable = proportion.allocatable(
-        state.queues[queue].state, state.allocated_of(queue), state.deserved_of(queue), task.request
-    )
-    return allocatable and not predicates.check(task, state.nodes[node])
+    allocatable = state.queue_allocatable(queue, task.request)
+    return allocatable and not predicates.check(task, state.nodes[node], pods=state.pods)
 
 
 def _anyone(state: SessionState, unit: victims.Unit) -> bool:
@@ -54,8 +52,9 @@ def _preempt_for(
         for name in on_nodes
         if not predicates.check(task, state.nodes[name], fit_resources=False)
     ]
-    nodes.sort(key=lambda n: (-scoring.total_score(task, n, config.scoring), n.name))
-    for node in nodes:
+    weights = (config.scoring.pod_affinity, config.scoring.pod_topology_spread)
+    extra = interpod.extra_scores(task, nodes, state.pods, weights, predicates.inclusion)
+    for node in scoring.ranked(task, nodes, config.scoring, extra):
         keys = on_nodes[node.name]
         found = victims.candidates(state, task, keys, EvictReason.PREEMPT, same_job=own)
         units = victims.units(state, found, EvictReason.PREEMPT, own_job=own)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 
 from models.keys import JobKey, QueueName
-from scheduling import eviction, jobs, ordering, predicates, proportion, victims
+from scheduling import eviction, jobs, ordering, predicates, victims
 from scheduling.config import SessionConfig
 from scheduling.resources import Missing
 from scheduling.result import EvictReason
@@ -53,14 +53,9 @@ def preemptors(state: SessionState, key: JobKey) -> deque[PodKey]:
 
 
 def _preemptive(state: SessionState, task: TaskInfo) -> bool:
-    """The queue may grow by the task and stay within its deserved share (proportion)."""
-    queue = state.jobs[task.job].queue
-    return proportion.allocatable(
-        state.queues[queue].state,
-        state.allocated_of(queue),
-        state.deserved_of(queue),
-        task.request,
-    )
+    """The queue may grow by the task (proportion: within deserved; capacity: within real
+    capability and still within deserved on one of the task's dimensions)."""
+    return state.queue_preemptive(state.jobs[task.job].queue, task.request)
 
 
 def _reclaim_for(
@@ -85,7 +80,7 @@ def _reclaim_for(
             units,
             EvictReason.RECLAIM,
             eviction.fits_future_idle,
-            victims.over_deserved,
+            lambda s, unit: victims.over_deserved(s, unit, task),
         )
         if placed:
             return True
@@ -105,15 +100,16 @@ def reclaim(state: SessionState, config: SessionConfig) -> None:
     """Volcano's reclaim loop: queue by queue, starving gang by gang, all or nothing."""
     if not _donors(state):
         return  # nothing to take from: skip the search (an idle or fair cluster)
-    by_queue, on_nodes = starving_jobs(state), victims.on_nodes(state)
+    # Each queue's starving jobs in a heap taken at the start, as Volcano's priority queue is.
+    by_queue = ordering.job_queues(state, starving_jobs(state))
+    on_nodes = victims.on_nodes(state)
     while by_queue:
         queue = min(by_queue, key=lambda name: ordering.queue_order(state, name))
         waiting = by_queue[queue]
-        if not waiting or proportion.overused(state.allocated_of(queue), state.deserved_of(queue)):
+        if not waiting or state.queue_overused(queue):
             del by_queue[queue]
             continue
-        key = min(waiting, key=lambda k: ordering.job_order(state, k))
-        waiting.remove(key)
+        key = waiting.pop()
         job, statement, pending = state.jobs[key], Statement(state), preemptors(state, key)
         while pending and jobs.is_starving(job, state.tasks_of(key)):
             task = state.tasks[pending.popleft()]

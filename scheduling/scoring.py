@@ -2,34 +2,50 @@
 
 Each strategy scores 0-100 like kube-scheduler's plugins and the weighted sum decides; Volcano
 breaks ties at random, Caldera by node name, so a replayed session places pods identically.
-Least-allocated spreads (the built-in default); binpack and most-allocated pack, which the Helm
-chart's configuration turns on. Least/most-allocated use kube's integer arithmetic; binpack,
-a float in Volcano, is an exact fraction here; `score` turns the sum into a float at the end.
+Least-allocated spreads, balanced allocation evens out cpu against memory, preferred node
+affinity and PreferNoSchedule taints steer; all are on by default with nodeorder's weights.
+Binpack and most-allocated pack, which the Helm chart's configuration turns on. Node affinity
+and taint toleration are normalized over the candidate nodes, so only `node_scores` and
+`best_node` (which see them all) add them; `total_score` is the part each node scores alone.
+Least/most-allocated and the normalizations use kube's integer arithmetic, balanced allocation
+kube's float64 steps (deterministic IEEE doubles, truncated to an integer as kube does);
+binpack, a float in Volcano, is an exact fraction here; `score` turns the sum into a float.
 
 Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scheduling import predicates
+from scheduling.constraints import TaintEffect
 from scheduling.resources import CPU, MEMORY, Number
-from scheduling.snapshot import NodeInfo, TaskInfo
+from scheduling.snapshot import NodeInfo, NodeName, TaskInfo
 
 MAX_SCORE: Final = 100
+GPU: Final = "nvidia.com/gpu"  # nodeorder balances it with cpu and memory when requested
 _SPREAD_RESOURCES: Final = (CPU, MEMORY)  # kube's default resources, weight 1 each
 
 
 class ScoringConfig(BaseModel):
-    """Plugin weights, as `nodeorder` and `binpack` arguments name them."""
+    """Plugin weights, as `nodeorder` and `binpack` arguments name them; nodeorder's defaults."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     least_allocated: int = Field(default=1, ge=0)  # leastrequested.weight
     most_allocated: int = Field(default=0, ge=0)  # mostrequested.weight
+    balanced_allocation: int = Field(default=1, ge=0)  # balancedresource.weight
+    node_affinity: int = Field(default=2, ge=0)  # nodeaffinity.weight
+    taint_toleration: int = Field(default=3, ge=0)  # tainttoleration.weight
+    # Scored outside this module and passed to `best_node` as `extra`, already weighted.
+    pod_affinity: int = Field(default=2, ge=0)  # podaffinity.weight
+    pod_topology_spread: int = Field(default=2, ge=0)  # podtopologyspread.weight
     binpack: int = Field(default=0, ge=0)  # binpack.weight (1 in the Helm chart)
     binpack_cpu: int = Field(default=1, ge=0)
     binpack_memory: int = Field(default=1, ge=0)
@@ -42,6 +58,18 @@ class ScoringConfig(BaseModel):
         if name == MEMORY:
             return self.binpack_memory
         return self.binpack_resources.get(name)
+
+
+# nodeorder's weight arguments and the ScoringConfig field each sets.
+NODEORDER_WEIGHTS: Final = {
+    "leastrequested.weight": "least_allocated",
+    "mostrequested.weight": "most_allocated",
+    "balancedresource.weight": "balanced_allocation",
+    "nodeaffinity.weight": "node_affinity",
+    "tainttoleration.weight": "taint_toleration",
+    "podaffinity.weight": "pod_affinity",
+    "podtopologyspread.weight": "pod_topology_spread",
+}
 
 
 def _spread(task: TaskInfo, node: NodeInfo, most: bool) -> int:
@@ -73,6 +101,69 @@ def most_allocated(task: TaskInfo, node: NodeInfo) -> int:
     return _spread(task, node, most=True)
 
 
+def _fraction(used: Number, have: Number) -> float:
+    fraction = float(used) / float(have)
+    return 1.0 if fraction > 1 else fraction
+
+
+def _balance2(first: float, second: float) -> int:
+    """`_balance` of two fractions: their std is half their difference."""
+    return int((1 - abs((first - second) / 2)) * MAX_SCORE)
+
+
+def _balance(fractions: Sequence[float]) -> int:
+    """(1 - std) * 100 of the fill fractions, truncated, in kube's order of float steps."""
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        total = 0.0
+        for fraction in fractions:  # not sum(): the running sum must round as kube's does
+            total += fraction
+        mean = total / len(fractions)
+        squares = 0.0
+        for fraction in fractions:
+            squares += (fraction - mean) * (fraction - mean)
+        std = math.sqrt(squares / len(fractions))
+    return int((1 - std) * MAX_SCORE)
+
+
+def balanced_allocation(task: TaskInfo, node: NodeInfo) -> int:
+    """kube's balanced allocation: how much placing the pod evens out the node's fill.
+
+    Fill is used (real requests, not the request-less defaults) over allocatable, capped at 1,
+    over cpu, memory and, when the pod asks for it, the GPU; a resource the node lacks is left
+    out. The balance after placing is compared with the balance before: 75 means unchanged,
+    towards 100 better balanced, towards 50 worse. A pod requesting none of them scores 0, as
+    kube skips the plugin for it.
+    """
+    request, have, used = task.request, node.allocatable, node.used
+    gpu = request.scalars.get(GPU, 0)
+    if not request.milli_cpu and not request.memory and not gpu:
+        return 0
+    half = MAX_SCORE // 2
+    if not gpu and have.milli_cpu != 0 and have.memory != 0:  # the usual case, without lists
+        cpu, memory = used.milli_cpu, used.memory
+        with_pod = _balance2(
+            _fraction(cpu + request.milli_cpu, have.milli_cpu),
+            _fraction(memory + request.memory, have.memory),
+        )
+        without = _balance2(_fraction(cpu, have.milli_cpu), _fraction(memory, have.memory))
+        return half + (half + with_pod - without) // 2
+    before: list[float] = []
+    after: list[float] = []
+    if have.milli_cpu != 0:
+        before.append(_fraction(used.milli_cpu, have.milli_cpu))
+        after.append(_fraction(used.milli_cpu + request.milli_cpu, have.milli_cpu))
+    if have.memory != 0:
+        before.append(_fraction(used.memory, have.memory))
+        after.append(_fraction(used.memory + request.memory, have.memory))
+    if gpu and (gpus := have.scalars.get(GPU, 0)) != 0:
+        before.append(_fraction(used.scalars.get(GPU, 0), gpus))
+        after.append(_fraction(used.scalars.get(GPU, 0) + gpu, gpus))
+    return half + (half + _balance(after) - _balance(before)) // 2  # never negative: // is kube's
+
+
 def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
     """Volcano's BinPackingScore: weighted fill after placing, over the resources requested.
 
@@ -95,13 +186,51 @@ def binpack(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Fraction:
     return Fraction(total) / weights * MAX_SCORE * config.binpack if weights else Fraction(0)
 
 
+def preferred_affinity(task: TaskInfo, node: NodeInfo) -> int:
+    """NodeAffinity's raw score: the summed weights of the preferred terms the node matches."""
+    return sum(
+        term.weight
+        for term in task.preferred_affinity
+        if term.weight and predicates.term_matches(term.preference, node)
+    )
+
+
+def untolerated_taints(task: TaskInfo, node: NodeInfo) -> int:
+    """TaintToleration's raw score: the node's PreferNoSchedule taints the pod does not tolerate.
+
+    Only tolerations with effect PreferNoSchedule or none can tolerate them (`tolerates`
+    compares the effect), as kube keeps only those.
+    """
+    return sum(
+        1
+        for taint in node.taints
+        if taint.effect == TaintEffect.PREFER_NO_SCHEDULE
+        and not any(predicates.tolerates(t, taint) for t in task.tolerations)
+    )
+
+
+def normalize(scores: Sequence[int], reverse: bool = False) -> list[int]:
+    """kube's DefaultNormalizeScore: scale to 0-100 by the highest; `reverse`: 100 minus that.
+
+    All zero stays zero, or is 100 everywhere when reversed (no node is worse than another).
+    """
+    top = max((s for s in scores if s > 0), default=0)
+    if top == 0:
+        return [MAX_SCORE] * len(scores) if reverse else list(scores)
+    if reverse:
+        return [MAX_SCORE - MAX_SCORE * s // top for s in scores]
+    return [MAX_SCORE * s // top for s in scores]
+
+
 def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Number:
-    """The weighted sum of the enabled strategies, exact; higher is better."""
+    """The weighted sum of the enabled strategies a node scores alone, exact; higher is better."""
     value: Number = 0
     if config.least_allocated:
         value += least_allocated(task, node) * config.least_allocated
     if config.most_allocated:
         value += most_allocated(task, node) * config.most_allocated
+    if config.balanced_allocation:
+        value += balanced_allocation(task, node) * config.balanced_allocation
     if config.binpack:
         value += binpack(task, node, config)
     return value
@@ -111,6 +240,70 @@ def score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> float:
     return float(total_score(task, node, config))
 
 
-def best_node(task: TaskInfo, nodes: list[NodeInfo], config: ScoringConfig) -> NodeInfo:
+def _has_prefer_no_schedule(nodes: Sequence[NodeInfo]) -> bool:
+    return any(
+        taint.effect == TaintEffect.PREFER_NO_SCHEDULE for node in nodes for taint in node.taints
+    )
+
+
+def node_scores(
+    task: TaskInfo,
+    nodes: Sequence[NodeInfo],
+    config: ScoringConfig,
+    extra: Mapping[NodeName, Number] | None = None,
+) -> list[Number]:
+    """Each candidate's full weighted sum, in `nodes` order, normalized over these nodes.
+
+    `extra`: already weighted scores computed elsewhere, by node (a missing node adds 0).
+    Without preferred terms node affinity adds nothing; without a PreferNoSchedule taint on
+    any candidate every node gets the full taint score, so neither is computed per node.
+    """
+    weight = config.taint_toleration
+    tainted = bool(weight) and _has_prefer_no_schedule(nodes)
+    base = MAX_SCORE * weight if weight and not tainted else 0
+    totals: list[Number] = [base + total_score(task, node, config) for node in nodes]
+    if config.node_affinity and task.preferred_affinity:
+        raw = [preferred_affinity(task, node) for node in nodes]
+        for i, value in enumerate(normalize(raw)):
+            totals[i] += value * config.node_affinity
+    if tainted:
+        raw = [untolerated_taints(task, node) for node in nodes]
+        for i, value in enumerate(normalize(raw, reverse=True)):
+            totals[i] += value * weight
+    if extra:
+        for i, node in enumerate(nodes):
+            totals[i] += extra.get(node.name, 0)
+    return totals
+
+
+def best_node(
+    task: TaskInfo,
+    nodes: Sequence[NodeInfo],
+    config: ScoringConfig,
+    extra: Mapping[NodeName, Number] | None = None,
+) -> NodeInfo:
     """The highest score; ties go to the first name (Volcano picks one at random)."""
-    return min(nodes, key=lambda n: (-total_score(task, n, config), n.name))
+    if not nodes:
+        raise ValueError("best_node: no candidate nodes")
+    if len(nodes) == 1:
+        return nodes[0]
+    totals = node_scores(task, nodes, config, extra)
+    best = 0
+    for i in range(1, len(nodes)):
+        if totals[i] > totals[best] or (
+            totals[i] == totals[best] and nodes[i].name < nodes[best].name
+        ):
+            best = i
+    return nodes[best]
+
+
+def ranked(
+    task: TaskInfo,
+    nodes: Sequence[NodeInfo],
+    config: ScoringConfig,
+    extra: Mapping[NodeName, Number] | None = None,
+) -> list[NodeInfo]:
+    """The candidates best first, ties by name: the order preempt tries nodes in."""
+    totals = node_scores(task, nodes, config, extra)
+    order = sorted(range(len(nodes)), key=lambda i: (-totals[i], nodes[i].name))
+    return [nodes[i] for i in order]

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
-from scheduling.constraints import NodeSelector, Taint, Toleration
+from scheduling.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
+from scheduling.podterms import HostPort, PodAffinity, PodOnNode, SpreadConstraint
 from scheduling.resources import EMPTY, Resources, total
 
 # Pod and node keys; they belong in models/keys.py beside JobKey once that module is open.
@@ -102,6 +103,7 @@ class TaskInfo(_Frozen):
     node_name: NodeName | None = None  # None: not placed on a node
     node_selector: dict[str, str] = Field(default_factory=dict)
     required_affinity: NodeSelector | None = None  # None: no required node affinity
+    preferred_affinity: tuple[PreferredSchedulingTerm, ...] = ()  # only scores nodes
     tolerations: tuple[Toleration, ...] = ()
     gated: bool = False  # the pod has schedulingGates
     creation: datetime = EPOCH
@@ -111,6 +113,15 @@ class TaskInfo(_Frozen):
     preempts: bool = True  # False: spec.preemptionPolicy Never, it evicts nobody
     # The required node affinity of each PV the pod's claims are bound to.
     volume_affinity: tuple[NodeSelector, ...] = ()
+    # What the rules about other pods read (`scheduling.interpod`).
+    labels: dict[str, str] = Field(default_factory=dict)
+    pod_affinity: PodAffinity | None = None  # None: no pod (anti-)affinity terms
+    spread: tuple[SpreadConstraint, ...] = ()  # topologySpreadConstraints
+    host_ports: tuple[HostPort, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        return self.key.partition("/")[0]
 
     @property
     def best_effort(self) -> bool:
@@ -161,6 +172,8 @@ class Snapshot(_Frozen):
     jobs: tuple[JobInfo, ...] = ()
     tasks: tuple[TaskInfo, ...] = ()
     queues: tuple[QueueInfo, ...] = ()
+    # Every pod on a node (tasks and foreign pods), for the rules about other pods.
+    pods: tuple[PodOnNode, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

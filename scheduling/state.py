@@ -15,8 +15,9 @@ from fractions import Fraction
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling import jobs, proportion
-from scheduling.resources import EMPTY, Resources
+from scheduling import capacity, interpod, jobs, proportion
+from scheduling.config import SessionConfig
+from scheduling.resources import EMPTY, Missing, Resources, total
 from scheduling.result import Eviction
 from scheduling.snapshot import (
     PREEMPTABLE,
@@ -34,9 +35,13 @@ from scheduling.snapshot import (
 class SessionState:
     """Mutable books for one session; every collection is keyed and read in sorted order."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, config: SessionConfig | None = None) -> None:
+        settings = config or SessionConfig()
+        self.config = settings
         self.snapshot = snapshot
         self.nodes: dict[NodeName, NodeInfo] = {n.name: n for n in snapshot.nodes}
+        # The pods on each node for the rules about other pods; moves with `_book`.
+        self.pods = interpod.PodView(snapshot, self.nodes)
         self.tasks: dict[PodKey, TaskInfo] = {t.key: t for t in snapshot.tasks}
         self.jobs: dict[JobKey, JobInfo] = {j.key: j for j in snapshot.jobs}
         self.queues: dict[QueueName, QueueInfo] = {q.name: q for q in snapshot.queues}
@@ -47,10 +52,18 @@ class SessionState:
         self.demands = {d.name: d for d in queue_demands}
         guaranteed = proportion.total_guarantee(snapshot.queues)
         cluster = self.cluster = snapshot.total_resource
-        self.deserved = dict(proportion.water_fill(cluster, queue_demands, guaranteed))
-        self.real_capability = {
-            d.name: proportion.real_capability(cluster, guaranteed, d) for d in queue_demands
-        }
+        # The capacity plugin instead of proportion: each queue's quota from its own numbers.
+        self.capacity: capacity.Capacity | None = None
+        if settings.capacity:
+            self.capacity = capacity.build(snapshot, queue_demands, settings.hierarchy)
+            attrs = self.capacity.attrs.values()
+            self.deserved = {a.name: a.deserved for a in attrs}
+            self.real_capability = {a.name: a.real_capability for a in attrs}
+        else:
+            self.deserved = dict(proportion.water_fill(cluster, queue_demands, guaranteed))
+            self.real_capability = {
+                d.name: proportion.real_capability(cluster, guaranteed, d) for d in queue_demands
+            }
         self.queue_inqueue = {d.name: d.inqueue for d in queue_demands}
         self.job_allocated = {key: jobs.allocated(self.tasks_of(key)) for key in self.jobs}
         self.queue_allocated: dict[QueueName, Resources] = {d.name: EMPTY for d in queue_demands}
@@ -85,7 +98,98 @@ class SessionState:
         return self.deserved.get(queue, EMPTY)
 
     def queue_share(self, queue: QueueName) -> Fraction:
+        if self.capacity is not None:
+            held = self._subtree_allocated(queue)
+            return capacity.queue_share(held, self.deserved_of(queue))
         return proportion.queue_share(self.allocated_of(queue), self.deserved_of(queue))
+
+    # The queue plugin's votes: the actions ask here and the session's plugin answers.
+
+    def _subtree_allocated(self, queue: QueueName) -> Resources:
+        attr = self.capacity.attrs.get(queue) if self.capacity is not None else None
+        if attr is None or len(attr.subtree) == 1:
+            return self.allocated_of(queue)
+        return total(self.allocated_of(q) for q in attr.subtree)
+
+    def queue_rank(self, queue: QueueName) -> Fraction | capacity.QueueRank:
+        """The queue's place in queue order after its priority: lowest share first."""
+        if self.capacity is not None:
+            return capacity.rank(self.capacity, self.queue_allocated, queue)
+        return self.queue_share(queue)
+
+    def queue_blocked(self, queue: QueueName) -> str | None:
+        """Why the queue takes nothing this session whatever its quota; None: quota decides."""
+        return None if self.capacity is None else capacity.blocked(self.capacity, queue)
+
+    def queue_full(self, queue: QueueName, request: Resources) -> str:
+        """Why an Open queue may not take a task asking `request`, for the task's message."""
+        if self.capacity is None:
+            return f"queue {queue} would exceed its deserved share"
+        if (blocked := capacity.blocked(self.capacity, queue)) is not None:
+            return blocked
+        full = capacity.limited_by(self.capacity, self.queue_allocated, queue, request)
+        if full is None or full == queue:
+            return f"queue {queue} would exceed its real capability"
+        return f"queue {queue} would exceed the real capability of its ancestor queue {full}"
+
+    def queue_allocatable(self, queue: QueueName, request: Resources) -> bool:
+        """The queue may take a task asking `request` now (allocate, preempt)."""
+        state = self.queues[queue].state
+        if self.capacity is not None:
+            return capacity.allocatable(self.capacity, state, self.queue_allocated, queue, request)
+        return proportion.allocatable(
+            state, self.allocated_of(queue), self.deserved_of(queue), request
+        )
+
+    def queue_overused(self, queue: QueueName) -> bool:
+        """The queue is skipped altogether (proportion: deserved used up; capacity: never,
+        its real capability stops each task instead)."""
+        if self.capacity is not None:
+            return False
+        return proportion.overused(self.allocated_of(queue), self.deserved_of(queue))
+
+    def queue_preemptive(self, queue: QueueName, request: Resources) -> bool:
+        """The queue may evict others' tasks to take one asking `request` (reclaim)."""
+        state = self.queues[queue].state
+        if self.capacity is not None:
+            return capacity.preemptive(self.capacity, state, self.queue_allocated, queue, request)
+        return proportion.allocatable(
+            state, self.allocated_of(queue), self.deserved_of(queue), request
+        )
+
+    def queue_gives_up(
+        self, queue: QueueName, victims: list[TaskInfo], reclaimer: TaskInfo | None
+    ) -> bool:
+        """The victim queue may lose all of `victims` to reclaim, one after the other."""
+        held = self.allocated_of(queue)
+        if self.capacity is not None:
+            return capacity.gives_up(self.capacity, held, queue, victims, reclaimer)
+        deserved = self.deserved_of(queue)
+        for task in victims:
+            if held.less_equal(deserved, Missing.ZERO):
+                return False
+            held = held.sub(task.request)
+        return True
+
+    def queue_enqueueable(self, queue: QueueName, min_request: Resources) -> bool:
+        """The queue has room to admit a job with this minResources (enqueue)."""
+        state = self.queues[queue].state
+        if self.capacity is not None:
+            return capacity.enqueueable(
+                self.capacity,
+                state,
+                self.queue_allocated,
+                self.queue_inqueue,
+                queue,
+                min_request,
+            )
+        return proportion.enqueueable(
+            state,
+            self.demands[queue],
+            self.queue_inqueue[queue],
+            self.real_capability[queue],
+            min_request,
+        )
 
     def set_phase(self, key: JobKey, phase: PodGroupPhase) -> None:
         self.jobs[key] = self.jobs[key].model_copy(update={"phase": phase})
@@ -96,8 +200,14 @@ class SessionState:
         `used` is an allocation (it takes idle room), `pipelined` a task waiting for room
         being released, `releasing` an evicted task whose room frees up once it is gone. A
         task pipelined onto a node counts for its queue and job as if allocated; an evicted
-        one stops counting: these are the proportion and drf plugins' event handlers.
+        one stops counting: these are the proportion and drf plugins' event handlers. The
+        task joins or leaves its node's pods alike (an evicted one leaves, as Volcano's
+        predicates plugin removes it from the node).
         """
+        if (sign > 0) != (bucket == "releasing"):
+            self.pods.add(task, node)
+        else:
+            self.pods.remove(task, node)
         move = Resources.add if sign > 0 else Resources.sub
         current = self.nodes[node]
         update: dict[str, Resources] = {bucket: move(getattr(current, bucket), task.request)}

@@ -8,8 +8,9 @@ The rules are the default plugins' votes, all of which must hold:
   one by one; the rest only together, as one unit holding every running task of the job
   (Volcano's gang-aware bundles: a gang either keeps minMember tasks or loses them all, never
   runs broken);
-- proportion (reclaim only): a victim's queue gives up a task only while it holds more than
-  its deserved share, checked against the live books as the units are evicted.
+- proportion or capacity (reclaim only): a victim's queue gives up a task only while it holds
+  more than its deserved share (capacity: and keeps its guarantee), checked against the live
+  books as the units are evicted.
 
 Volcano combines the votes by tiers, and when the gang plugin finds no task to spare its tier
 falls through to proportion alone, which then breaks gangs below minMember; when the gang
@@ -35,7 +36,6 @@ from pydantic import BaseModel, ConfigDict
 
 from models.keys import JobKey
 from scheduling import jobs, ordering
-from scheduling.resources import Missing
 from scheduling.result import EvictReason
 from scheduling.snapshot import PREEMPTABLE, NodeName, PodKey, TaskInfo, TaskStatus
 from scheduling.state import SessionState
@@ -169,16 +169,9 @@ def _role_spares(state: SessionState, key: JobKey) -> Counter[str]:
     return Counter({role: ready[role] - need for role, need in job.min_task_member.items()})
 
 
-def over_deserved(state: SessionState, unit: Unit) -> bool:
-    """The proportion plugin's reclaimable vote, over a unit: its queue holds more than its
-    deserved share before each of the unit's tasks is taken away."""
+def over_deserved(state: SessionState, unit: Unit, reclaimer: TaskInfo | None = None) -> bool:
+    """The queue plugin's reclaimable vote, over a unit: its queue holds more than its
+    deserved share before each of the unit's tasks is taken away (`SessionState`)."""
     queue = state.jobs[unit.job].queue
-    held, deserved = state.allocated_of(queue), state.deserved_of(queue)
-    for key in unit.tasks:
-        task = state.tasks[key]
-        if task.status not in PREEMPTABLE:
-            continue  # already evicted for this gang
-        if held.less_equal(deserved, Missing.ZERO):
-            return False
-        held = held.sub(task.request)
-    return True
+    held = [state.tasks[k] for k in unit.tasks if state.tasks[k].status in PREEMPTABLE]
+    return state.queue_gives_up(queue, held, reclaimer)  # evicted ones already went

@@ -109,6 +109,8 @@ NEEDS: Final[Mapping[str, Calls]] = {
         # Plugins: svc (ConfigMap, Service, NetworkPolicy), ssh (the Secret <job>-ssh) and ray
         # (the Service <job>-head-svc).
         ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
+        # The scheduler's configuration (CALDERA_SCHEDULER_CONFIGMAP).
+        ("activities/scheduler_config.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         ("activities/plugins/__init__.py", "create_namespaced_config_map"): _p(
             "create", "configmaps"
         ),

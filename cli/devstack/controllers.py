@@ -8,6 +8,9 @@ The worker and the forwarder serve Prometheus metrics on loopback (`service/metr
 the ports asked for when they are free (the dev stack asks for the defaults, 9464 and 9465),
 else on free ones; each `Process` records its URL.
 
+The worker reads the gang scheduler's configuration from `<log_dir>/../volcano-scheduler.conf`
+(`scheduler_conf`), so a stack's scheduler is reconfigured by editing that file.
+
 The webhook (`caldera webhook`) serves on a free loopback port with certificates kept beside
 the logs (`<log_dir>/../webhook`); once it listens, its ValidatingWebhookConfiguration is
 registered (replacing the one of an earlier start) and `start` returns only when the apiserver
@@ -23,9 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from activities import scheduler_config
 from admission import server as admission_server
 from cli.devstack import controlplane, processes, webhook
 from cli.devstack.processes import Process
+from scheduling import schedulerconf
 from service import metrics
 
 DEFAULT_SCHEDULER_OVERRIDE: Final = "default-scheduler"
@@ -44,7 +49,7 @@ def start(
     metrics_ports: tuple[int, int] | None = None,  # worker's, forwarder's; None: free ports
 ) -> list[Process]:
     """Start the worker, the forwarder and the webhook; returns them in that order."""
-    env = _env(kubeconfig, temporal_address, scheduler_override)
+    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
     cert_dir = webhook.ensure_certs(log_dir.parent / "webhook")
     port = webhook_port or processes.free_port()
     wanted = metrics_ports or (None, None)
@@ -72,11 +77,24 @@ def start(
     return started
 
 
-def _env(kubeconfig: str, temporal_address: str, scheduler_override: str | None) -> dict[str, str]:
+def scheduler_conf(log_dir: Path) -> Path:
+    """The stack's volcano-scheduler.conf, beside the logs; written with Caldera's defaults
+    the first time, then left to the user: the worker picks up an edit at its next session."""
+    path = log_dir.parent / "volcano-scheduler.conf"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(schedulerconf.CALDERA_DEFAULT)
+    return path
+
+
+def _env(
+    kubeconfig: str, temporal_address: str, scheduler_override: str | None, log_dir: Path
+) -> dict[str, str]:
     return {
         "KUBECONFIG": kubeconfig,
         "TEMPORAL_ADDRESS": temporal_address,
         "CALDERA_SCHEDULER_OVERRIDE": scheduler_override or "",
+        scheduler_config.ENV_CONF: str(scheduler_conf(log_dir)),
     }
 
 
@@ -84,7 +102,7 @@ def start_worker(
     kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
 ) -> Process:
     """Another worker (e.g. after one was killed), ready when this returns."""
-    env = _env(kubeconfig, temporal_address, scheduler_override)
+    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
     return _start_ready("worker", WORKER_ARGV, log_dir, env, "worker started")
 
 
@@ -97,7 +115,7 @@ def start_forwarder(
 ) -> Process:
     """Another forwarder (e.g. after one was killed): leading when this returns, or (not
     `leading`) leading or standing by."""
-    env = _env(kubeconfig, temporal_address, scheduler_override)
+    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
     lines = ("leader elected",) if leading else ("leader elected", "standing by")
     return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, *lines)
 

@@ -85,9 +85,10 @@ def _docs(text: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def deployed(api: client.ApiClient, rendered: str) -> Iterator[list[dict[str, Any]]]:
-    """The namespace and RBAC objects applied for real; removed again at the end."""
+    """The namespace, RBAC objects and ConfigMaps (the worker reads the scheduler's) applied
+    for real; removed again at the end."""
     docs = _docs(rendered)
-    applied = [d for d in docs if d["kind"] in RBAC_KINDS]
+    applied = [d for d in docs if d["kind"] in RBAC_KINDS or d["kind"] == "ConfigMap"]
     for doc in applied:
         install.apply(api, doc)
     yield docs
@@ -286,7 +287,9 @@ def _local(
 ) -> tuple[list[str], dict[str, str]]:
     """The container's command and environment (ConfigMap, SECRETS), as this machine runs them."""
     container = _container(docs, account)
-    (config,) = [d for d in docs if d["kind"] == "ConfigMap"]
+    (config,) = [
+        d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "caldera-config"
+    ]
     env: dict[str, str] = {}
     for e in container.get("env") or []:
         source = e.get("valueFrom") or {}

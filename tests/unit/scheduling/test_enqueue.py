@@ -34,8 +34,9 @@ def _run(
     pods: Sequence[dict[str, Any]] = (),
     config: SessionConfig | None = None,
 ) -> tuple[dict[str, PodGroupPhase], dict[str, str]]:
-    state = SessionState(snapshot(NODES, gangs=groups, queues=list(queues), pods=pods))
-    enqueue.enqueue(state, config or SessionConfig())
+    settings = config or SessionConfig()
+    state = SessionState(snapshot(NODES, gangs=groups, queues=list(queues), pods=pods), settings)
+    enqueue.enqueue(state, settings)
     return {k: j.phase for k, j in state.jobs.items()}, dict(state.job_errors)
 
 

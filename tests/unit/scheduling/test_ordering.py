@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from models.keys import JobKey, QueueName
 from scheduling import ordering
+from scheduling.config import SessionConfig
 from scheduling.snapshot import PodKey, TaskInfo
 from scheduling.state import SessionState
 from tests.unit.scheduling.builders import gang, make_node, make_podgroup, make_queue, snapshot
@@ -42,15 +43,22 @@ def test_jobs_by_priority_then_unready_then_share_then_age() -> None:
     young = make_podgroup("young")
     young["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
     classes = [{"metadata": {"name": "high"}, "value": 10}]
+    vip = gang("vip", 1, priorityClassName="high")
+    vip[0]["metadata"]["creationTimestamp"] = "2026-01-03T00:00:00Z"  # the youngest
     groups = [
         (young, gang("young", 1)[1]),
         (old, gang("old", 1)[1]),
-        gang("vip", 1, priorityClassName="high"),
+        vip,
         gang("zero", 0, min_member=0),  # ready already: no tasks needed
     ]
-    state = SessionState(snapshot([make_node("n0").obj()], gangs=groups, priority_classes=classes))
+    world = snapshot([make_node("n0").obj()], gangs=groups, priority_classes=classes)
+    state = SessionState(world)
     keys = sorted(state.jobs, key=lambda k: ordering.job_order(state, k))
     assert keys == ["default/vip", "default/old", "default/young", "default/zero"]
+    # Without the priority plugin ordering jobs, the high-priority job waits its turn by age.
+    unprioritised = SessionState(world, SessionConfig(job_priority=False))
+    keys = sorted(unprioritised.jobs, key=lambda k: ordering.job_order(unprioritised, k))
+    assert keys == ["default/old", "default/young", "default/vip", "default/zero"]
 
 
 def test_queues_by_priority_then_share() -> None:

@@ -146,11 +146,19 @@ def test_strategy_scores(
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        pytest.param(ScoringConfig(), 81.0, id="default-least-allocated"),
-        pytest.param(ScoringConfig(least_allocated=2), 162.0, id="weighted"),
-        pytest.param(ScoringConfig(least_allocated=0, binpack=1), 18.75, id="binpack-only"),
-        pytest.param(ScoringConfig(least_allocated=1, binpack=1), 99.75, id="helm-default"),
-        pytest.param(ScoringConfig(least_allocated=0, most_allocated=1), 18.0, id="most-only"),
+        pytest.param(ScoringConfig(), 81.0 + 71.0, id="default-least-and-balanced"),
+        pytest.param(ScoringConfig(least_allocated=2, balanced_allocation=0), 162.0, id="weighted"),
+        pytest.param(
+            ScoringConfig(least_allocated=0, balanced_allocation=0, binpack=1),
+            18.75,
+            id="binpack-only",
+        ),
+        pytest.param(ScoringConfig(binpack=1), 81.0 + 71.0 + 18.75, id="helm-default"),
+        pytest.param(
+            ScoringConfig(least_allocated=0, balanced_allocation=0, most_allocated=1),
+            18.0,
+            id="most-only",
+        ),
     ],
 )
 def test_score_sums_enabled_strategies(config: ScoringConfig, expected: float) -> None:

@@ -1,0 +1,93 @@
+"""The gang scheduler's configuration on the real stack: Volcano's YAML in the stack's
+volcano-scheduler.conf, an edit taken by the next session without a restart, and a broken
+edit logged while the last good configuration stays in force."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from cli.devstack import controllers as caldera
+from cli.devstack import processes
+from scheduling.schedulerconf import CALDERA_DEFAULT
+from tests.builders import make_job
+from tests.e2e import volcano
+from tests.e2e.conftest import E2EStack, eventually
+
+pytestmark = pytest.mark.usefixtures("controllers")
+SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler places the pods
+
+# Binpack alone scores nodes: a gang's pods fill one node before the next.
+BINPACK = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: binpack
+    arguments:
+      binpack.weight: 10
+"""
+
+
+@pytest.fixture
+def conf(e2e_stack: E2EStack) -> Iterator[Path]:
+    if e2e_stack.workdir is None:
+        pytest.skip("a reused dev stack: its configuration file is the user's, left alone")
+    path = caldera.scheduler_conf(e2e_stack.workdir / "logs")
+    try:
+        yield path
+    finally:
+        path.write_text(CALDERA_DEFAULT)
+
+
+def _gang(api: client.ApiClient, namespace: str, name: str) -> set[str]:
+    """A two-pod gang of 1 cpu each, run until Running; the nodes its pods were bound to."""
+    template: dict[str, Any] = volcano.template({volcano.RUN: "600"})
+    template["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    doc = (
+        make_job(name, namespace=namespace)
+        .task("w", replicas=2, template=template)
+        .spec(minAvailable=2, schedulerName="volcano")
+        .manifest()
+    )
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *volcano.JOBS, namespace, "jobs", doc
+    )
+    volcano.phase_becomes(api, namespace, name, "Running", timeout=120)
+    pods = [
+        p
+        for p in client.CoreV1Api(api).list_namespaced_pod(namespace).items
+        if p.metadata.name.startswith(f"{name}-")
+    ]
+    assert len(pods) == 2
+    return {p.spec.node_name for p in pods}
+
+
+def test_an_edited_configuration_is_taken_by_the_next_session_and_a_broken_one_is_refused(
+    api: client.ApiClient,
+    namespace: str,
+    conf: Path,
+    controllers: list[processes.Process],
+) -> None:
+    assert len(_gang(api, namespace, "spread")) == 2  # the defaults spread a gang out
+    conf.write_text(BINPACK)
+    assert len(_gang(api, namespace, "packed")) == 1  # binpack, without a restart
+    conf.write_text(BINPACK.replace("name: binpack", "name: binpak"))
+    assert len(_gang(api, namespace, "still")) == 1  # the last good configuration holds
+    worker = controllers[0]
+    eventually(
+        lambda: "unknown plugin(s) ['binpak']" in processes.log_text(worker),
+        30,
+        "the broken configuration's error in the worker's log",
+    )
+    conf.write_text(CALDERA_DEFAULT)
+    assert len(_gang(api, namespace, "again")) == 2
