@@ -79,7 +79,12 @@ def _write_pod_group(write: GroupStatusWrite) -> None:
 
 
 def _write_pod_scheduled(write: PodScheduledWrite) -> None:
-    entry = Unschedulable(pod=write.pod, reason=write.reason, message=write.message)
+    entry = Unschedulable(
+        pod=write.pod,
+        reason=write.reason,
+        message=write.message,
+        nominated_node=write.nominated_node,
+    )
     binding.write_pod_scheduled(write.namespace, entry)
 
 

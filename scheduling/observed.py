@@ -63,6 +63,7 @@ class ObservedPod:
     node_name: str  # "": not bound to a node
     claims: tuple[str, ...]  # the claimName of each PVC volume, in spec order
     scheduled: tuple[str | None, str | None]  # PodScheduled (reason, message); None: absent
+    nominated: str = ""  # status.nominatedNodeName
 
     @property
     def key(self) -> PodKey:
@@ -82,6 +83,7 @@ class ObservedPod:
             node_name=str(spec.get("nodeName") or ""),
             claims=claim_names(pod),
             scheduled=(_text(condition.get("reason")), _text(condition.get("message"))),
+            nominated=str(status.get("nominatedNodeName") or ""),
         )
 
 

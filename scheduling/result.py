@@ -84,6 +84,7 @@ class PodCondition(_Frozen):
     pod: PodKey
     reason: PodReason
     message: str
+    nominated_node: str = ""  # a pipelined pod's node, waiting there for room being released
 
 
 class SessionResult(_Frozen):

@@ -123,9 +123,10 @@ class TaskInfo(_Frozen):
     def namespace(self) -> str:
         return self.key.partition("/")[0]
 
-    @property
+    @cached_property
     def best_effort(self) -> bool:
-        """No cpu, memory or scalar request: placed by backfill, never by the gang statement."""
+        """No cpu, memory or scalar request: placed by backfill, never by the gang statement.
+        Cached: readiness asks it of every pending task of a gang once per task placed."""
         return self.request.is_empty()
 
 

@@ -117,7 +117,12 @@ def _pod_condition(state: SessionState, task: TaskInfo) -> PodCondition | None:
             f"Pod {task.key} can possibly be assigned to {task.node_name}, "
             "once resource is released and minAvailable is satisfied"
         )
-        return PodCondition(pod=task.key, reason=PodReason.UNSCHEDULABLE, message=message)
+        return PodCondition(
+            pod=task.key,
+            reason=PodReason.UNSCHEDULABLE,
+            message=message,
+            nominated_node=task.node_name or "",
+        )
     node = task.node_name if task.status is TaskStatus.ALLOCATED else state.discarded.get(task.key)
     if node is not None:
         message = (

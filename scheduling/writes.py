@@ -55,6 +55,7 @@ class PodScheduledWrite:
     pod: str
     reason: str
     message: str
+    nominated_node: str = ""  # "": leave status.nominatedNodeName alone
 
 
 @dataclass(frozen=True)
@@ -140,15 +141,24 @@ def group_writes(
 def pod_scheduled_writes(
     conditions: Sequence[PodCondition], pods: Mapping[PodKey, ObservedPod]
 ) -> list[PodScheduledWrite]:
-    """PodScheduled=False on pods still waiting (not bound), where the reason or message changed."""
+    """PodScheduled=False on pods still waiting (not bound), where the reason or message changed,
+    with the node a pipelined pod waits on as its nominatedNodeName (as kube-scheduler marks a
+    preemptor waiting for its victims to go)."""
     writes: list[PodScheduledWrite] = []
     for c in conditions:
         pod = pods.get(c.pod)
-        if pod is None or pod.node_name or pod.scheduled == (str(c.reason), c.message):
+        if pod is None or pod.node_name:
+            continue
+        nominated = c.nominated_node and c.nominated_node != pod.nominated
+        if pod.scheduled == (str(c.reason), c.message) and not nominated:
             continue
         writes.append(
             PodScheduledWrite(
-                namespace=pod.namespace, pod=pod.name, reason=str(c.reason), message=c.message
+                namespace=pod.namespace,
+                pod=pod.name,
+                reason=str(c.reason),
+                message=c.message,
+                nominated_node=c.nominated_node,
             )
         )
     return writes

@@ -26,6 +26,7 @@ from temporalio.client import Client
 from cli.devstack import controllers as caldera
 from cli.devstack import controlplane, install, processes, stack, temporal
 from cli.devstack.nodes import NodeTemplate
+from scheduling import schedulerconf
 from service import search_attributes
 
 T = TypeVar("T")
@@ -90,6 +91,19 @@ def controllers(
     finally:
         for p in reversed(started):
             processes.stop(p)
+
+
+@pytest.fixture
+def scheduler_conf(e2e_stack: E2EStack) -> Iterator[Path]:
+    """The stack's volcano-scheduler.conf for a test to rewrite (the next session reads it);
+    Caldera's defaults again afterwards."""
+    if e2e_stack.workdir is None:
+        pytest.skip("a reused dev stack: its configuration file is the user's, left alone")
+    path = caldera.scheduler_conf(e2e_stack.workdir / "logs")
+    try:
+        yield path
+    finally:
+        path.write_text(schedulerconf.CALDERA_DEFAULT)
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from cli.devstack import controllers as caldera
 from scheduling.schedulerconf import CALDERA_DEFAULT
-from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.conftest import eventually
 from tests.e2e.test_reclaim import SLOTS, _fill, _split, _submit
 
 pytestmark = pytest.mark.usefixtures("controllers")
@@ -27,15 +26,9 @@ _G, _V = "scheduling.volcano.sh", "v1beta1"
 
 
 @pytest.fixture
-def capacity_conf(e2e_stack: E2EStack) -> Iterator[Path]:
-    if e2e_stack.workdir is None:
-        pytest.skip("a reused dev stack: its configuration file is the user's, left alone")
-    path = caldera.scheduler_conf(e2e_stack.workdir / "logs")
-    path.write_text(CAPACITY)
-    try:
-        yield path
-    finally:
-        path.write_text(CALDERA_DEFAULT)
+def capacity_conf(scheduler_conf: Path) -> Path:
+    scheduler_conf.write_text(CAPACITY)
+    return scheduler_conf
 
 
 @pytest.fixture

@@ -4,19 +4,17 @@ edit logged while the last good configuration stays in force."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from cli.devstack import controllers as caldera
 from cli.devstack import processes
 from scheduling.schedulerconf import CALDERA_DEFAULT
 from tests.builders import make_job
 from tests.e2e import volcano
-from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.conftest import eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler places the pods
@@ -36,17 +34,6 @@ tiers:
     arguments:
       binpack.weight: 10
 """
-
-
-@pytest.fixture
-def conf(e2e_stack: E2EStack) -> Iterator[Path]:
-    if e2e_stack.workdir is None:
-        pytest.skip("a reused dev stack: its configuration file is the user's, left alone")
-    path = caldera.scheduler_conf(e2e_stack.workdir / "logs")
-    try:
-        yield path
-    finally:
-        path.write_text(CALDERA_DEFAULT)
 
 
 def _gang(api: client.ApiClient, namespace: str, name: str) -> set[str]:
@@ -75,13 +62,13 @@ def _gang(api: client.ApiClient, namespace: str, name: str) -> set[str]:
 def test_an_edited_configuration_is_taken_by_the_next_session_and_a_broken_one_is_refused(
     api: client.ApiClient,
     namespace: str,
-    conf: Path,
+    scheduler_conf: Path,
     controllers: list[processes.Process],
 ) -> None:
     assert len(_gang(api, namespace, "spread")) == 2  # the defaults spread a gang out
-    conf.write_text(BINPACK)
+    scheduler_conf.write_text(BINPACK)
     assert len(_gang(api, namespace, "packed")) == 1  # binpack, without a restart
-    conf.write_text(BINPACK.replace("name: binpack", "name: binpak"))
+    scheduler_conf.write_text(BINPACK.replace("name: binpack", "name: binpak"))
     assert len(_gang(api, namespace, "still")) == 1  # the last good configuration holds
     worker = controllers[0]
     eventually(
@@ -89,5 +76,5 @@ def test_an_edited_configuration_is_taken_by_the_next_session_and_a_broken_one_i
         30,
         "the broken configuration's error in the worker's log",
     )
-    conf.write_text(CALDERA_DEFAULT)
+    scheduler_conf.write_text(CALDERA_DEFAULT)
     assert len(_gang(api, namespace, "again")) == 2

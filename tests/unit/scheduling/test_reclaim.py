@@ -53,6 +53,10 @@ def test_starving_queue_reclaims_up_to_its_deserved_share() -> None:
     assert result.placements == ()  # the room is not free until the victims are gone
     waiting = [c for c in result.pod_conditions if "once resource is released" in c.message]
     assert len(waiting) == 9 and {c.reason for c in waiting} == {PodReason.UNSCHEDULABLE}
+    # Each waits on the node its message names, as its nominatedNodeName.
+    assert all(
+        c.nominated_node and f"assigned to {c.nominated_node}," in c.message for c in waiting
+    )
     first = result.evictions[0]
     assert first.message == (
         f"Pod is evicted, because of reclaim by {first.preemptor} (queue heavy)"

@@ -29,6 +29,7 @@ from tests.unit.scheduling.cache_builders import (
     group_obj,
     other_owner,
     pod,
+    pod_obj,
     queue,
     vcjob_owner,
 )
@@ -249,6 +250,36 @@ POD_WRITES = [
         id="bound-meanwhile",
     ),
     pytest.param([wait("p", R.UNSCHEDULABLE, "0/1 nodes")], [], [], id="pod-gone"),
+    pytest.param(
+        [
+            PodCondition(
+                pod=PodKey("default/p"), reason=R.UNSCHEDULABLE, message="m", nominated_node="n1"
+            )
+        ],
+        [pod("p", scheduled=("Unschedulable", "m"))],
+        [PodScheduledWrite("default", "p", "Unschedulable", "m", nominated_node="n1")],
+        id="pipelined-nominates-its-node",
+    ),
+    pytest.param(
+        [
+            PodCondition(
+                pod=PodKey("default/p"), reason=R.UNSCHEDULABLE, message="m", nominated_node="n1"
+            )
+        ],
+        [
+            ObservedPod.parse(
+                {
+                    **pod_obj("p", scheduled=("Unschedulable", "m")),
+                    "status": {
+                        **pod_obj("p", scheduled=("Unschedulable", "m"))["status"],
+                        "nominatedNodeName": "n1",
+                    },
+                }
+            )
+        ],
+        [],
+        id="already-nominated",
+    ),
     pytest.param(
         [wait("b", R.SCHEDULABLE, "gang"), wait("a", R.UNSCHEDULABLE, "cpu")],
         [pod("a"), pod("b")],
