@@ -20,17 +20,12 @@ from collections import deque
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
-from scheduling import interpod, jobs, ordering, predicates, scoring
+from scheduling import jobs, ordering, predicates, scoring
 from scheduling.config import Action, SessionConfig
 from scheduling.resources import EMPTY
 from scheduling.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
 from scheduling.state import SessionState
 from scheduling.statement import Statement
-
-
-def _pod_weights(config: SessionConfig) -> tuple[int, int]:
-    """The InterPodAffinity and PodTopologySpread score weights."""
-    return config.scoring.pod_affinity, config.scoring.pod_topology_spread
 
 
 def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, list[JobKey]]:
@@ -105,10 +100,7 @@ def allocate_job(
         # releasing room, future idle is at most idle: a feasible node fits idle room too.
         idle = [n for n in feasible if n.releasing == EMPTY or predicates.fits_idle(task, n)]
         candidates = idle or feasible
-        extra = interpod.extra_scores(
-            task, candidates, state.pods, _pod_weights(config), predicates.inclusion
-        )
-        best = scoring.best_node(task, candidates, config.scoring, extra).name
+        best = scoring.best_node(task, candidates, config.scoring, pods=state.pods).name
         if idle:
             statement.allocate(task.key, best)
         else:

@@ -10,7 +10,7 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-from scheduling import interpod, jobs, ordering, predicates, scoring
+from scheduling import jobs, ordering, predicates, scoring
 from scheduling.config import SessionConfig
 from scheduling.snapshot import TaskStatus
 from scheduling.state import SessionState
@@ -44,9 +44,7 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
                     key, task.key, predicates.fit_error(len(nodes), reasons.values())
                 )
                 continue
-            weights = (config.scoring.pod_affinity, config.scoring.pod_topology_spread)
-            extra = interpod.extra_scores(task, feasible, state.pods, weights, predicates.inclusion)
-            best = scoring.best_node(task, feasible, config.scoring, extra)
+            best = scoring.best_node(task, feasible, config.scoring, pods=state.pods)
             state.allocate(task.key, best.name)
             current = state.tasks_of(key)
             if jobs.is_ready(job, current):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scheduling import interpod, predicates
+from scheduling import predicates
 from scheduling.result import EvictReason
 from scheduling.snapshot import PREEMPTABLE, NodeName, TaskInfo
 from scheduling.state import SessionState
@@ -31,8 +31,7 @@ def fits_future_idle(state: SessionState, task: TaskInfo, node: NodeName) -> boo
     current = state.nodes[node]
     if predicates.resources_fit(task, current):
         return False
-    view = state.pods
-    return not view.active or interpod.check(task, current, view, predicates.inclusion) is None
+    return predicates.other_pods(task, current, state.pods) is None
 
 
 def try_node(

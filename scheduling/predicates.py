@@ -194,9 +194,16 @@ def check(
         reason = predicate(task, node)
         if reason is not None:
             return (reason,)
-    if pods is not None and pods.active and (found := interpod.check(task, node, pods, inclusion)):
-        return (found,)
-    return ()
+    found = other_pods(task, node, pods)
+    return () if found is None else (found,)
+
+
+def other_pods(task: TaskInfo, node: NodeInfo, pods: interpod.PodView | None) -> str | None:
+    """The rules about the pods already on nodes (host ports, topology spread, inter-pod
+    affinity): the first reason the node fails; None when it passes or nothing uses them."""
+    if pods is None or not pods.active:
+        return None
+    return interpod.check(task, node, pods, inclusion)
 
 
 def fit_error(node_count: int, reasons: Iterable[tuple[str, ...]]) -> str:

@@ -18,7 +18,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from models.keys import JobKey
-from scheduling import eviction, interpod, jobs, ordering, predicates, scoring, victims
+from scheduling import eviction, jobs, ordering, predicates, scoring, victims
 from scheduling.config import SessionConfig
 from scheduling.reclaim import preemptors, starving_jobs
 from scheduling.result import EvictReason
@@ -52,9 +52,7 @@ def _preempt_for(
         for name in on_nodes
         if not predicates.check(task, state.nodes[name], fit_resources=False)
     ]
-    weights = (config.scoring.pod_affinity, config.scoring.pod_topology_spread)
-    extra = interpod.extra_scores(task, nodes, state.pods, weights, predicates.inclusion)
-    for node in scoring.ranked(task, nodes, config.scoring, extra):
+    for node in scoring.ranked(task, nodes, config.scoring, pods=state.pods):
         keys = on_nodes[node.name]
         found = victims.candidates(state, task, keys, EvictReason.PREEMPT, same_job=own)
         units = victims.units(state, found, EvictReason.PREEMPT, own_job=own)

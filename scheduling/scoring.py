@@ -23,8 +23,9 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduling import predicates
+from scheduling import interpod, predicates
 from scheduling.constraints import TaintEffect
+from scheduling.interpod import PodView
 from scheduling.resources import CPU, MEMORY, Number
 from scheduling.snapshot import NodeInfo, NodeName, TaskInfo
 
@@ -43,7 +44,7 @@ class ScoringConfig(BaseModel):
     balanced_allocation: int = Field(default=1, ge=0)  # balancedresource.weight
     node_affinity: int = Field(default=2, ge=0)  # nodeaffinity.weight
     taint_toleration: int = Field(default=3, ge=0)  # tainttoleration.weight
-    # Scored outside this module and passed to `best_node` as `extra`, already weighted.
+    # Scored by `scheduling.interpod` over the session's pods (`best_node(..., pods=...)`).
     pod_affinity: int = Field(default=2, ge=0)  # podaffinity.weight
     pod_topology_spread: int = Field(default=2, ge=0)  # podtopologyspread.weight
     binpack: int = Field(default=0, ge=0)  # binpack.weight (1 in the Helm chart)
@@ -246,15 +247,27 @@ def _has_prefer_no_schedule(nodes: Sequence[NodeInfo]) -> bool:
     )
 
 
+def _pod_scores(
+    task: TaskInfo, nodes: Sequence[NodeInfo], config: ScoringConfig, pods: PodView | None
+) -> Mapping[NodeName, Number] | None:
+    """InterPodAffinity and PodTopologySpread, weighted; None: no pod in the session uses them."""
+    if pods is None or not pods.active:
+        return None
+    weights = (config.pod_affinity, config.pod_topology_spread)
+    return interpod.extra_scores(task, list(nodes), pods, weights, predicates.inclusion)
+
+
 def node_scores(
     task: TaskInfo,
     nodes: Sequence[NodeInfo],
     config: ScoringConfig,
     extra: Mapping[NodeName, Number] | None = None,
+    pods: PodView | None = None,
 ) -> list[Number]:
     """Each candidate's full weighted sum, in `nodes` order, normalized over these nodes.
 
     `extra`: already weighted scores computed elsewhere, by node (a missing node adds 0).
+    `pods`: the session's pods on nodes, for the scores about other pods.
     Without preferred terms node affinity adds nothing; without a PreferNoSchedule taint on
     any candidate every node gets the full taint score, so neither is computed per node.
     """
@@ -270,9 +283,10 @@ def node_scores(
         raw = [untolerated_taints(task, node) for node in nodes]
         for i, value in enumerate(normalize(raw, reverse=True)):
             totals[i] += value * weight
-    if extra:
-        for i, node in enumerate(nodes):
-            totals[i] += extra.get(node.name, 0)
+    for scores in (extra, _pod_scores(task, nodes, config, pods)):
+        if scores:
+            for i, node in enumerate(nodes):
+                totals[i] += scores.get(node.name, 0)
     return totals
 
 
@@ -281,13 +295,14 @@ def best_node(
     nodes: Sequence[NodeInfo],
     config: ScoringConfig,
     extra: Mapping[NodeName, Number] | None = None,
+    pods: PodView | None = None,
 ) -> NodeInfo:
     """The highest score; ties go to the first name (Volcano picks one at random)."""
     if not nodes:
         raise ValueError("best_node: no candidate nodes")
     if len(nodes) == 1:
         return nodes[0]
-    totals = node_scores(task, nodes, config, extra)
+    totals = node_scores(task, nodes, config, extra, pods)
     best = 0
     for i in range(1, len(nodes)):
         if totals[i] > totals[best] or (
@@ -302,8 +317,9 @@ def ranked(
     nodes: Sequence[NodeInfo],
     config: ScoringConfig,
     extra: Mapping[NodeName, Number] | None = None,
+    pods: PodView | None = None,
 ) -> list[NodeInfo]:
     """The candidates best first, ties by name: the order preempt tries nodes in."""
-    totals = node_scores(task, nodes, config, extra)
+    totals = node_scores(task, nodes, config, extra, pods)
     order = sorted(range(len(nodes)), key=lambda i: (-totals[i], nodes[i].name))
     return [nodes[i] for i in order]

@@ -149,13 +149,12 @@ class SessionState:
         return proportion.overused(self.allocated_of(queue), self.deserved_of(queue))
 
     def queue_preemptive(self, queue: QueueName, request: Resources) -> bool:
-        """The queue may evict others' tasks to take one asking `request` (reclaim)."""
+        """The queue may evict others' tasks to take one asking `request` (reclaim); under
+        proportion the same vote as allocation's."""
+        if self.capacity is None:
+            return self.queue_allocatable(queue, request)
         state = self.queues[queue].state
-        if self.capacity is not None:
-            return capacity.preemptive(self.capacity, state, self.queue_allocated, queue, request)
-        return proportion.allocatable(
-            state, self.allocated_of(queue), self.deserved_of(queue), request
-        )
+        return capacity.preemptive(self.capacity, state, self.queue_allocated, queue, request)
 
     def queue_gives_up(
         self, queue: QueueName, victims: list[TaskInfo], reclaimer: TaskInfo | None

@@ -19,21 +19,11 @@ from tests.e2e.conftest import eventually
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler places the pods
 
-# Binpack alone scores nodes: a gang's pods fill one node before the next.
-BINPACK = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: predicates
-  - name: proportion
-  - name: binpack
-    arguments:
-      binpack.weight: 10
-"""
+# Caldera's defaults with binpack in nodeorder's place: binpack alone scores nodes, so a
+# gang's pods fill one node before the next.
+BINPACK = CALDERA_DEFAULT.replace(
+    "  - name: nodeorder\n", "  - name: binpack\n    arguments:\n      binpack.weight: 10\n"
+)
 
 
 def _gang(api: client.ApiClient, namespace: str, name: str) -> set[str]:
