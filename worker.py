@@ -9,7 +9,10 @@ CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, defa
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_CONF (a
 volcano-scheduler.conf file) or CALDERA_SCHEDULER_CONFIGMAP (`<namespace>/<name>` of a
 ConfigMap holding one), CALDERA_SCHEDULER_ACTIONS (Volcano's `actions` string, replacing the
-configuration's; see `activities/scheduler_config.py`), CALDERA_WORKFLOW_SANDBOX
+configuration's; see `activities/scheduler_config.py`), CALDERA_HYPERNODE_DISCOVERY (a
+volcano-controller.conf file) or CALDERA_CONTROLLER_CONFIGMAP (`<namespace>/<name>` of a
+ConfigMap holding one): either starts HyperNode discovery from node labels (see
+`activities/controller_config.py`), CALDERA_WORKFLOW_SANDBOX
 (`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
 one evicted replays its whole history on its next task; each costs some hundred KiB).
@@ -38,10 +41,12 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
+from activities import controller_config
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
 from workflows import sandbox
+from workflows.hypernode_discovery import HyperNodeDiscoveryInput, HyperNodeDiscoveryWorkflow
 from workflows.queue import QueueWorkflow
 from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
@@ -92,6 +97,8 @@ async def run(metrics_address: str = "") -> int:
         ):
             for name in schedulers:
                 await _ensure_scheduler(client, name)
+            if controller_config.configured():
+                await _ensure_hypernode_discovery(client, queue)
             log.info(
                 "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
                 options.address,
@@ -131,6 +138,19 @@ async def _ensure_scheduler(client: Client, name: str) -> None:
         task_queue=task_queues.SCHEDULER,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         static_summary=f"gang scheduler {name}",
+    )
+
+
+async def _ensure_hypernode_discovery(client: Client, queue: str) -> None:
+    """The cluster's one HyperNodeDiscoveryWorkflow runs while any worker does, once discovery
+    is configured (started once, kept; see `activities/controller_config.py`)."""
+    await client.start_workflow(
+        HyperNodeDiscoveryWorkflow.run,
+        HyperNodeDiscoveryInput(),
+        id=keys.HYPERNODE_DISCOVERY_WORKFLOW_ID,
+        task_queue=queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary="HyperNode discovery from node labels",
     )
 
 

@@ -15,6 +15,7 @@ from activities import (
     binding,
     cronjobs,
     events,
+    hypernodes,
     jobflows,
     jobs,
     plugins,
@@ -64,6 +65,8 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     jobflows.write_flow_status,
     jobflows.delete_flow_jobs,
     jobflows.record_template_jobs,
+    # HyperNodes discovered from node labels (HyperNodeDiscoveryWorkflow)
+    hypernodes.discover_hypernodes,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).

@@ -1,7 +1,8 @@
 """The scheduler worker's view of the cluster: an informer cache, not a relist per session.
 
 One reflector per kind keeps a store of the objects the scheduler reads (nodes, every pod,
-PVs, PVCs, storage and priority classes, PodGroups, queues), updated by watch events. A
+PVs, PVCs, storage and priority classes, PodGroups, queues, HyperNodes), updated by watch
+events. A
 session copies the stores and decides on that copy, so a session costs no apiserver reads.
 The copy may lag the apiserver by a watch event: that is what the SchedulerWorkflow's assumed
 placements are for (a pod just bound is assumed until the cache shows its node), as in
@@ -19,7 +20,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from models import scheduling
+from models import scheduling, topology
 from service import reflector
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,9 @@ def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
         "priority": client.SchedulingV1Api(api).list_priority_class,
         "podgroups": functools.partial(custom_list, "podgroups"),
         "queues": functools.partial(custom_list, "queues"),
+        "hypernodes": functools.partial(
+            custom.list_cluster_custom_object, topology.GROUP, topology.VERSION, topology.PLURAL
+        ),
     }
 
 

@@ -78,3 +78,6 @@ SESSION_BINDING = replace(VOLUME_BINDING, task_queue=task_queues.SCHEDULER)
 # One call to the Temporal service (a CronJob's schedule): regular activities, as they are
 # async and use the worker's own client; retried a while, as a Kubernetes write is.
 TEMPORAL_CALL = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_retry(15))
+# One HyperNode discovery round: list nodes and HyperNodes, then a write per change. A round that
+# fails is the next round's work, so it is tried a few times only.
+HYPERNODE_DISCOVERY = ActivityOptions(start_to_close=timedelta(minutes=2), retry=_retry(3))

@@ -1,7 +1,8 @@
 """PodGroup side effects: ensure the job's gang exists with current sizes; delete it on kills.
 
 Volcano updates an existing PodGroup only when minMember, minTaskMember, minResources or the
-priority class differ; its queue, labels and annotations are never changed after creation.
+priority class differ; its queue, network topology, labels and annotations are never changed
+after creation.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from activities import errors, kube, podspec
 from activities.messages import Done, EnsurePodGroupInput, PodGroupInput
 from controllers.job import reconcile
 from models import scheduling
+from models.scheduling import NetworkTopologySpec
 from models.vcjob import Job
 
 _GROUP, _VERSION, _PLURAL = scheduling.GROUP, scheduling.VERSION, "podgroups"
@@ -47,6 +49,15 @@ def desired_spec(job: Job, priorities: dict[str, int]) -> dict[str, Any]:
     }
     if job.spec.priority_class_name:
         spec["priorityClassName"] = job.spec.priority_class_name
+    if (topology := job.spec.network_topology) is not None:
+        # Volcano copies one of the two limits, the tier number first; only at creation.
+        spec["networkTopology"] = NetworkTopologySpec(
+            mode=topology.mode or "hard",
+            highest_tier_allowed=topology.highest_tier_allowed,
+            highest_tier_name=(
+                topology.highest_tier_name if topology.highest_tier_allowed is None else None
+            ),
+        ).dump()
     return spec
 
 

@@ -160,6 +160,7 @@ def _session(request: SessionInput) -> SessionReport:
         assumed=request.assumed,
         memo=_PARSED[request.scheduler_name],
         storage=storage,
+        hyper_nodes=world["hypernodes"],
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_config.session_config())

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from models import bus, cronjob, jobflow, scheduling, vcjob
+from models import bus, cronjob, jobflow, scheduling, topology, vcjob
 
 _DROP: Final = frozenset({"title", "default", "$defs"})
 
@@ -134,6 +134,22 @@ CRDS: Final = (
             {"name": "Schedule", "type": "string", "jsonPath": ".spec.schedule"},
             {"name": "Suspend", "type": "boolean", "jsonPath": ".spec.suspend"},
             {"name": "Last Schedule", "type": "date", "jsonPath": ".status.lastScheduleTime"},
+            _age(),
+        ),
+    ),
+    CrdSpec(
+        model=topology.HyperNode,
+        group=topology.GROUP,
+        version=topology.VERSION,
+        kind=topology.KIND,
+        plural=topology.PLURAL,
+        short_names=("hn",),
+        namespaced=False,
+        columns=(
+            # Tier is a string column in Volcano's CRD too, so `kubectl get hn` reads the same.
+            {"name": "Tier", "type": "string", "jsonPath": ".spec.tier"},
+            {"name": "TierName", "type": "string", "jsonPath": ".spec.tierName"},
+            {"name": "NodeCount", "type": "integer", "jsonPath": ".status.nodeCount"},
             _age(),
         ),
     ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NewType
+from typing import Final, NewType
 
 JobKey = NewType("JobKey", str)  # "<namespace>/<name>"
 QueueName = NewType("QueueName", str)
@@ -40,6 +40,10 @@ def queue_name_from_workflow_id(workflow_id: str) -> QueueName | None:
 
 def scheduler_workflow_id(scheduler_name: str) -> str:
     return f"scheduler/{scheduler_name}"
+
+
+# The one HyperNodeDiscoveryWorkflow of a cluster.
+HYPERNODE_DISCOVERY_WORKFLOW_ID: Final = "hypernode-discovery"
 
 
 def pod_group_key(namespace: str, name: str) -> str:

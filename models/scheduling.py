@@ -118,6 +118,23 @@ class Queue(ApiModel):
     status: QueueStatus | None = None  # None: not reconciled yet
 
 
+class NetworkTopologySpec(ApiModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!(has(self.highestTierAllowed) && has(self.highestTierName))",
+                    "message": "highestTierAllowed and highestTierName must not both be set",
+                }
+            ]
+        }
+    )
+
+    mode: Literal["hard", "soft"] | None = None  # None: hard
+    highest_tier_allowed: NonNegInt32 | None = None  # None: no tier limit by number
+    highest_tier_name: str | None = Field(default=None, max_length=253)  # None: no limit by name
+
+
 class PodGroupCondition(ApiModel):
     type: str | None = None  # Unschedulable or Scheduled
     status: str | None = None  # "True", "False", "Unknown"
@@ -135,7 +152,7 @@ class PodGroupSpec(ApiModel):
         default=None, json_schema_extra={"x-crd-default": DEFAULT_QUEUE}
     )  # None: default queue
     priority_class_name: str | None = None  # None: priority 0 or the global default
-    network_topology: dict[str, object] | None = None  # None: no topology constraint
+    network_topology: NetworkTopologySpec | None = None  # None: no topology constraint
     sub_group_policy: Annotated[list[dict[str, object]], Field(max_length=64)] | None = None
 
 

@@ -19,6 +19,7 @@ from models import bus
 from models.base import ApiModel, Int32, NonNegInt32
 from models.duration import GoDuration, parse_duration
 from models.meta import ObjectMeta
+from models.scheduling import NetworkTopologySpec
 
 GROUP: Final = "batch.volcano.sh"
 VERSION: Final = "v1alpha1"
@@ -152,23 +153,6 @@ class PodTemplateSpec(ApiModel):
 class DependsOn(ApiModel):
     name: list[str] | None = None  # None: depends on nothing
     iteration: Literal["any", "all"] | None = None  # None: Volcano's default, "all"
-
-
-class NetworkTopologySpec(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "x-kubernetes-validations": [
-                _cel(
-                    "!(has(self.highestTierAllowed) && has(self.highestTierName))",
-                    "highestTierAllowed and highestTierName must not both be set",
-                )
-            ]
-        }
-    )
-
-    mode: Literal["hard", "soft"] | None = None  # None: hard
-    highest_tier_allowed: NonNegInt32 | None = None  # None: no tier limit by number
-    highest_tier_name: str | None = Field(default=None, max_length=253)  # None: no limit by name
 
 
 class PartitionPolicy(ApiModel):

@@ -17,15 +17,27 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from fractions import Fraction
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling import jobs, ordering, predicates, scoring
-from scheduling.config import Action, SessionConfig
-from scheduling.resources import EMPTY
-from scheduling.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
+from scheduling.config import Action, SessionConfig, TopologyConfig
+from scheduling.resources import EMPTY, total
+from scheduling.snapshot import (
+    ALLOCATED_CLASS,
+    JobInfo,
+    NodeInfo,
+    NodeName,
+    PodKey,
+    TaskInfo,
+    TaskStatus,
+)
 from scheduling.state import SessionState
 from scheduling.statement import Statement
+from scheduling.topology import Topology
+from scheduling.topology import binpack_score as topology_binpack
 
 
 def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, list[JobKey]]:
@@ -37,6 +49,10 @@ def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, l
                 continue
             state.set_phase(key, PodGroupPhase.INQUEUE)
         if key in state.invalid:
+            continue
+        topology = state.snapshot.topology
+        if job.network_topology is not None and not topology.ready:
+            state.job_errors[key] = f"HyperNodes are not ready for scheduling: {topology.problem}"
             continue
         by_queue.setdefault(job.queue, []).append(key)
     return by_queue
@@ -67,13 +83,182 @@ def _queue_note(state: SessionState, task: TaskInfo, queue: QueueName) -> str:
     return state.queue_full(queue, task.request)
 
 
+class _Near:
+    """network-topology-aware's node score for a job with a network topology: nodes near the
+    HyperNode its tasks hold score higher, so a gang allowed to cross a tier still packs
+    into the lowest one it can. Follows the job's HyperNode as the statement places tasks."""
+
+    def __init__(self, topology: Topology, weight: int, allocated: str) -> None:
+        self._topology, self._weight, self.allocated = topology, weight, allocated
+
+    def scores(self, task: TaskInfo, nodes: Sequence[NodeInfo]) -> dict[NodeName, Fraction]:
+        if not self.allocated:
+            return {}
+        scale = scoring.MAX_SCORE * self._weight
+        return {n.name: scale * self._topology.closeness(n.name, self.allocated) for n in nodes}
+
+    def placed(self, node: NodeName) -> None:
+        own = self._topology.lowest_of(node)
+        self.allocated = self._topology.lca(own, self.allocated) if own else self.allocated
+
+
+def _fade(fading: Fraction, tier: int) -> Fraction:
+    """fading^(tier-1); with fading 0 only tier 1 counts (0^0 is 1)."""
+    if fading == 0:
+        return Fraction(1 if tier == 1 else 0)
+    return fading ** (tier - 1)
+
+
+class _Packed:
+    """network-topology-aware's node score for pods without a network topology: nodes whose
+    HyperNodes are fuller score higher, the lowest tier counting most (weight fading^(tier-1)),
+    so gangs that ask for nothing leave whole HyperNodes free for those that do."""
+
+    def __init__(self, state: SessionState, settings: TopologyConfig) -> None:
+        self._state, self._settings = state, settings
+        topology = state.snapshot.topology
+        self._tiers = [
+            (
+                _fade(settings.fading, tier),
+                [h for h in topology.by_name.values() if h.tier == tier],
+            )
+            for tier in range(topology.tiers[0], topology.tiers[-1] + 1)
+        ]
+
+    def scores(self, task: TaskInfo, nodes: Sequence[NodeInfo]) -> dict[NodeName, Fraction]:
+        weights = sum((w for w, _ in self._tiers), Fraction(0))
+        if not weights:
+            return {}
+        state, settings = self._state, self._settings
+        topology = state.snapshot.topology
+        fill: dict[str, Fraction] = {}
+        for _, hyper_nodes in self._tiers:
+            for h in hyper_nodes:
+                used = total(state.nodes[NodeName(n)].used for n in h.nodes)
+                have = total(state.nodes[NodeName(n)].allocatable for n in h.nodes)
+                fill[h.name] = topology_binpack(used, have, task.request, settings.binpack)
+        scale = scoring.MAX_SCORE * settings.weight
+        out: dict[NodeName, Fraction] = {}
+        for node in nodes:
+            score = Fraction(0)
+            for weight, hyper_nodes in self._tiers:
+                holding = next(
+                    (h.name for h in hyper_nodes if topology.holds(h.name, node.name)), None
+                )
+                score += weight * (fill[holding] if holding is not None else 1)
+            out[node.name] = scale * score / weights
+        return out
+
+    def placed(self, node: NodeName) -> None:
+        """The fills are read from the session's nodes at each task: nothing to follow."""
+
+
+def _held_nodes(state: SessionState, key: JobKey) -> list[NodeName]:
+    return [t.node_name for t in state.tasks_of(key) if t.status in ALLOCATED_CLASS and t.node_name]
+
+
+def _topology_scores(
+    state: SessionState, config: SessionConfig, job: JobInfo
+) -> _Near | _Packed | None:
+    """network-topology-aware's node scores for the job's tasks; None: it scores nothing."""
+    topology, settings = state.snapshot.topology, config.network_topology
+    if settings is None or not topology.hyper_nodes or not settings.weight:
+        return None
+    if job.network_topology is None:
+        return _Packed(state, settings) if settings.normal_pods else None
+    allocated = topology.lowest_holding(_held_nodes(state, job.key))
+    return _Near(topology, settings.weight, allocated)
+
+
+def _hyper_node_rank(
+    state: SessionState, config: TopologyConfig, job: JobInfo, name: str, placed: Sequence[PodKey]
+) -> tuple[Fraction, Fraction]:
+    """How well the job's trial placement fills HyperNode `name` (its binpack score), then
+    the share of the job's tasks already in it: the HyperNode order of network-topology-aware."""
+    nodes = _nodes_of(state.snapshot.topology, name)
+    used = total(state.nodes[n].used for n in nodes)
+    allocatable = total(state.nodes[n].allocatable for n in nodes)
+    request = total(state.tasks[k].request for k in placed)
+    fill = topology_binpack(used, allocatable, request, config.binpack)
+    tasks = state.tasks_of(job.key)
+    inside = sum(1 for t in tasks if t.node_name and t.node_name in nodes)
+    return fill, Fraction(inside, len(tasks) or 1)
+
+
+def _nodes_of(topology: Topology, hyper_node: str) -> list[NodeName]:
+    return [NodeName(n) for n in topology.by_name[hyper_node].nodes]
+
+
+def _has_room(state: SessionState, job: JobInfo, nodes: Sequence[NodeName]) -> bool:
+    """The job's minimum fits the HyperNode's idle room, or its future idle room."""
+    need = job.min_resources or EMPTY
+    idle = total(state.nodes[n].idle for n in nodes)
+    future = total(state.nodes[n].future_idle for n in nodes)
+    return need.less_equal(idle) or need.less_equal(future)
+
+
+def allocate_within_topology(
+    state: SessionState, config: SessionConfig, job: JobInfo, pending: deque[PodKey], limit: int
+) -> Statement | None:
+    """Place a gang inside one HyperNode of tier `limit` or lower (allocateForJob with
+    HyperNode gradients): lowest tier first, every HyperNode of a tier tried on its own, the
+    best fill kept; only if none of a tier holds the gang is the next tier tried. None: no
+    HyperNode within the limit holds it."""
+    topology, settings = state.snapshot.topology, config.network_topology
+    assert settings is not None
+    allocated = topology.lowest_holding(_held_nodes(state, job.key))
+    root = topology.search_root(limit, allocated)
+    if root is None:
+        state.job_errors[job.key] = (
+            f"the job's pods already span HyperNode {allocated}, above its highest allowed "
+            f"tier {limit}"
+        )
+        return None
+    fits = (
+        None
+        if allocated
+        else {name: _has_room(state, job, _nodes_of(topology, name)) for name in topology.by_name}
+    )
+    discarded = dict(state.discarded)
+    tried = ""
+    for gradient in topology.gradients(root, limit, fits):
+        ranks: dict[str, tuple[Fraction, Fraction]] = {}
+        for name in gradient:
+            tried = name
+            state.fit_errors.pop(job.key, None)
+            trial = allocate_job(state, config, job, deque(pending), _nodes_of(topology, name))
+            tasks = state.tasks_of(job.key)
+            if trial.placed and (jobs.is_ready(job, tasks) or jobs.is_pipelined(job, tasks)):
+                placed = trial.placed
+                trial.discard()
+                ranks[name] = _hyper_node_rank(state, settings, job, name, placed)
+            else:
+                trial.discard()
+        state.discarded = dict(discarded)
+        if ranks:
+            best = min(ranks, key=lambda n: (-ranks[n][0], -ranks[n][1], n))
+            state.fit_errors.pop(job.key, None)
+            return allocate_job(state, config, job, pending, _nodes_of(topology, best))
+    # The trials' node-fit errors would name the last HyperNode's nodes only.
+    last = next(iter(state.fit_errors.pop(job.key, {}).values()), "")
+    state.job_errors[job.key] = f"no HyperNode of tier {limit} or lower has room for the gang" + (
+        f" (in {tried}: {last})" if last and tried else ""
+    )
+    return None
+
+
 def allocate_job(
-    state: SessionState, config: SessionConfig, job: JobInfo, pending: deque[PodKey]
+    state: SessionState,
+    config: SessionConfig,
+    job: JobInfo,
+    pending: deque[PodKey],
+    within: Sequence[NodeName] | None = None,  # None: every node
 ) -> Statement:
     """Place the job's pending tasks until it is ready or they run out (allocateForJob)."""
     statement = Statement(state)
     queue = state.queues[job.queue]
-    nodes = sorted(state.nodes)
+    nodes = sorted(state.nodes) if within is None else list(within)
+    near = _topology_scores(state, config, job)
     while pending:
         task = state.tasks[pending.popleft()]
         if task.status is not TaskStatus.PENDING or task.gated:
@@ -100,14 +285,25 @@ def allocate_job(
         # releasing room, future idle is at most idle: a feasible node fits idle room too.
         idle = [n for n in feasible if n.releasing == EMPTY or predicates.fits_idle(task, n)]
         candidates = idle or feasible
-        best = scoring.best_node(task, candidates, config.scoring, pods=state.pods).name
+        extra = near.scores(task, candidates) if near is not None else None
+        best = scoring.best_node(task, candidates, config.scoring, extra, state.pods).name
         if idle:
             statement.allocate(task.key, best)
         else:
             statement.pipeline(task.key, best)
+        if near is not None:
+            near.placed(best)
         if jobs.is_ready(job, state.tasks_of(job.key)):
             break
     return statement
+
+
+def _tier_limit(state: SessionState, config: SessionConfig, job: JobInfo) -> int | None:
+    """The highest tier the job may cross; None: it is placed anywhere (no topology, or
+    network-topology-aware is off)."""
+    if job.network_topology is None or config.network_topology is None:
+        return None
+    return state.snapshot.topology.tier_limit(job.network_topology)
 
 
 def allocate(state: SessionState, config: SessionConfig) -> None:
@@ -128,7 +324,13 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
             continue
         key = waiting.pop()
         job = state.jobs[key]
-        statement = allocate_job(state, config, job, pending[key])
+        limit = _tier_limit(state, config, job)
+        if limit is None:
+            statement: Statement | None = allocate_job(state, config, job, pending[key])
+        else:
+            statement = allocate_within_topology(state, config, job, pending[key], limit)
+        if statement is None:
+            continue
         tasks = state.tasks_of(key)
         if jobs.is_ready(job, tasks):
             statement.commit()

@@ -54,6 +54,20 @@ def parse_actions(text: str) -> tuple[Action, ...]:
     return tuple(known[n] for n in names)
 
 
+class TopologyConfig(BaseModel):
+    """network-topology-aware's arguments: `weight` of its node scores, the resource weights
+    of its HyperNode binpack (`hypernode.binpack.cpu`, `.memory`, `.resources`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weight: int = Field(default=1, ge=0)
+    binpack: dict[str, int] = Field(default_factory=lambda: {"cpu": 1, "memory": 1})
+    # Pods without a network topology are scored by their HyperNodes' fill too
+    # (`hypernode.binpack.normal-pod.enable`), tier t weighing `fading`^(t-1).
+    normal_pods: bool = True
+    fading: Fraction = Fraction(4, 5)
+
+
 class SessionConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -69,6 +83,9 @@ class SessionConfig(BaseModel):
     # `deserved`); `hierarchy` is its enableHierarchy argument (parent queues bound subtrees).
     capacity: bool = False
     hierarchy: bool = False
+    # network-topology-aware: jobs' networkTopology keeps gangs within HyperNodes. None: the
+    # plugin is off and, as in Volcano, a job's topology places it anywhere.
+    network_topology: TopologyConfig | None = Field(default_factory=TopologyConfig)
 
     @field_validator("overcommit_factor")
     @classmethod

@@ -17,9 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
+from pydantic import ValidationError
+
 from models import labels
 from models.keys import JobKey, QueueName, job_key
 from models.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
+from models.topology import HyperNode
+from scheduling import topology
 from scheduling.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
 from scheduling.interpod import pod_on_node
 from scheduling.observed import claim_names
@@ -191,6 +195,7 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
         priority=priority,
         creation=meta.creation_timestamp or EPOCH,
         phase=(group.status.phase if group.status else None) or PodGroupPhase.PENDING,
+        network_topology=topology.job_topology(spec.network_topology),
     )
 
 
@@ -265,6 +270,7 @@ def snapshot_from_objects(
     assumed: Mapping[str, str] | None = None,  # None: no placement awaiting its bind
     memo: ParseMemo | None = None,  # None: parse every pod
     storage: Storage | None = None,  # None: no PV known, so no pod's volumes restrict its node
+    hyper_nodes: Iterable[Obj] = (),
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = _priority_values(priority_classes)
@@ -304,18 +310,29 @@ def snapshot_from_objects(
             placed.append(pod_on_node(task, task.node_name))
         if key in jobs:
             tasks.append(task)
+    node_infos = tuple(
+        sorted((node_info(n, on_nodes.get(_node_name(n), [])) for n in nodes), key=lambda n: n.name)
+    )
     return Snapshot(
-        nodes=tuple(
-            sorted(
-                (node_info(n, on_nodes.get(_node_name(n), [])) for n in nodes),
-                key=lambda n: n.name,
-            )
-        ),
+        nodes=node_infos,
         jobs=tuple(sorted(jobs.values(), key=lambda j: j.key)),
         tasks=tuple(sorted(tasks, key=lambda t: t.key)),
         queues=tuple(queue_infos),
         pods=tuple(sorted(placed, key=lambda p: p.key)),
+        topology=topology.build(_hyper_nodes(hyper_nodes), {n.name: n.labels for n in node_infos}),
     )
+
+
+def _hyper_nodes(objects: Iterable[Obj]) -> list[HyperNode]:
+    """The HyperNodes that parse; one stored before its rules were checked is left out
+    rather than failing every session."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(HyperNode.load(dict(obj)))
+        except ValidationError:
+            continue
+    return parsed
 
 
 def _node_name(node: Obj) -> str:

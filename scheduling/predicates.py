@@ -155,12 +155,15 @@ def volume_binding(task: TaskInfo, node: NodeInfo) -> str | None:
 
 
 def taint_toleration(task: TaskInfo, node: NodeInfo) -> str | None:
-    """The first NoSchedule/NoExecute taint the pod does not tolerate."""
+    """A NoSchedule/NoExecute taint the pod does not tolerate; kube 1.37 no longer names it
+    (a taint's value may be private)."""
     for taint in node.taints:
         if taint.effect in _FILTERED_EFFECTS and not _tolerated(task, taint):
-            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+            return UNTOLERATED_TAINT
     return None
 
+
+UNTOLERATED_TAINT: Final = "node(s) had untolerated taint(s)"
 
 PREDICATES: Final[tuple[Predicate, ...]] = (
     pod_number,

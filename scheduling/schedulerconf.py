@@ -20,7 +20,13 @@ from typing import Any, Final
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from scheduling.config import DEFAULT_OVERCOMMIT, Action, SessionConfig, parse_actions
+from scheduling.config import (
+    DEFAULT_OVERCOMMIT,
+    Action,
+    SessionConfig,
+    TopologyConfig,
+    parse_actions,
+)
 from scheduling.scoring import NODEORDER_WEIGHTS, ScoringConfig
 
 # vc-scheduler's own configuration when it is started without a file.
@@ -40,10 +46,11 @@ tiers:
 """
 
 # What a session runs without a configuration (`SessionConfig()`), as a configuration: the
-# dev stack's file and the deployment's ConfigMap start from it.
+# dev stack's file and the deployment's ConfigMap start from it. Beside Volcano's built-in
+# list, reclaim, and network-topology-aware so a job's networkTopology is kept.
 CALDERA_DEFAULT: Final = VOLCANO_DEFAULT.replace(
     '"enqueue, allocate, backfill"', '"enqueue, allocate, backfill, reclaim"'
-)
+).replace("  - name: nodeorder\n", "  - name: nodeorder\n  - name: network-topology-aware\n")
 
 # Every plugin Volcano registers; of these Caldera runs `SUPPORTED`.
 VOLCANO_PLUGINS: Final = frozenset(
@@ -81,6 +88,7 @@ SUPPORTED: Final = frozenset(
         "conformance",
         "drf",
         "gang",
+        "network-topology-aware",
         "nodeorder",
         "overcommit",
         "predicates",
@@ -99,6 +107,8 @@ BINPACK_CPU: Final = "binpack.cpu"
 BINPACK_MEMORY: Final = "binpack.memory"
 BINPACK_RESOURCES: Final = "binpack.resources"
 OVERCOMMIT_FACTOR: Final = "overcommit-factor"
+TOPOLOGY_WEIGHT: Final = "weight"
+HYPERNODE_BINPACK: Final = "hypernode.binpack"
 
 
 class PluginOption(BaseModel):
@@ -202,6 +212,29 @@ def _binpack(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
     scoring["binpack_resources"] = extended
 
 
+def _network_topology(arguments: Mapping[str, object]) -> TopologyConfig:
+    """weight, and hypernode.binpack.cpu/memory/resources[.<name>] (each 1 by default)."""
+    plugin, prefix = "network-topology-aware", HYPERNODE_BINPACK
+    weights = {
+        "cpu": _weight(plugin, f"{prefix}.cpu", arguments.get(f"{prefix}.cpu", 1)),
+        "memory": _weight(plugin, f"{prefix}.memory", arguments.get(f"{prefix}.memory", 1)),
+    }
+    listed = str(arguments.get(f"{prefix}.resources", "") or "")
+    for name in (part.strip() for part in listed.split(",")):
+        if name:
+            key = f"{prefix}.resources.{name}"
+            weights[name] = _weight(plugin, key, arguments.get(key, 1))
+    weight = _weight(plugin, TOPOLOGY_WEIGHT, arguments.get(TOPOLOGY_WEIGHT, 1))
+    normal = arguments.get(f"{prefix}.normal-pod.enable", True)
+    if not isinstance(normal, bool):
+        raise ValueError(f"plugin {plugin}: argument {prefix}.normal-pod.enable must be true/false")
+    fading = Fraction(4, 5)
+    if (text := arguments.get(f"{prefix}.normal-pod.fading")) is not None:
+        given = _number(plugin, f"{prefix}.normal-pod.fading", text)
+        fading = given if given >= 0 else fading  # Volcano resets a negative fading
+    return TopologyConfig(weight=weight, binpack=weights, normal_pods=normal, fading=fading)
+
+
 def _nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
     for key, field in NODEORDER_WEIGHTS.items():
         if key in arguments:
@@ -283,6 +316,7 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         factor = _number("overcommit", OVERCOMMIT_FACTOR, overcommit.arguments[OVERCOMMIT_FACTOR])
     capacity = by_name.get("capacity")
     priority, drf = by_name.get("priority"), by_name.get("drf")
+    topology = by_name.get("network-topology-aware")
     session = SessionConfig(
         job_priority=priority is not None and priority.enable_job_order is not False,
         drf_order=drf is not None and drf.enable_job_order is not False,
@@ -292,6 +326,7 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         overcommit=overcommit is not None,
         capacity=capacity is not None,
         hierarchy=bool(capacity is not None and capacity.enable_hierarchy),
+        network_topology=_network_topology(topology.arguments) if topology else None,
     )
     ignored = tuple(n for n in names if n not in SUPPORTED)
     return LoadedConf(session=session, ignored=ignored)

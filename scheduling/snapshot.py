@@ -23,6 +23,7 @@ from models.scheduling import PodGroupPhase, QueueState
 from scheduling.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
 from scheduling.podterms import HostPort, PodAffinity, PodOnNode, SpreadConstraint
 from scheduling.resources import EMPTY, Resources, total
+from scheduling.topology import JobTopology, Topology
 
 # Pod and node keys; they belong in models/keys.py beside JobKey once that module is open.
 PodKey = NewType("PodKey", str)  # "<namespace>/<name>"
@@ -142,6 +143,7 @@ class JobInfo(_Frozen):
     priority: int = 0
     creation: datetime = EPOCH
     phase: PodGroupPhase = PodGroupPhase.PENDING
+    network_topology: JobTopology | None = None  # None: placed anywhere
 
     @property
     def min_task_member_total(self) -> int:
@@ -175,6 +177,7 @@ class Snapshot(_Frozen):
     queues: tuple[QueueInfo, ...] = ()
     # Every pod on a node (tasks and foreign pods), for the rules about other pods.
     pods: tuple[PodOnNode, ...] = ()
+    topology: Topology = Field(default_factory=Topology)  # the HyperNodes over `nodes`
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

@@ -48,6 +48,11 @@ class Statement:
         return tuple(e.task for e in self._log if e.op is Op.ALLOCATE)
 
     @property
+    def placed(self) -> tuple[PodKey, ...]:
+        """Tasks given a node, to take at once or once its room is released."""
+        return tuple(e.task for e in self._log if e.op in (Op.ALLOCATE, Op.PIPELINE))
+
+    @property
     def evicted(self) -> tuple[PodKey, ...]:
         return tuple(e.task for e in self._log if e.op is Op.EVICT)
 

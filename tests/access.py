@@ -51,6 +51,7 @@ def _p(verbs: str, resource: str, group: str = "", **kw: str) -> tuple[Permissio
 
 BATCH, SCHED, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
 FLOW = "flow.volcano.sh"
+TOPOLOGY = "topology.volcano.sh"
 Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
 
 # (file, client method) → permissions, per process.
@@ -82,8 +83,27 @@ NEEDS: Final[Mapping[str, Calls]] = {
             "list watch", "priorityclasses", "scheduling.k8s.io"
         ),
         ("activities/cluster.py", "list_cluster_custom_object"): (
-            _p("list watch", "podgroups", SCHED) + _p("list watch", "queues", SCHED)
+            _p("list watch", "podgroups", SCHED)
+            + _p("list watch", "queues", SCHED)
+            + _p("list watch", "hypernodes", TOPOLOGY)
         ),
+        ("activities/hypernodes.py", "list_node"): _p("list", "nodes"),
+        ("activities/hypernodes.py", "list_cluster_custom_object"): _p(
+            "list", "hypernodes", TOPOLOGY
+        ),
+        ("activities/hypernodes.py", "create_cluster_custom_object"): _p(
+            "create", "hypernodes", TOPOLOGY
+        ),
+        ("activities/hypernodes.py", "patch_cluster_custom_object"): _p(
+            "patch", "hypernodes", TOPOLOGY
+        ),
+        ("activities/hypernodes.py", "patch_cluster_custom_object_status"): _p(
+            "patch", "hypernodes/status", TOPOLOGY
+        ),
+        ("activities/hypernodes.py", "delete_cluster_custom_object"): _p(
+            "delete", "hypernodes", TOPOLOGY
+        ),
+        ("activities/controller_config.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         ("activities/events.py", "create_namespaced_event"): _p("create", "events"),
         # batch/v1 Jobs managed by Caldera (BatchJobWorkflow): pods, status, TTL deletion.
         ("activities/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),

@@ -14,6 +14,7 @@ def __getattr__(name: str) -> Any:
         from workflows.batchjob import BatchJobWorkflow
         from workflows.cronjob import CronJobWorkflow
         from workflows.cronrun import CronRunWorkflow
+        from workflows.hypernode_discovery import HyperNodeDiscoveryWorkflow
         from workflows.job import JobWorkflow
         from workflows.jobflow import JobFlowWorkflow
         from workflows.podgroup import PodGroupWorkflow
@@ -29,5 +30,6 @@ def __getattr__(name: str) -> Any:
             JobFlowWorkflow,
             CronJobWorkflow,
             CronRunWorkflow,
+            HyperNodeDiscoveryWorkflow,
         )
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -20,7 +20,7 @@ from typing import Final
 from models import labels
 from models.meta import ObjectMeta, OwnerReference
 from models.quantity import format_quantity, parse_quantity
-from models.scheduling import DEFAULT_QUEUE, PodGroup, PodGroupSpec
+from models.scheduling import DEFAULT_QUEUE, NetworkTopologySpec, PodGroup, PodGroupSpec
 from models.signals import WorkloadPod
 
 # The pod's own keys the PodGroup takes; only these travel from the forwarder.
@@ -38,7 +38,6 @@ POD_LABELS: Final = (labels.PREEMPTABLE, labels.COOLDOWN_TIME)
 _COPIED: Final = (labels.PREEMPTABLE, labels.COOLDOWN_TIME, labels.REVOCABLE_ZONE)
 _INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")  # what Go's strconv accepts in base 10
 _INT32: Final = 2**31 - 1
-TOPOLOGY_MODES: Final = ("hard", "soft")
 
 
 def _controller(pod: WorkloadPod) -> OwnerReference | None:
@@ -103,7 +102,7 @@ def min_resources(requests: Mapping[str, str], members: int) -> dict[str, str]:
     return out
 
 
-def network_topology(notes: Mapping[str, str]) -> dict[str, object] | None:
+def network_topology(notes: Mapping[str, str]) -> NetworkTopologySpec | None:
     """The pod's network-topology annotations; None: it has neither. An unknown mode reads as
     hard, a tier that is not a number is left out (Volcano logs both and goes on)."""
     mode_text = notes.get(labels.NETWORK_TOPOLOGY_MODE)
@@ -111,11 +110,11 @@ def network_topology(notes: Mapping[str, str]) -> dict[str, object] | None:
     if mode_text is None and tier_text is None:
         return None
     mode = (mode_text or "").lower()
-    topology: dict[str, object] = {"mode": mode if mode in TOPOLOGY_MODES else "hard"}
     tier = None if tier_text is None else _int(tier_text)
-    if tier is not None:
-        topology["highestTierAllowed"] = tier
-    return topology
+    return NetworkTopologySpec(
+        mode="soft" if mode == "soft" else "hard",
+        highest_tier_allowed=tier if tier is not None and tier >= 0 else None,
+    )
 
 
 def _annotations(pod: WorkloadPod, upper: Mapping[str, str]) -> dict[str, str]:

@@ -4,7 +4,13 @@ gang scheduler (`volcano`, as a Volcano Job) on an identical pool, and the place
 compared up to the pools' node mapping: pods per node, pods per zone, who waits and why.
 
 Each pool has four nodes, two per zone, labelled for this test only; each side's pods select
-their pool by nodeSelector, so neither scheduler sees the other's pods as candidates."""
+their pool by nodeSelector, so neither scheduler sees the other's pods as candidates. A test
+may give a zone's nodes taints or cordon them (`pools` parametrized indirectly with `Zone`s).
+
+The rules about the node alone (required and preferred node affinity, taints, cordons) are
+checked with outcomes no tie decides: pods sized so that capacity, or a score difference of
+hundreds of points, fixes which zone they go to, and the reasons of the pods left waiting are
+compared as kube's histogram ("0/N nodes are available: 2 Insufficient cpu, ...")."""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import pytest
 from kubernetes import client
 
 from cli.devstack import controlplane
-from cli.devstack.nodes import NodeTemplate
+from cli.devstack.nodes import NodeTemplate, Taint
 from tests.builders import make_job
 from tests.e2e.conftest import eventually
 
@@ -29,6 +35,19 @@ ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 SIDES = ("kube", "caldera")
 SCHEDULERS = {"kube": "default-scheduler", "caldera": "volcano"}
+DEDICATED = Taint(key="caldera.dev/e2e-dedicated", value="infra")  # NoSchedule
+# 3 cpu on 8-cpu nodes: two pods fill a node, so a zone holds four.
+LARGE = "3"
+INSUFFICIENT_CPU = "Insufficient cpu"
+AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+
+
+@dataclass(frozen=True)
+class Zone:
+    """How one zone's pool nodes differ from the plain ones, on both sides."""
+
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False  # cordoned: spec.unschedulable, patched after creation
 
 
 @dataclass(frozen=True)
@@ -40,24 +59,31 @@ class Pools:
 
 
 @pytest.fixture
-def pools(api: client.ApiClient) -> Iterator[Pools]:
+def pools(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[Pools]:
+    """Both pools; `request.param`, when given, maps a zone to how its nodes differ."""
+    zones: dict[str, Zone] = getattr(request, "param", {})
     token = uuid.uuid4().hex[:6]
+    core = client.CoreV1Api(api)
     label: dict[str, str] = {}
     zone_of: dict[str, str] = {}
     for side in SIDES:
         label[side] = f"{side}-{token}"
         for zone in ("z1", "z2"):
+            extra = zones.get(zone, Zone())
             template = NodeTemplate(
                 count=2,
                 prefix=f"pp-{token}-{side}-{zone}",
                 cpu="8",
                 memory="32Gi",
                 labels={POOL: label[side], ZONE: zone},
+                taints=extra.taints,
             )
             controlplane.ensure_nodes(api, template, timeout=60)
             zone_of.update(dict.fromkeys(template.names(), zone))
+            if extra.unschedulable:
+                for name in template.names():
+                    core.patch_node(name, {"spec": {"unschedulable": True}})
     yield Pools(label, zone_of)
-    core = client.CoreV1Api(api)
     for name in zone_of:
         core.delete_node(name)
 
@@ -67,7 +93,7 @@ def _template(pools: Pools, side: str, app: str, **spec: Any) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "main",
         "image": "busybox",
-        "resources": {"requests": {"cpu": "100m"}},
+        "resources": {"requests": {"cpu": spec.pop("cpu", "100m")}},
     }
     if ports:
         container["ports"] = [{"containerPort": p, "hostPort": p} for p in ports]
@@ -154,9 +180,58 @@ def _per_node(pods: list[client.V1Pod]) -> list[int]:
 
 
 def _per_zone(pools: Pools, pods: list[client.V1Pod]) -> list[int]:
-    return sorted(
-        Counter(pools.zone_of[p.spec.node_name] for p in pods if p.spec.node_name).values()
-    )
+    return sorted(_zones(pools, pods).values())
+
+
+def _zones(pools: Pools, pods: list[client.V1Pod]) -> dict[str, int]:
+    """Placed pods per zone, by zone name: for rules that pick a zone, not only a spread."""
+    return dict(Counter(pools.zone_of[p.spec.node_name] for p in pods if p.spec.node_name))
+
+
+def _reasons(message: str) -> tuple[str, dict[str, int]]:
+    """kube's FitError text as its head ("0/11") and reason -> node count; the preemption
+    sentence kube-scheduler appends ("... preemption: 0/11 nodes ...") is left off."""
+    head, _, rest = message.partition(" nodes are available: ")
+    histogram = rest.split(". preemption:")[0].rstrip(".")
+    parts = (part.partition(" ") for part in histogram.split(", ") if part)
+    return head, {reason: int(count) for count, _, reason in parts}
+
+
+def _waiting_reasons(pods: list[client.V1Pod]) -> list[tuple[str, dict[str, int]]]:
+    """The parsed reason of every waiting pod."""
+    return [_reasons(message) for p in pods if (message := _waiting_message(p))]
+
+
+def _assert_waiting(placed: dict[str, list[client.V1Pod]], *phrases: str) -> None:
+    """Every waiting pod on both sides accounts for the same N nodes ("0/N", counts summing
+    to N) and has a reason containing each phrase. The counts behind a reason are not
+    compared: a node failing two rules counts under kube-scheduler's first failing filter
+    (node rules before resources) but under Caldera's resource fit when that fails (Volcano's
+    allocate checks resources first), and each side's pods also see the other pool's nodes,
+    full or tainted. A phrase may be a part of a reason."""
+    parsed = {side: _waiting_reasons(placed[side]) for side in SIDES}
+    heads = {head for found in parsed.values() for head, _ in found}
+    assert len(heads) == 1, parsed
+    [head] = heads
+    for side, found in parsed.items():
+        for _, histogram in found:
+            assert f"0/{sum(histogram.values())}" == head, (side, head, histogram)
+            for phrase in phrases:
+                assert any(phrase in reason for reason in histogram), (side, phrase, histogram)
+
+
+def _large(**spec: Any) -> Callable[[str], dict[str, Any]]:
+    """The same spec on both sides, with pods of `LARGE` cpu: two fill a node."""
+    return lambda _: {"cpu": LARGE, **spec}
+
+
+def _required(*expressions: dict[str, Any]) -> dict[str, Any]:
+    term = {"matchExpressions": list(expressions)}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
 
 
 def test_required_anti_affinity_one_per_node(
@@ -201,3 +276,108 @@ def test_host_port_conflict(api: client.ApiClient, namespace: str, pools: Pools)
     for side in SIDES:
         [waiting] = [p for p in placed[side] if not p.spec.node_name]
         assert reason in (_waiting_message(waiting) or ""), (side, _waiting_message(waiting))
+
+
+@pytest.mark.parametrize(
+    "expressions",
+    [
+        pytest.param(
+            (
+                {"key": ZONE, "operator": "In", "values": ["z1"]},
+                {"key": POOL, "operator": "Exists"},
+            ),
+            id="in-exists",
+        ),
+        pytest.param(
+            (
+                {"key": ZONE, "operator": "NotIn", "values": ["z2"]},
+                {"key": ZONE, "operator": "Exists"},
+            ),
+            id="notin-exists",
+        ),
+    ],
+)
+def test_required_node_affinity_fills_zone_rest_wait(
+    api: client.ApiClient,
+    namespace: str,
+    pools: Pools,
+    expressions: tuple[dict[str, Any], ...],
+) -> None:
+    # Six pods for z1's room of four: four go there, two per node, and two wait for it.
+    spec = _large(affinity=_required(*expressions))
+    _submit(api, namespace, pools, "zone", replicas=6, min_available=4, spec=spec)
+    placed = _both(api, namespace, "zone", replicas=6, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z1": 4}
+    assert _per_node(placed["kube"]) == _per_node(placed["caldera"]) == [2, 2]
+    _assert_waiting(placed, INSUFFICIENT_CPU, AFFINITY_MISMATCH)
+
+
+@pytest.mark.parametrize(
+    "pools", [pytest.param({"z1": Zone(taints=(DEDICATED,))}, id="z1-tainted")], indirect=True
+)
+def test_no_schedule_taint_untolerated_avoid_tolerating_use(
+    api: client.ApiClient, namespace: str, pools: Pools
+) -> None:
+    # z1 is tainted: of six pods that do not tolerate it, z2 takes four and two wait.
+    _submit(api, namespace, pools, "plain", replicas=6, min_available=4, spec=_large())
+    placed = _both(api, namespace, "plain", replicas=6, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z2": 4}
+    _assert_waiting(placed, INSUFFICIENT_CPU, "node(s) had untolerated taint(s)")
+    # Pods that tolerate it go to z1, the only room left.
+    toleration = {"key": DEDICATED.key, "operator": "Equal", "value": DEDICATED.value}
+    spec = _large(tolerations=[{**toleration, "effect": "NoSchedule"}])
+    _submit(api, namespace, pools, "tolerant", replicas=4, min_available=4, spec=spec)
+    placed = _both(api, namespace, "tolerant", replicas=4, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z1": 4}
+
+
+@pytest.mark.parametrize(
+    "pools",
+    [
+        pytest.param(
+            {"z1": Zone(taints=(Taint(key=DEDICATED.key, effect="PreferNoSchedule"),))},
+            id="z1-prefer-no-schedule",
+        )
+    ],
+    indirect=True,
+)
+def test_prefer_no_schedule_taint_steers_to_other_zone(
+    api: client.ApiClient, namespace: str, pools: Pools
+) -> None:
+    # Four small pods, all of which fit in z2: the taint score (3 x 100) decides.
+    _submit(api, namespace, pools, "soft", replicas=4, min_available=4, spec=lambda _: {})
+    placed = _both(api, namespace, "soft", replicas=4, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z2": 4}
+
+
+def test_preferred_node_affinity_steers_to_zone(
+    api: client.ApiClient, namespace: str, pools: Pools
+) -> None:
+    # Weight 100 for z2: the node affinity score (2 x 100) decides for four small pods.
+    term = {
+        "weight": 100,
+        "preference": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z2"]}]},
+    }
+    affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}}
+    _submit(
+        api,
+        namespace,
+        pools,
+        "prefer",
+        replicas=4,
+        min_available=4,
+        spec=lambda _: {"affinity": affinity},
+    )
+    placed = _both(api, namespace, "prefer", replicas=4, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z2": 4}
+
+
+@pytest.mark.parametrize(
+    "pools", [pytest.param({"z1": Zone(unschedulable=True)}, id="z1-cordoned")], indirect=True
+)
+def test_cordoned_nodes_avoided(api: client.ApiClient, namespace: str, pools: Pools) -> None:
+    # z1 is cordoned: z2 takes four of six pods and two wait.
+    _submit(api, namespace, pools, "cordon", replicas=6, min_available=4, spec=_large())
+    placed = _both(api, namespace, "cordon", replicas=6, placed=4)
+    assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z2": 4}
+    _assert_waiting(placed, INSUFFICIENT_CPU, "node(s) were unschedulable")

@@ -159,6 +159,7 @@ def _world() -> dict[str, list[Obj]]:
         "priority": [],
         "podgroups": groups,
         "queues": [make_queue("light", weight=1), make_queue("heavy", weight=3)],
+        "hypernodes": [],
     }
 
 

@@ -119,7 +119,7 @@ def test_tainted_node_is_skipped_unless_tolerated() -> None:
     assert placed(result) == {"t-worker-0": "n0"}
     assert result.why_not == {
         "default/a": "1/1 tasks in gang unschedulable: "
-        "0/1 nodes are available: 1 node(s) had untolerated taint {gpu: yes}"
+        "0/1 nodes are available: 1 node(s) had untolerated taint(s)"
     }
 
 

@@ -156,13 +156,11 @@ def test_node_affinity(pod: PodBuilder, expected: str | None) -> None:
 TAINTED = make_node("n1").taint("gpu", "yes").taint("soft", "x", "PreferNoSchedule")
 TAINT_CASES = [
     pytest.param(make_node("n1"), make_pod("p"), None, id="untainted"),
-    pytest.param(
-        TAINTED, make_pod("p"), "node(s) had untolerated taint {gpu: yes}", id="no-schedule"
-    ),
+    pytest.param(TAINTED, make_pod("p"), "node(s) had untolerated taint(s)", id="no-schedule"),
     pytest.param(
         make_node("n1").taint("dying", "now", "NoExecute"),
         make_pod("p"),
-        "node(s) had untolerated taint {dying: now}",
+        "node(s) had untolerated taint(s)",
         id="no-execute",
     ),
     pytest.param(
@@ -181,13 +179,13 @@ TAINT_CASES = [
     pytest.param(
         TAINTED,
         make_pod("p").tolerate("gpu", "no"),
-        "node(s) had untolerated taint {gpu: yes}",
+        "node(s) had untolerated taint(s)",
         id="wrong-value",
     ),
     pytest.param(
         make_node("n1").taint("a", "1").taint("b", "2"),
         make_pod("p").tolerate("a", "1"),
-        "node(s) had untolerated taint {b: 2}",
+        "node(s) had untolerated taint(s)",
         id="first-untolerated-reported",
     ),
 ]
@@ -281,7 +279,7 @@ def test_check_reports_resources_before_other_predicates() -> None:
     task: TaskInfo = make_pod("p", cpu="2").info()
     assert predicates.check(task, node) == ("Insufficient cpu",)
     assert predicates.check(task, node, fit_resources=False) == (
-        "node(s) had untolerated taint {gpu: yes}",
+        "node(s) had untolerated taint(s)",
     )
 
 

@@ -88,7 +88,23 @@ def test_the_helm_charts_configuration_loads_unchanged_and_turns_binpack_on() ->
 def test_volcano_ci_configuration_loads_and_names_what_caldera_skips() -> None:
     loaded = load(VOLCANO_CI)
     assert Action.PREEMPT in loaded.session.actions and Action.RECLAIM in loaded.session.actions
-    assert loaded.ignored == ("sla", "network-topology-aware")
+    assert loaded.ignored == ("sla",)
+    assert loaded.session.network_topology is not None
+
+
+def test_network_topology_aware_is_off_without_the_plugin_and_reads_its_arguments() -> None:
+    assert load(VOLCANO_DEFAULT).session.network_topology is None
+    text = CALDERA_DEFAULT.replace(
+        "  - name: network-topology-aware\n",
+        "  - name: network-topology-aware\n    arguments:\n      weight: 3\n"
+        "      hypernode.binpack.cpu: 2\n      hypernode.binpack.resources: nvidia.com/gpu\n"
+        "      hypernode.binpack.resources.nvidia.com/gpu: 5\n",
+    )
+    topology = load(text).session.network_topology
+    assert topology is not None and topology.weight == 3
+    assert topology.binpack == {"cpu": 2, "memory": 1, "nvidia.com/gpu": 5}
+    with pytest.raises(ValueError, match=r"network-topology-aware: argument weight"):
+        load(text.replace("weight: 3", "weight: heavy"))
 
 
 @pytest.mark.parametrize(

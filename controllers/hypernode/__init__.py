@@ -1,0 +1,1 @@
+"""Volcano's HyperNode controller as a pure core: HyperNodes discovered from node labels."""
