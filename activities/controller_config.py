@@ -19,16 +19,12 @@ import os
 from pathlib import Path
 from typing import Final
 
-from kubernetes.client.exceptions import ApiException
-from temporalio.exceptions import ApplicationError
-
-from activities import kube
+from activities import configmaps
 from controllers.hypernode import config
 
 ENV_FILE: Final = "CALDERA_HYPERNODE_DISCOVERY"
 ENV_CONFIGMAP: Final = "CALDERA_CONTROLLER_CONFIGMAP"
 CONFIGMAP_KEY: Final = config.CONFIG_KEY
-_NOT_FOUND: Final = 404
 
 
 def configured() -> bool:
@@ -36,26 +32,8 @@ def configured() -> bool:
     return bool(os.environ.get(ENV_FILE, "").strip() or os.environ.get(ENV_CONFIGMAP, "").strip())
 
 
-def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, type="Invalid", non_retryable=True)
-
-
 def _from_configmap(reference: str) -> str:
-    namespace, _, name = reference.partition("/")
-    if not namespace or not name:
-        raise _invalid(f"{ENV_CONFIGMAP}={reference!r}: expected <namespace>/<name>")
-    try:
-        found = kube.core().read_namespaced_config_map(name, namespace)
-    except ApiException as e:
-        if e.status == _NOT_FOUND:
-            return ""
-        raise ApplicationError(
-            f"{ENV_CONFIGMAP}: ConfigMap {reference}: {e.status} {e.reason}", type="KubeError"
-        ) from e
-    data = found.data or {}
-    if CONFIGMAP_KEY not in data:
-        raise _invalid(f"{ENV_CONFIGMAP}: ConfigMap {reference} has no key {CONFIGMAP_KEY!r}")
-    return str(data[CONFIGMAP_KEY])
+    return configmaps.text(ENV_CONFIGMAP, reference, CONFIGMAP_KEY, missing="")
 
 
 def _read() -> tuple[str, str]:
@@ -64,7 +42,7 @@ def _read() -> tuple[str, str]:
         try:
             return f"{ENV_FILE}={path}", Path(path).read_text()
         except OSError as e:
-            raise _invalid(f"{ENV_FILE}={path}: cannot read: {e.strerror}") from e
+            raise configmaps.invalid(f"{ENV_FILE}={path}: cannot read: {e.strerror}") from e
     if reference := os.environ.get(ENV_CONFIGMAP, "").strip():
         return f"{ENV_CONFIGMAP}={reference}", _from_configmap(reference)
     return "no configuration", ""
@@ -76,4 +54,4 @@ def discovery_config() -> config.DiscoveryConfig:
     try:
         return config.load(text)
     except ValueError as e:
-        raise _invalid(f"{origin}: {e}") from None
+        raise configmaps.invalid(f"{origin}: {e}") from None

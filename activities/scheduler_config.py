@@ -24,10 +24,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from kubernetes.client.exceptions import ApiException
-from temporalio.exceptions import ApplicationError
-
-from activities import kube
+from activities import configmaps
 from scheduling.config import SessionConfig, parse_actions
 from scheduling.schedulerconf import LoadedConf, load
 
@@ -55,24 +52,8 @@ class _Loaded:
 _LOADED = _Loaded()
 
 
-def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, type="Invalid", non_retryable=True)
-
-
 def _from_configmap(reference: str) -> str:
-    namespace, _, name = reference.partition("/")
-    if not namespace or not name:
-        raise _invalid(f"{ENV_CONFIGMAP}={reference!r}: expected <namespace>/<name>")
-    try:
-        found = kube.core().read_namespaced_config_map(name, namespace)
-    except ApiException as e:
-        raise ApplicationError(
-            f"{ENV_CONFIGMAP}: ConfigMap {reference}: {e.status} {e.reason}", type="KubeError"
-        ) from e
-    data = found.data or {}
-    if CONFIGMAP_KEY not in data:
-        raise _invalid(f"{ENV_CONFIGMAP}: ConfigMap {reference} has no key {CONFIGMAP_KEY!r}")
-    return str(data[CONFIGMAP_KEY])
+    return configmaps.text(ENV_CONFIGMAP, reference, CONFIGMAP_KEY)
 
 
 def _read() -> tuple[str, str] | None:
@@ -81,7 +62,7 @@ def _read() -> tuple[str, str] | None:
         try:
             return f"{ENV_CONF}={path}", Path(path).read_text()
         except OSError as e:
-            raise _invalid(f"{ENV_CONF}={path}: cannot read: {e.strerror}") from e
+            raise configmaps.invalid(f"{ENV_CONF}={path}: cannot read: {e.strerror}") from e
     if reference := os.environ.get(ENV_CONFIGMAP, "").strip():
         now = time.monotonic()
         if _LOADED.text is not None and now - _LOADED.read_at < CONFIGMAP_EVERY:
@@ -116,7 +97,7 @@ def _loaded(origin: str, text: str) -> LoadedConf:
             return result
         if _LOADED.good is not None:
             return _LOADED.good
-        raise _invalid(str(result))
+        raise configmaps.invalid(str(result))
 
 
 def session_config() -> SessionConfig:
@@ -128,4 +109,4 @@ def session_config() -> SessionConfig:
     try:
         return config.model_copy(update={"actions": parse_actions(text)})
     except ValueError as e:
-        raise _invalid(f"{ENV_ACTIONS}={text!r}: {e}") from e
+        raise configmaps.invalid(f"{ENV_ACTIONS}={text!r}: {e}") from e

@@ -103,7 +103,6 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/hypernodes.py", "delete_cluster_custom_object"): _p(
             "delete", "hypernodes", TOPOLOGY
         ),
-        ("activities/controller_config.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         ("activities/events.py", "create_namespaced_event"): _p("create", "events"),
         # batch/v1 Jobs managed by Caldera (BatchJobWorkflow): pods, status, TTL deletion.
         ("activities/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),
@@ -130,7 +129,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         # (the Service <job>-head-svc).
         ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         # The scheduler's configuration (CALDERA_SCHEDULER_CONFIGMAP).
-        ("activities/scheduler_config.py", "read_namespaced_config_map"): _p("get", "configmaps"),
+        ("activities/configmaps.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         ("activities/plugins/__init__.py", "create_namespaced_config_map"): _p(
             "create", "configmaps"
         ),
