@@ -4,11 +4,15 @@ HyperNodes, that share a network tier (a rack's switch, a spine, an NVLink domai
 Field for field Volcano's type. A member selects nodes by exact name, name regex or labels
 (regex and labels only for `Node` members); a `HyperNode` member names its child exactly. The
 rules Volcano checks in the CRD are CEL rules here; the one its webhook adds (the regex
-compiles) is checked by Caldera's webhook.
+compiles) is not checked yet: a pattern that does not compile selects nothing.
+
+Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Final, Literal
 
@@ -125,3 +129,59 @@ class HyperNode(ApiModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: HyperNodeSpec = Field(default_factory=HyperNodeSpec)
     status: HyperNodeStatus | None = None  # None: not counted yet
+
+
+def _valid(requirement: LabelSelectorRequirement) -> bool:
+    """LabelSelectorAsSelector's checks: In/NotIn need values, Exists/DoesNotExist none."""
+    values = requirement.values or []
+    return bool(values) if requirement.operator in ("In", "NotIn") else not values
+
+
+def _holds(requirement: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    present = requirement.key in labels
+    values = requirement.values or []
+    match requirement.operator:
+        case "In":
+            return present and labels[requirement.key] in values
+        case "NotIn":
+            return not present or labels[requirement.key] not in values
+        case "Exists":
+            return present
+        case "DoesNotExist":
+            return not present
+
+
+def _by_labels(selector: LabelSelector, nodes: Mapping[str, Mapping[str, str]]) -> set[str]:
+    wanted = selector.match_labels or {}
+    expressions = selector.match_expressions or []
+    if not wanted and not expressions:
+        return set()  # an empty selector selects no node here, not every node
+    if not all(_valid(r) for r in expressions):
+        return set()
+    return {
+        name
+        for name, labels in nodes.items()
+        if all(labels.get(k) == v for k, v in wanted.items())
+        and all(_holds(r, labels) for r in expressions)
+    }
+
+
+def selected(selector: MemberSelector, nodes: Mapping[str, Mapping[str, str]]) -> set[str]:
+    """The names one member selects among `nodes` (labels by node name), as Volcano's
+    GetMembers: an exact match names one member (a node or a child HyperNode, whether or not
+    it exists), a regex (searched, as Go's MatchString) or a label selector picks nodes. A
+    pattern that does not compile or a selector that is not valid selects nothing."""
+    names: set[str] = set()
+    if selector.exact_match is not None:
+        if not selector.exact_match.name:
+            return names
+        names.add(selector.exact_match.name)
+    if selector.regex_match is not None:
+        try:
+            pattern = re.compile(selector.regex_match.pattern)
+        except re.error:
+            return set()
+        names |= {n for n in nodes if pattern.search(n)}
+    if selector.label_match is not None:
+        names |= _by_labels(selector.label_match, nodes)
+    return names

@@ -17,14 +17,14 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling import jobs, ordering, predicates, scoring
 from scheduling.config import Action, SessionConfig, TopologyConfig
-from scheduling.resources import EMPTY, total
+from scheduling.resources import EMPTY, Resources, total
 from scheduling.snapshot import (
     ALLOCATED_CLASS,
     JobInfo,
@@ -120,33 +120,34 @@ class _Packed:
         self._tiers = [
             (
                 _fade(settings.fading, tier),
-                [h for h in topology.by_name.values() if h.tier == tier],
+                [h.name for h in topology.by_name.values() if h.tier == tier],
             )
             for tier in range(topology.tiers[0], topology.tiers[-1] + 1)
         ]
+        self._weights = sum((w for w, _ in self._tiers), Fraction(0))
+        # Per tier, the HyperNode holding each node (a node in none of a tier scores 1 there).
+        self._holding = [
+            {n: name for name in names for n in topology.by_name[name].nodes}
+            for _, names in self._tiers
+        ]
 
     def scores(self, task: TaskInfo, nodes: Sequence[NodeInfo]) -> dict[NodeName, Fraction]:
-        weights = sum((w for w, _ in self._tiers), Fraction(0))
-        if not weights:
+        if not self._weights:
             return {}
         state, settings = self._state, self._settings
-        topology = state.snapshot.topology
-        fill: dict[str, Fraction] = {}
-        for _, hyper_nodes in self._tiers:
-            for h in hyper_nodes:
-                used = total(state.nodes[NodeName(n)].used for n in h.nodes)
-                have = total(state.nodes[NodeName(n)].allocatable for n in h.nodes)
-                fill[h.name] = topology_binpack(used, have, task.request, settings.binpack)
+        fill = {
+            name: _fill(state, name, task.request, settings.binpack)
+            for _, names in self._tiers
+            for name in names
+        }
         scale = scoring.MAX_SCORE * settings.weight
         out: dict[NodeName, Fraction] = {}
         for node in nodes:
             score = Fraction(0)
-            for weight, hyper_nodes in self._tiers:
-                holding = next(
-                    (h.name for h in hyper_nodes if topology.holds(h.name, node.name)), None
-                )
-                score += weight * (fill[holding] if holding is not None else 1)
-            out[node.name] = scale * score / weights
+            for (weight, _), holding in zip(self._tiers, self._holding, strict=True):
+                name = holding.get(node.name)
+                score += weight * (fill[name] if name is not None else 1)
+            out[node.name] = scale * score / self._weights
         return out
 
     def placed(self, node: NodeName) -> None:
@@ -170,19 +171,26 @@ def _topology_scores(
     return _Near(topology, settings.weight, allocated)
 
 
+def _fill(
+    state: SessionState, name: str, request: Resources, weights: Mapping[str, int]
+) -> Fraction:
+    """HyperNode `name`'s binpack score with `request` added to what its nodes use now."""
+    nodes = _nodes_of(state.snapshot.topology, name)
+    used = total(state.nodes[n].used for n in nodes)
+    allocatable = total(state.nodes[n].allocatable for n in nodes)
+    return topology_binpack(used, allocatable, request, weights)
+
+
 def _hyper_node_rank(
     state: SessionState, config: TopologyConfig, job: JobInfo, name: str, placed: Sequence[PodKey]
 ) -> tuple[Fraction, Fraction]:
     """How well the job's trial placement fills HyperNode `name` (its binpack score), then
     the share of the job's tasks already in it: the HyperNode order of network-topology-aware."""
-    nodes = _nodes_of(state.snapshot.topology, name)
-    used = total(state.nodes[n].used for n in nodes)
-    allocatable = total(state.nodes[n].allocatable for n in nodes)
     request = total(state.tasks[k].request for k in placed)
-    fill = topology_binpack(used, allocatable, request, config.binpack)
     tasks = state.tasks_of(job.key)
-    inside = sum(1 for t in tasks if t.node_name and t.node_name in nodes)
-    return fill, Fraction(inside, len(tasks) or 1)
+    topology = state.snapshot.topology
+    inside = sum(1 for t in tasks if t.node_name and topology.holds(name, t.node_name))
+    return _fill(state, name, request, config.binpack), Fraction(inside, len(tasks) or 1)
 
 
 def _nodes_of(topology: Topology, hyper_node: str) -> list[NodeName]:

@@ -17,7 +17,6 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import cached_property
@@ -26,8 +25,8 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict
 
 from models.scheduling import NetworkTopologySpec
-from models.topology import HyperNode, LabelSelector, MemberSelector, MemberType
-from scheduling.resources import EMPTY, Resources, total
+from models.topology import HyperNode, MemberType, selected
+from scheduling.resources import Resources
 
 CLUSTER_TOP: Final = "<cluster-top-hypernode>"  # Volcano's name for the virtual root
 
@@ -114,10 +113,18 @@ class Topology(_Frozen):
         above = set(self.ancestors(first))
         return next((a for a in self.ancestors(second) if a in above), "")
 
+    @cached_property
+    def _lowest(self) -> dict[str, str]:
+        lowest: dict[str, str] = {}
+        for h in sorted(self.by_name.values(), key=lambda h: (h.tier, h.name)):
+            for node in h.nodes:
+                lowest.setdefault(node, h.name)
+        return lowest
+
     def lowest_of(self, node: str) -> str:
-        """The lowest-tier HyperNode holding `node`, the root if no other does."""
-        holding = [h for h in self.by_name.values() if node in self._node_sets[h.name]]
-        return min(holding, key=lambda h: (h.tier, h.name)).name if holding else ""
+        """The lowest-tier HyperNode holding `node`, the root if no other does ("": no such
+        node)."""
+        return self._lowest.get(node, "")
 
     def lowest_holding(self, nodes: Iterable[str]) -> str:
         """The lowest-tier HyperNode holding every one of `nodes`; "": no node given."""
@@ -206,43 +213,6 @@ def binpack_score(
     return score / weight if weight else Fraction(0)
 
 
-def room(nodes: Iterable[str], idle: Mapping[str, Resources]) -> Resources:
-    return total(idle.get(n, EMPTY) for n in nodes)
-
-
-def _label_match(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    for key, value in (selector.match_labels or {}).items():
-        if labels.get(key) != value:
-            return False
-    for req in selector.match_expressions or []:
-        present, values = req.key in labels, req.values or []
-        if req.operator == "In" and not (present and labels[req.key] in values):
-            return False
-        if req.operator == "NotIn" and present and labels[req.key] in values:
-            return False
-        if req.operator == "Exists" and not present:
-            return False
-        if req.operator == "DoesNotExist" and present:
-            return False
-    return True
-
-
-def members(selector: MemberSelector, nodes: Mapping[str, Mapping[str, str]]) -> set[str]:
-    """The nodes a `Node` member selects (an empty label selector selects none)."""
-    if selector.exact_match is not None:
-        return {selector.exact_match.name} & nodes.keys()
-    if selector.regex_match is not None:
-        try:
-            pattern = re.compile(selector.regex_match.pattern)
-        except re.error:
-            return set()
-        return {n for n in nodes if pattern.search(n)}
-    label = selector.label_match
-    if label is not None and (label.match_labels or label.match_expressions):
-        return {n for n, labels in nodes.items() if _label_match(label, labels)}
-    return set()
-
-
 def build(hyper_nodes: Iterable[HyperNode], nodes: Mapping[str, Mapping[str, str]]) -> Topology:
     """The session's tree from the HyperNodes and the nodes' labels; deleting ones left out."""
     live = {
@@ -257,7 +227,7 @@ def build(hyper_nodes: Iterable[HyperNode], nodes: Mapping[str, Mapping[str, str
         own[name] = set()
         for member in h.spec.members or []:
             if member.type is MemberType.NODE:
-                own[name] |= members(member.selector, nodes)
+                own[name] |= selected(member.selector, nodes) & nodes.keys()
                 continue
             child = member.selector.exact_match.name if member.selector.exact_match else ""
             if child not in live:
