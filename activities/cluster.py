@@ -1,12 +1,11 @@
 """The scheduler worker's view of the cluster: an informer cache, not a relist per session.
 
 One reflector per kind keeps a store of the objects the scheduler reads (nodes, every pod,
-PVs, PVCs, storage and priority classes, PodGroups, queues, HyperNodes), updated by watch
-events. A
-session copies the stores and decides on that copy, so a session costs no apiserver reads.
-The copy may lag the apiserver by a watch event: that is what the SchedulerWorkflow's assumed
-placements are for (a pod just bound is assumed until the cache shows its node), as in
-Volcano's scheduler cache.
+PVs, PVCs, storage and priority classes, CSINodes, PodGroups, queues, HyperNodes), updated by
+watch events. A session copies the stores and decides on that copy, so a session costs no
+apiserver reads. The copy may lag the apiserver by a watch event: that is what the
+SchedulerWorkflow's assumed placements are for (a pod just bound is assumed until the cache
+shows its node), as in Volcano's scheduler cache.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
         "pvcs": core.list_persistent_volume_claim_for_all_namespaces,
         "pvs": core.list_persistent_volume,
         "classes": client.StorageV1Api(api).list_storage_class,
+        "csinodes": client.StorageV1Api(api).list_csi_node,
         "priority": client.SchedulingV1Api(api).list_priority_class,
         "podgroups": functools.partial(custom_list, "podgroups"),
         "queues": functools.partial(custom_list, "queues"),

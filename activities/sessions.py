@@ -149,7 +149,9 @@ def _session(request: SessionInput) -> SessionReport:
     clock = _Clock()
     world = _world()
     clock.lap("read")
-    storage = Storage.parse(world["pvcs"], world["pvs"], world["classes"], world["nodes"])
+    storage = Storage.parse(
+        world["pvcs"], world["pvs"], world["classes"], world["nodes"], world["csinodes"]
+    )
     snapshot = snapshot_from_objects(
         world["nodes"],
         world["pods"],

@@ -27,7 +27,8 @@ Allowed = Callable[[SessionState, Unit], bool]
 
 def fits_future_idle(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
     """Reclaim's test: the request fits the room that will be free on the node, and the pods
-    staying there let it in (host ports, spread, pod affinity: evicting may clear those)."""
+    staying there let it in (host ports, volume counts, spread, pod affinity: evicting may
+    clear those)."""
     current = state.nodes[node]
     if predicates.resources_fit(task, current):
         return False

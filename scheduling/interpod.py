@@ -1,14 +1,16 @@
-"""Placement rules that depend on the other pods: inter-pod affinity, topology spread, host ports.
+"""Placement rules that depend on the other pods: inter-pod affinity, topology spread, host ports,
+volume counts.
 
-kube-scheduler's InterPodAffinity, PodTopologySpread and NodePorts, which Volcano's predicates
-and nodeorder plugins run. They need to know every pod on every node, so the session keeps a
-`PodView` that moves with it: a task allocated or pipelined onto a node joins that node's pods,
-one deallocated, unpipelined or evicted leaves it, and undoing an operation restores exactly the
-entry it removed, so a gang's second pod sees its first and a discarded statement leaves no
-trace.
+kube-scheduler's InterPodAffinity, PodTopologySpread, NodePorts and NodeVolumeLimits, which
+Volcano's predicates and nodeorder plugins run. They need to know every pod on every node, so
+the session keeps a `PodView` that moves with it: a task allocated or pipelined onto a node
+joins that node's pods, one deallocated, unpipelined or evicted leaves it, and undoing an
+operation restores exactly the entry it removed, so a gang's second pod sees its first and a
+discarded statement leaves no trace.
 
 Most sessions use none of this. The view is inactive, and costs one attribute test per check,
-unless some task of the snapshot has pod (anti-)affinity, spread constraints or host ports, or
+unless some task of the snapshot has pod (anti-)affinity, spread constraints, host ports or CSI
+volumes, or
 some pod on a node has pod (anti-)affinity terms (its anti-affinity can refuse anyone).
 
 Per task, the cluster-wide counts (matching pods per topology domain) are computed once, as
@@ -52,6 +54,7 @@ SPREAD_LABEL_MISSING: Final = (
     "node(s) didn't match pod topology spread constraints (missing required label)"
 )
 PORTS_TAKEN: Final = "node(s) didn't have free ports for the requested pod ports"
+VOLUME_COUNT: Final = "node(s) exceed max volume count"
 HOSTNAME: Final = "kubernetes.io/hostname"
 HARD_AFFINITY_WEIGHT: Final = 1  # hardPodAffinityWeight: an existing pod's required affinity
 MAX_SCORE: Final = 100
@@ -72,12 +75,18 @@ def pod_on_node(task: TaskInfo, node: NodeName) -> PodOnNode:
         labels=task.labels,
         affinity=task.pod_affinity,
         host_ports=task.host_ports,
+        volumes=task.volumes,
         deleting=task.status is TaskStatus.RELEASING,
     )
 
 
 def uses_rules(task: TaskInfo) -> bool:
-    return task.pod_affinity is not None or bool(task.spread) or bool(task.host_ports)
+    return (
+        task.pod_affinity is not None
+        or bool(task.spread)
+        or bool(task.host_ports)
+        or bool(task.volumes)
+    )
 
 
 @dataclass
@@ -304,6 +313,20 @@ def _ports(view: PodView, task: TaskInfo, node: NodeInfo) -> str | None:
     return None
 
 
+def _volume_count(view: PodView, task: TaskInfo, node: NodeInfo) -> str | None:
+    """The task's volumes not yet on the node, per driver, fit the node's counts for it."""
+    held = {v for pod in view.on_node.get(node.name, {}).values() for v in pod.volumes}
+    new = Counter(v.driver for v in set(task.volumes) - held)
+    if not new:
+        return None
+    attached = Counter(v.driver for v in held)
+    for driver, count in new.items():
+        limit = node.volume_limits.get(driver)
+        if limit is not None and attached[driver] + count > limit:
+            return VOLUME_COUNT
+    return None
+
+
 def _affinity(task: TaskInfo, node: NodeInfo, prepared: _Prepared) -> str | None:
     terms = task.pod_affinity
     required = terms.required if terms is not None else ()
@@ -339,10 +362,13 @@ def _spread(task: TaskInfo, node: NodeInfo, prepared: _Prepared) -> str | None:
 
 
 def check(task: TaskInfo, node: NodeInfo, view: PodView, inclusion: Inclusion) -> str | None:
-    """NodePorts, PodTopologySpread, then InterPodAffinity: the first reason, or None."""
+    """NodePorts, NodeVolumeLimits, PodTopologySpread, then InterPodAffinity: the first
+    reason, or None."""
     if not view.needs_filter(task):
         return None
     if task.host_ports and (reason := _ports(view, task, node)):
+        return reason
+    if task.volumes and node.volume_limits and (reason := _volume_count(view, task, node)):
         return reason
     prepared = view.prepared(task, inclusion)
     return _spread(task, node, prepared) or _affinity(task, node, prepared)

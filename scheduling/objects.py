@@ -156,8 +156,11 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
     )
 
 
-def node_info(node: Obj, pods: Sequence[TaskInfo] = ()) -> NodeInfo:
-    """A node loaded with `pods` (already filtered to those on it and not terminated)."""
+def node_info(
+    node: Obj, pods: Sequence[TaskInfo] = (), volume_limits: Mapping[str, int] | None = None
+) -> NodeInfo:
+    """A node loaded with `pods` (already filtered to those on it and not terminated), with
+    its CSINode's volume counts per driver (None: no CSINode)."""
     meta, spec, status = (as_obj(node.get(k)) for k in ("metadata", "spec", "status"))
     allocatable = as_obj(status.get("allocatable")) or as_obj(status.get("capacity"))
     used, nonzero, releasing = EMPTY, EMPTY, EMPTY
@@ -176,6 +179,7 @@ def node_info(node: Obj, pods: Sequence[TaskInfo] = ()) -> NodeInfo:
         labels=_strings(meta.get("labels")),
         taints=tuple(Taint.model_validate(t) for t in as_list(spec.get("taints"))),
         unschedulable=spec.get("unschedulable") is True,
+        volume_limits=dict(volume_limits or {}),
     )
 
 
@@ -298,8 +302,10 @@ def snapshot_from_objects(
         task = memo.task(pod, key, classes)
         if storage is not None and (claims := claim_names(pod)):
             affinity = storage.volume_affinity(namespace, claims)
-            if affinity:
-                task = task.model_copy(update={"volume_affinity": affinity})
+            volumes = storage.attached(namespace, claims)
+            if affinity or volumes:
+                update = {"volume_affinity": affinity, "volumes": volumes}
+                task = task.model_copy(update=update)
         target = (assumed or {}).get(task.key)
         if task.status is TaskStatus.PENDING and target:
             task = task.model_copy(
@@ -310,8 +316,16 @@ def snapshot_from_objects(
             placed.append(pod_on_node(task, task.node_name))
         if key in jobs:
             tasks.append(task)
+    limits = storage.limits if storage is not None else {}
     node_infos = tuple(
-        sorted((node_info(n, on_nodes.get(_node_name(n), [])) for n in nodes), key=lambda n: n.name)
+        sorted(
+            (
+                node_info(n, on_nodes.get(name, []), limits.get(name))
+                for n in nodes
+                for name in (_node_name(n),)
+            ),
+            key=lambda n: n.name,
+        )
     )
     return Snapshot(
         nodes=node_infos,

@@ -1,10 +1,11 @@
-"""The pod fields the rules about other pods read: pod (anti-)affinity, spread, host ports.
+"""The pod fields the rules about other pods read: pod (anti-)affinity, spread, host ports,
+CSI volumes.
 
 Parsed from the Kubernetes wire form like `scheduling.constraints`, and frozen so a snapshot can
 be shared by every step of a session. `PodOnNode` is what the session keeps of each pod on a
-node for these rules (its namespace, labels, own terms and ports), so an existing pod's labels
-can satisfy an incoming pod's terms and its own terms can refuse the incoming pod. The rules
-themselves live in `scheduling.interpod`.
+node for these rules (its namespace, labels, own terms, ports and volumes), so an existing
+pod's labels can satisfy an incoming pod's terms and its own terms can refuse the incoming pod.
+The rules themselves live in `scheduling.interpod`.
 
 A term's `namespaceSelector` is only understood when empty (`{}`: every namespace): the session
 does not read namespaces, so a non-empty one adds no namespace to the term's `namespaces`.
@@ -15,7 +16,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -152,6 +153,13 @@ class HostPort(_Kube):
         return ALL_IPS in (ip, other_ip) or ip == other_ip
 
 
+class AttachedVolume(NamedTuple):
+    """A CSI volume attached to a node for its pods: the CSI driver, and one name per volume."""
+
+    driver: str
+    name: str
+
+
 class PodOnNode(BaseModel):
     """A pod on a node, as the rules about other pods see it."""
 
@@ -163,6 +171,7 @@ class PodOnNode(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
     affinity: PodAffinity | None = None  # None: no pod (anti-)affinity terms
     host_ports: tuple[HostPort, ...] = ()
+    volumes: tuple[AttachedVolume, ...] = ()  # CSI volumes it holds on the node
     deleting: bool = False  # being deleted: no longer counted for topology spread
 
 

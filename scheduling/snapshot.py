@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
-from scheduling.podterms import HostPort, PodAffinity, PodOnNode, SpreadConstraint
+from scheduling.podterms import AttachedVolume, HostPort, PodAffinity, PodOnNode, SpreadConstraint
 from scheduling.resources import EMPTY, Resources, total
 from scheduling.topology import JobTopology, Topology
 
@@ -73,6 +73,7 @@ class NodeInfo(_Frozen):
     labels: dict[str, str] = Field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
+    volume_limits: dict[str, int] = Field(default_factory=dict)  # CSI driver -> volume count
 
     @property
     def idle(self) -> Resources:
@@ -119,6 +120,7 @@ class TaskInfo(_Frozen):
     pod_affinity: PodAffinity | None = None  # None: no pod (anti-)affinity terms
     spread: tuple[SpreadConstraint, ...] = ()  # topologySpreadConstraints
     host_ports: tuple[HostPort, ...] = ()
+    volumes: tuple[AttachedVolume, ...] = ()  # the CSI volumes its claims attach to its node
 
     @property
     def namespace(self) -> str:

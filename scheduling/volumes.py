@@ -9,6 +9,12 @@ class has a provisioner is provisioned on the node the pod was placed on. A clai
 is left alone and waits for a PV to appear. `volume_affinity` gives the predicates the node
 affinity of the PVs a pod's claims are bound to, which the pod's node must meet.
 
+`attached` names the CSI volumes a pod's claims put on its node, by driver, and `limits` each
+node's CSINode allocatable counts: kube's NodeVolumeLimits refuses a node where the pod's new
+volumes would take a driver past its count. A bound claim counts as its PV's driver and volume
+handle; an unbound one as its class's provisioner and a handle of its own (one volume per
+claim). In-tree volumes that CSI migration would translate are not counted.
+
 Must not import anything with I/O: this module is pure.
 """
 
@@ -24,6 +30,7 @@ from models.signals import VolumePlan
 from scheduling import predicates
 from scheduling.constraints import NodeSelector, NodeSelectorRequirement
 from scheduling.observed import ObservedPod, namespaced_name
+from scheduling.podterms import AttachedVolume
 from scheduling.requests import Obj, as_list, as_obj
 
 NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"  # the class of static PVs only
@@ -89,11 +96,14 @@ class PersistentVolume:
     access_modes: frozenset[str] = frozenset()
     labels: Mapping[str, str] = field(default_factory=dict)
     node_affinity: NodeSelector | None = None  # None: reachable from every node
+    csi: AttachedVolume | None = None  # None: not a CSI volume
 
     @classmethod
     def parse(cls, volume: Obj) -> PersistentVolume:
         meta, spec = as_obj(volume.get("metadata")), as_obj(volume.get("spec"))
         required = as_obj(spec.get("nodeAffinity")).get("required")
+        csi = as_obj(spec.get("csi"))
+        driver, handle = str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
         return cls(
             name=namespaced_name(volume)[1],
             storage_class=str(spec.get("storageClassName") or ""),
@@ -102,6 +112,7 @@ class PersistentVolume:
             access_modes=_strings(spec.get("accessModes")),
             labels={str(k): str(v) for k, v in as_obj(meta.get("labels")).items()},
             node_affinity=NodeSelector.model_validate(required) if required is not None else None,
+            csi=AttachedVolume(driver, f"{driver}/{handle}") if driver and handle else None,
         )
 
     def reachable(self, node: str, labels: Mapping[str, str]) -> bool:
@@ -165,6 +176,7 @@ class Storage:
     volumes: tuple[PersistentVolume, ...]  # by name
     classes: Mapping[str, StorageClass]  # by name
     nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # labels by node name
+    limits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # node -> driver -> n
 
     @classmethod
     def parse(
@@ -173,6 +185,7 @@ class Storage:
         volumes: Iterable[Obj],
         classes: Iterable[Obj],
         nodes: Iterable[Obj] = (),
+        csi_nodes: Iterable[Obj] = (),
     ) -> Storage:
         return cls(
             claims={(c.namespace, c.name): c for c in map(Claim.parse, claims)},
@@ -185,6 +198,7 @@ class Storage:
                 }
                 for n in nodes
             },
+            limits={namespaced_name(n)[1]: _allocatable(n) for n in csi_nodes},
         )
 
     def volume_affinity(self, namespace: str, claims: Iterable[str]) -> tuple[NodeSelector, ...]:
@@ -198,6 +212,34 @@ class Storage:
             if pv is not None and pv.node_affinity is not None:
                 out.append(pv.node_affinity)
         return tuple(out)
+
+    def attached(self, namespace: str, claims: Iterable[str]) -> tuple[AttachedVolume, ...]:
+        """The CSI volumes these claims put on the pod's node; a claim without a PV or a
+        class naming a driver puts none (NodeVolumeLimits does not count it)."""
+        by_name = {v.name: v for v in self.volumes}
+        out = []
+        for name in claims:
+            claim = self.claims.get((namespace, name))
+            if claim is None:
+                continue
+            pv = by_name.get(claim.volume_name)
+            if pv is not None and pv.csi is not None:
+                out.append(pv.csi)
+            elif pv is None and (cls := self.classes.get(claim.storage_class)) is not None:
+                driver = cls.provisioner
+                if driver and driver != NO_PROVISIONER:
+                    out.append(AttachedVolume(driver, f"{driver}/claim:{namespace}/{name}"))
+        return tuple(out)
+
+
+def _allocatable(csi_node: Obj) -> dict[str, int]:
+    """A CSINode's volume count per driver; a driver with no allocatable count has no limit."""
+    found = {}
+    for driver in as_list(as_obj(csi_node.get("spec")).get("drivers")):
+        count = as_obj(driver.get("allocatable")).get("count")
+        if isinstance(count, int) and not isinstance(count, bool):
+            found[str(driver.get("name") or "")] = count
+    return found
 
 
 def volume_plan(pod: ObservedPod, storage: Storage, node: str = "") -> VolumePlan:

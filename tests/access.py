@@ -79,6 +79,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/cluster.py", "list_storage_class"): _p(
             "list watch", "storageclasses", "storage.k8s.io"
         ),
+        ("activities/cluster.py", "list_csi_node"): _p("list watch", "csinodes", "storage.k8s.io"),
         ("activities/cluster.py", "list_priority_class"): _p(
             "list watch", "priorityclasses", "scheduling.k8s.io"
         ),

@@ -5,7 +5,8 @@ compared up to the pools' node mapping: pods per node, pods per zone, who waits 
 
 Each pool has four nodes, two per zone, labelled for this test only; each side's pods select
 their pool by nodeSelector, so neither scheduler sees the other's pods as candidates. A test
-may give a zone's nodes taints or cordon them (`pools` parametrized indirectly with `Zone`s).
+may give a zone's nodes taints, cordon them or give them a CSINode with a volume count
+(`pools` parametrized indirectly with `Zone`s).
 
 The rules about the node alone (required and preferred node affinity, taints, cordons) are
 checked with outcomes no tie decides: pods sized so that capacity, or a score difference of
@@ -39,6 +40,7 @@ DEDICATED = Taint(key="caldera.dev/e2e-dedicated", value="infra")  # NoSchedule
 # 3 cpu on 8-cpu nodes: two pods fill a node, so a zone holds four.
 LARGE = "3"
 INSUFFICIENT_CPU = "Insufficient cpu"
+DRIVER = "csi.caldera.dev"  # a CSI driver named for this test; nothing runs it
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 
 
@@ -48,6 +50,7 @@ class Zone:
 
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False  # cordoned: spec.unschedulable, patched after creation
+    volume_count: int | None = None  # a CSINode allowing this many `DRIVER` volumes
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,31 @@ def pools(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[Poo
             if extra.unschedulable:
                 for name in template.names():
                     core.patch_node(name, {"spec": {"unschedulable": True}})
+            if extra.volume_count is not None:
+                for name in template.names():
+                    _csi_node(api, name, extra.volume_count)
     yield Pools(label, zone_of)
+    storage = client.StorageV1Api(api)
     for name in zone_of:
         core.delete_node(name)
+        if any(z.volume_count is not None for z in zones.values()):
+            _absent(lambda n=name: storage.delete_csi_node(n))
+
+
+def _absent(delete: Callable[[], object]) -> None:
+    try:
+        delete()
+    except client.ApiException as e:
+        if e.status != 404:
+            raise
+
+
+def _csi_node(api: client.ApiClient, node: str, count: int) -> None:
+    """What a kubelet with `DRIVER` registered writes: the driver's volume count on the node."""
+    driver = {"name": DRIVER, "nodeID": node, "allocatable": {"count": count}}
+    client.StorageV1Api(api).create_csi_node(  # type: ignore[arg-type]
+        {"metadata": {"name": node}, "spec": {"drivers": [driver]}}
+    )
 
 
 def _template(pools: Pools, side: str, app: str, **spec: Any) -> dict[str, Any]:
@@ -381,3 +406,98 @@ def test_cordoned_nodes_avoided(api: client.ApiClient, namespace: str, pools: Po
     placed = _both(api, namespace, "cordon", replicas=6, placed=4)
     assert _zones(pools, placed["kube"]) == _zones(pools, placed["caldera"]) == {"z2": 4}
     _assert_waiting(placed, INSUFFICIENT_CPU, "node(s) were unschedulable")
+
+
+def _bound_claims(api: client.ApiClient, ns: str, names: list[str]) -> list[str]:
+    """A claim per name, each pre-bound to a CSI PV of its own; waits until all are Bound.
+    The driver needs no attach, so no VolumeAttachment stands in for a pod's volume."""
+    core, storage = client.CoreV1Api(api), client.StorageV1Api(api)
+    try:
+        storage.create_csi_driver(  # type: ignore[arg-type]
+            {"metadata": {"name": DRIVER}, "spec": {"attachRequired": False}}
+        )
+    except client.ApiException as e:
+        if e.status != 409:
+            raise
+    volumes = []
+    for name in names:
+        pv = f"{ns}-{name}"
+        core.create_persistent_volume(  # type: ignore[arg-type]
+            {
+                "metadata": {"name": pv},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "csi": {"driver": DRIVER, "volumeHandle": pv},
+                    "claimRef": {"namespace": ns, "name": name},
+                    "persistentVolumeReclaimPolicy": "Retain",
+                },
+            }
+        )
+        volumes.append(pv)
+        core.create_namespaced_persistent_volume_claim(  # type: ignore[arg-type]
+            ns,
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "volumeName": pv,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        )
+    for name in names:
+        eventually(
+            lambda n=name: (
+                core.read_namespaced_persistent_volume_claim(n, ns).status.phase == "Bound"
+            ),
+            60,
+            f"claim {name} Bound to its PV",
+        )
+    return volumes
+
+
+@pytest.mark.parametrize(
+    "pools",
+    [pytest.param({"z1": Zone(volume_count=1), "z2": Zone(volume_count=1)}, id="one-each")],
+    indirect=True,
+)
+def test_volume_count_limit_one_volume_per_node(
+    api: client.ApiClient, namespace: str, pools: Pools
+) -> None:
+    # Every node's CSINode allows one volume of the driver: five pods, each with a claim of
+    # its own, take one node each and the fifth waits.
+    replicas = 5
+    claims = {side: [f"data-{side}-{i}" for i in range(replicas)] for side in SIDES}
+    volumes = _bound_claims(api, namespace, claims["kube"] + claims["caldera"])
+    try:
+        core = client.CoreV1Api(api)
+        for i, claim in enumerate(claims["kube"]):
+            pod = _template(pools, "kube", "vol", volumes=[_claim_volume(claim)])
+            pod["metadata"]["name"] = f"vol-kube-{i}"
+            core.create_namespaced_pod(namespace, pod)  # type: ignore[arg-type]
+        job = make_job("vol-caldera", namespace=namespace).spec(minAvailable=replicas - 1)
+        for i, claim in enumerate(claims["caldera"]):
+            template = _template(pools, "caldera", "vol", volumes=[_claim_volume(claim)])
+            job = job.task(f"w{i}", replicas=1, template=template)
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", job.manifest()
+        )
+        placed = _both(api, namespace, "vol", replicas=replicas, placed=replicas - 1)
+        assert _per_node(placed["kube"]) == _per_node(placed["caldera"]) == [1, 1, 1, 1]
+        reason = "4 node(s) exceed max volume count"
+        for side in SIDES:
+            [waiting] = [p for p in placed[side] if not p.spec.node_name]
+            assert reason in (_waiting_message(waiting) or ""), (side, _waiting_message(waiting))
+    finally:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", "vol-caldera"
+        )
+        for pv in volumes:
+            _absent(lambda v=pv: client.CoreV1Api(api).delete_persistent_volume(v))
+
+
+def _claim_volume(claim: str) -> dict[str, Any]:
+    return {"name": "data", "persistentVolumeClaim": {"claimName": claim}}

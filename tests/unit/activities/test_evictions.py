@@ -160,6 +160,7 @@ def _world() -> dict[str, list[Obj]]:
         "podgroups": groups,
         "queues": [make_queue("light", weight=1), make_queue("heavy", weight=3)],
         "hypernodes": [],
+        "csinodes": [],
     }
 
 

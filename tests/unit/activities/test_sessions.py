@@ -79,6 +79,7 @@ def _world(*gangs: tuple[Obj, list[Obj]], nodes: int = 1) -> dict[str, list[Obj]
         "podgroups": [_owned(g, g["metadata"]["name"]) for g, _ in gangs],
         "queues": [make_queue()],
         "hypernodes": [],
+        "csinodes": [],
     }
 
 

@@ -1,8 +1,8 @@
-"""Rules about other pods: inter-pod (anti-)affinity, topology spread, host ports.
+"""Rules about other pods: inter-pod (anti-)affinity, topology spread, host ports, volume counts.
 
 Each expectation is worked out by hand from kube-scheduler's InterPodAffinity,
-PodTopologySpread and NodePorts rules. Most sessions pack (most-allocated scoring), so a
-placement that spreads is the rule's doing, not the scorer's.
+PodTopologySpread, NodePorts and NodeVolumeLimits rules. Most sessions pack (most-allocated
+scoring), so a placement that spreads is the rule's doing, not the scorer's.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from scheduling.result import SessionResult
 from scheduling.scoring import ScoringConfig
 from scheduling.snapshot import NodeName, PodKey, Snapshot
 from scheduling.state import SessionState
+from scheduling.volumes import Storage
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, snapshot
 
 Obj = dict[str, Any]
@@ -483,3 +484,95 @@ def test_counts_kept_up_to_date_equal_counts_made_afresh() -> None:
     same()
     # Back to the start: only the guard (app=g, zone b) matches the affinity term.
     assert state.pods.prepared(task, predicates.inclusion).affinity == {(ZONE, "b"): 1}
+
+
+# Volume counts (NodeVolumeLimits) ---------------------------------------------------------
+
+DRIVER = "csi.example.com"
+
+
+def with_claims(obj: Obj, *claims: str) -> Obj:
+    obj["spec"]["volumes"] = [
+        {"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims
+    ]
+    return obj
+
+
+def csi_storage(limits: dict[str, dict[str, int]], *claims: str, driver: str = DRIVER) -> Storage:
+    """Each claim bound to its own CSI PV of `driver`; each node's CSINode counts."""
+    pvcs = [
+        {"metadata": {"namespace": "default", "name": c}, "spec": {"volumeName": f"pv-{c}"}}
+        for c in claims
+    ]
+    pvs = [
+        {"metadata": {"name": f"pv-{c}"}, "spec": {"csi": {"driver": driver, "volumeHandle": c}}}
+        for c in claims
+    ]
+    csi_nodes = [
+        {
+            "metadata": {"name": node},
+            "spec": {"drivers": [{"name": d, "allocatable": {"count": n}} for d, n in per.items()]},
+        }
+        for node, per in limits.items()
+    ]
+    return Storage.parse(pvcs, pvs, [], csi_nodes=csi_nodes)
+
+
+def volume_session(nodes: list[Obj], pods: list[Obj], storage: Storage) -> SessionResult:
+    members = sum(1 for p in pods if "nodeName" not in p["spec"] and _group(p) == "g")
+    group = make_podgroup("g", min_member=members)
+    return run_session(snapshot(nodes, gangs=[(group, pods)], storage=storage), PACK)
+
+
+def test_a_node_at_its_volume_count_is_passed_over() -> None:
+    held = with_claims(pod("old", group=None, on="n0"), "old")
+    new = with_claims(pod("g-0"), "new")
+    result = volume_session(
+        zoned("", ""), [held, new], csi_storage({"n0": {DRIVER: 1}}, "old", "new")
+    )
+    assert placed(result) == {"g-0": "n1"}
+
+
+def test_a_gang_past_the_only_nodes_volume_count_waits_and_says_why() -> None:
+    pods = [with_claims(pod(f"g-{i}"), f"c{i}") for i in range(2)]
+    result = volume_session(zoned(""), pods, csi_storage({"n0": {DRIVER: 1}}, "c0", "c1"))
+    assert result.why_not == {
+        "default/g": "1/2 tasks in gang unschedulable: 0/1 nodes are available: "
+        "1 node(s) exceed max volume count"
+    }
+
+
+@pytest.mark.parametrize(
+    ("limits", "claims", "placed_count"),
+    [
+        pytest.param({"n0": {DRIVER: 1}}, ("shared", "shared"), 2, id="one-volume-shared"),
+        pytest.param({"n0": {"other.io": 1}}, ("c0", "c1"), 2, id="other-driver-limited"),
+        pytest.param({}, ("c0", "c1"), 2, id="no-csinode"),
+        pytest.param({"n0": {DRIVER: 2}}, ("c0", "c1"), 2, id="within-count"),
+        pytest.param({"n0": {DRIVER: 0}}, ("c0", "c1"), 0, id="count-zero"),
+    ],
+)
+def test_volume_count_rule(
+    limits: dict[str, dict[str, int]], claims: tuple[str, ...], placed_count: int
+) -> None:
+    pods = [with_claims(pod(f"g-{i}"), c) for i, c in enumerate(claims)]
+    result = volume_session(zoned(""), pods, csi_storage(limits, *set(claims)))
+    assert len(result.node_of) == placed_count
+
+
+def test_evicting_frees_the_volume_count_and_unevicting_restores_it() -> None:
+    group = make_podgroup("r", min_member=1)
+    group["status"]["phase"] = "Running"
+    holder = with_claims(pod("r-0", group="r", on="n0"), "held")
+    new = with_claims(pod("g-0"), "new")
+    storage = csi_storage({"n0": {DRIVER: 1}}, "held", "new")
+    snap = snapshot(
+        zoned(""), gangs=[(group, [holder]), (make_podgroup("g"), [new])], storage=storage
+    )
+    state = _state(snap)
+    node, task = state.nodes[NodeName("n0")], state.tasks[PodKey("default/g-0")]
+    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.VOLUME_COUNT
+    before = state.evict(PodKey("default/r-0"))
+    assert interpod.check(task, node, state.pods, predicates.inclusion) is None
+    state.unevict(PodKey("default/r-0"), before)
+    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.VOLUME_COUNT

@@ -209,3 +209,59 @@ def test_volume_affinity_is_that_of_the_bound_pvs_only() -> None:
     storage = Storage.parse(claims, volumes, CLASSES, NODES)
     (affinity,) = storage.volume_affinity("default", ["a", "b", "c", "gone"])
     assert affinity.node_selector_terms[0].match_expressions[0].values == ("a",)
+
+
+def _csi_pv(name: str, driver: str = "csi.example.com", handle: str = "") -> Obj:
+    return _pv(name, csi={"driver": driver, "volumeHandle": handle or f"vol-{name}"})
+
+
+def _csi_node(name: str, **counts: int | None) -> Obj:
+    drivers = [
+        {"name": d.replace("_", "."), **({"allocatable": {"count": c}} if c is not None else {})}
+        for d, c in counts.items()
+    ]
+    return {"metadata": {"name": name}, "spec": {"drivers": drivers}}
+
+
+ATTACHED = [
+    pytest.param(
+        [_claim("a", volumeName="pv-a")],
+        [_csi_pv("pv-a")],
+        [("csi.example.com", "csi.example.com/vol-pv-a")],
+        id="bound-to-a-csi-pv",
+    ),
+    pytest.param([_claim("a", volumeName="pv-a")], [_pv("pv-a")], [], id="bound-not-csi"),
+    pytest.param(
+        [_claim("a", storageClassName="csi")],
+        [],
+        [("csi.example.com", "csi.example.com/claim:default/a")],
+        id="unbound-class-driver",
+    ),
+    pytest.param(
+        [_claim("a", storageClassName="csi", volumeName="gone")],
+        [],
+        [("csi.example.com", "csi.example.com/claim:default/a")],
+        id="pv-missing-class-driver",
+    ),
+    pytest.param([_claim("a", storageClassName="local")], [], [], id="no-provisioner-class"),
+    pytest.param([_claim("a", storageClassName="nowhere")], [], [], id="unknown-class"),
+    pytest.param([], [], [], id="claim-missing"),
+]
+
+
+@pytest.mark.parametrize(("claims", "volumes", "expected"), ATTACHED)
+def test_attached_csi_volumes(
+    claims: list[Obj], volumes: list[Obj], expected: list[tuple[str, str]]
+) -> None:
+    classes = [
+        storage_class("csi", "csi.example.com"),
+        storage_class("local", "kubernetes.io/no-provisioner"),
+    ]
+    storage = Storage.parse(claims, volumes, classes)
+    assert [tuple(v) for v in storage.attached("default", ["a"])] == expected
+
+
+def test_csi_node_counts_per_driver_without_count_is_no_limit() -> None:
+    nodes = [_csi_node("n0", csi_example_com=2, other_io=None), _csi_node("n1")]
+    storage = Storage.parse([], [], [], csi_nodes=nodes)
+    assert storage.limits == {"n0": {"csi.example.com": 2}, "n1": {}}
