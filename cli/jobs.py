@@ -34,9 +34,11 @@ LIST_HEADERS: Final = (
     "RETRIES",
     "AGE",
 )
-# verb → the Volcano action it asks for (the same strings Command CRs and policies use).
+# verb → the Volcano action it asks for (the same strings Command CRs and policies use);
+# `suspend` is vcctl's name for abort.
 ACTIONS: Final = {
     "abort": Action.ABORT_JOB,
+    "suspend": Action.ABORT_JOB,
     "resume": Action.RESUME_JOB,
     "restart": Action.RESTART_JOB,
     "terminate": Action.TERMINATE_JOB,

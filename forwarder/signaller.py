@@ -75,7 +75,36 @@ def start_attributes(target: events.Target, payload: object) -> TypedSearchAttri
     return TypedSearchAttributes(pairs)
 
 
-def summary(target: events.Target) -> str:
+def _size(target: events.Target, payload: object) -> str:
+    """What the start's payload says of a job's size and queue, for its summary; "" : not a
+    job observed."""
+    if not isinstance(payload, signals.JobObserved):
+        return ""
+    spec = payload.job.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    if isinstance(target, events.JobRef):
+        tasks = spec.get("tasks")
+        pods = sum(
+            t["replicas"]
+            for t in (tasks if isinstance(tasks, list) else [])
+            if isinstance(t, dict) and isinstance(t.get("replicas"), int)
+        )
+        queue = spec.get("queue") if isinstance(spec.get("queue"), str) else "default"
+        minimum = spec.get("minAvailable")
+        gang = f", minAvailable {minimum}" if isinstance(minimum, int) else ""
+        return f" · queue {queue} · {pods} pods{gang}"
+    if isinstance(target, events.BatchJobRef):
+        parallelism, completions = spec.get("parallelism"), spec.get("completions")
+        sizes = [f"parallelism {parallelism if isinstance(parallelism, int) else 1}"]
+        if isinstance(completions, int):
+            sizes.append(f"completions {completions}")
+        return " · " + ", ".join(sizes)
+    return ""
+
+
+def summary(target: events.Target, payload: object = None) -> str:
+    """The UI's one line for the workflow: the object, and for a job its queue and size as
+    first observed (the start's payload; None: the object alone)."""
     if isinstance(target, events.WorkloadRef):
         text = f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
         return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
@@ -85,7 +114,7 @@ def summary(target: events.Target) -> str:
         return f"Volcano CronJob {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
     kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
     owner = "Kubernetes" if isinstance(target, events.BatchJobRef) else "Volcano"
-    text = f"{owner} {kind} {target.key}"
+    text = f"{owner} {kind} {target.key}{_size(target, payload)}"
     return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
 
 
@@ -212,6 +241,6 @@ class Signaller:
             start_signal_args=[signal.payload],
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            static_summary=summary(target),
+            static_summary=summary(target, signal.payload),
             search_attributes=start_attributes(target, signal.payload),
         )

@@ -67,7 +67,7 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
         # from before it replays with the hashed names it was recorded with.
         state = start.state or BatchJobRecord(unique_names=workflow.patched(UNIQUE_POD_NAMES))
         self._entity = Entity[BatchJobRecord, controller.AnyInput, batch_fx.Own](
-            self, state, start.max_history
+            self, state, start.max_history, progress=BatchJobRecord.pod_counts
         )
         if start.observed is not None:
             self._entity.accept(start.observed)

@@ -11,8 +11,8 @@ no kind's types.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -102,11 +102,21 @@ class Kind(Protocol[S, I_contra, E]):
 
 class Entity(Generic[S, I, E]):
     def __init__(
-        self, kind: Kind[S, I, E], state: S, max_history: int, report_failures: bool = True
+        self,
+        kind: Kind[S, I, E],
+        state: S,
+        max_history: int,
+        report_failures: bool = True,
+        progress: Callable[[S], str] | None = None,
     ) -> None:
         """`report_failures`: an activity that gave up becomes an ActionFailed input, handled
-        next; otherwise it is logged (a level-triggered kind writes again on its next sync)."""
+        next; otherwise it is logged (a level-triggered kind writes again on its next sync).
+        `progress`: the counts the current details show after the phase (None: the details
+        are the phase and its reason alone)."""
         self.state = state
+        self._progress = progress
+        self._headline = ""  # the phase and its reason, as last changed
+        self._details = ""
         self.inbox: Inbox[I | AnyOutcome] = Inbox()
         self._kind = kind
         self._timers = Timers[fx.StartTimer](self._timer_fired)
@@ -136,6 +146,7 @@ class Entity(Generic[S, I, E]):
                 ticket, item = self.inbox.take()
                 await self._process(item)
                 self.inbox.done(ticket, self._kind.answer(self.state))
+            self._show()
             if self._done() or continue_due(self._max_history):
                 # Updates wait for their input to be processed: let them answer first.
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -157,6 +168,22 @@ class Entity(Generic[S, I, E]):
             fresh = self._kind.made_again(self.state, item, self._max_history)
             if fresh is not None and workflow.patched(MADE_AGAIN):
                 workflow.continue_as_new(fresh)
+
+    def _show(self) -> None:
+        """The UI's current details: phase and reason, the kind's counts, the next delayed
+        action. Set only when they change; they are not part of the history."""
+        if self._progress is None:
+            return
+        parts = [self._headline or self._kind.answer(self.state)]
+        if counts := self._progress(self.state):
+            parts.append(counts)
+        if (timer := self._timers.next()) is not None:
+            when = timer.fires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+            parts.append(f"next: {timer.summary} at {when}")
+        details = " · ".join(parts)
+        if details != self._details:
+            self._details = details
+            workflow.set_current_details(details)
 
     def _done(self) -> bool:
         return self._finished or self._start_over is not None
@@ -232,7 +259,9 @@ class Entity(Generic[S, I, E]):
 
     def _phase_changed(self, effect: fx.PhaseChanged) -> None:
         visibility.upsert_changed([search_attributes.JOB_PHASE.value_set(effect.phase)])
-        workflow.set_current_details(f"{effect.phase}: {effect.reason}")
+        self._headline = f"{effect.phase}: {effect.reason}"
+        if self._progress is None:
+            workflow.set_current_details(self._headline)
         # The workflow meter records nothing on replay: one count per transition.
         metrics.JOB_PHASE_TRANSITIONS.on(workflow.metric_meter()).add(1, {"phase": effect.phase})
         ref = self._kind.ref(self.state)

@@ -72,7 +72,7 @@ class JobWorkflow(JobShell[JobRecord]):
     def __init__(self, start: JobWorkflowInput) -> None:
         state = start.state or JobRecord(settings=start.settings)
         self._entity = Entity[JobRecord, controller.Input, job_fx.Own](
-            self, state, start.max_history
+            self, state, start.max_history, progress=JobRecord.pod_counts
         )
         if start.observed is not None:
             self._entity.accept(start.observed)

@@ -87,3 +87,11 @@ class BatchJobRecord(ObservedJob):
     @property
     def meta(self) -> ObjectMeta | None:
         return self.job.metadata if self.job else None
+
+    def pod_counts(self) -> str:
+        """The status's pod counts as the UI's current details show them; zeros left out
+        but for active."""
+        s = self.status
+        active = f"{s.active or 0} active" + (f" ({s.ready} ready)" if s.ready else "")
+        rest = [("succeeded", s.succeeded), ("failed", s.failed), ("terminating", s.terminating)]
+        return ", ".join([active] + [f"{n} {word}" for word, n in rest if n])

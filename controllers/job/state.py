@@ -81,6 +81,18 @@ class JobRecord(ObservedJob):
         """None: the job was never initiated (Volcano's "")."""
         return self.status.state.phase if self.status.state else None
 
+    def pod_counts(self) -> str:
+        """The status's pod counts as the UI's current details show them; zeros left out."""
+        s = self.status
+        counts = [
+            ("running", s.running),
+            ("pending", s.pending),
+            ("succeeded", s.succeeded),
+            ("failed", s.failed),
+            ("terminating", s.terminating),
+        ]
+        return ", ".join(f"{n or 0} {word}" for word, n in counts if n or word == "running")
+
     @property
     def meta(self) -> ObjectMeta | None:
         return self.job.metadata if self.job else None

@@ -113,7 +113,8 @@ def test_job_run_list_view_abort_resume_history_delete(
     refused = _failed(_caldera(e2e_stack, "job", "resume", "svc", "-n", ns))
     assert refused == f"job {ns}/svc is Running: only an Aborting or Aborted job can be resumed"
 
-    aborted = _ok(_caldera(e2e_stack, "job", "abort", "svc", "-n", ns, "--reason", "maintenance"))
+    # `suspend`: vcctl's name for abort.
+    aborted = _ok(_caldera(e2e_stack, "job", "suspend", "svc", "-n", ns, "--reason", "maintenance"))
     assert aborted.splitlines()[0] == f"job {ns}/svc: AbortJob: Running → Aborting"
     volcano.phase_becomes(api, ns, "svc", "Aborted")
     again = _failed(_caldera(e2e_stack, "job", "abort", "svc", "-n", ns))

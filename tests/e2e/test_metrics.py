@@ -13,6 +13,7 @@ from kubernetes import client
 
 from cli.devstack import processes, stack
 from service import metrics
+from tests import grafana
 from tests.builders import make_job
 from tests.e2e.conftest import eventually
 
@@ -117,3 +118,8 @@ def test_worker_and_forwarder_metrics_reflect_a_job(
     # The lag includes the coalescing delay (200 ms) for pod batches, and stays well bounded.
     mean = _sum(forwarder, metrics.FORWARDER_SIGNAL_LAG.name + "_sum") / lag_count
     assert 0 < mean < 10, mean
+
+    # The Grafana dashboard's SDK panels read series these processes serve.
+    served = names | {n for n, _, _ in forwarder}
+    sdk = {n for n in grafana.metric_names() if n.startswith("temporal_")}
+    assert sdk and sdk <= served, sdk - served

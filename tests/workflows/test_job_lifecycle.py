@@ -4,9 +4,11 @@ PodGroup gate, TTL and deletion."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from forwarder import signaller
 from forwarder.routing.events import JobRef
@@ -206,3 +208,24 @@ async def test_a_job_made_again_as_its_deleted_run_ends_gets_a_fresh_run(h: Harn
         status = await until(current, phase_is("Pending"), "the new Job's run")
     assert status.uid == "uid-new"
     assert (await current.describe()).run_id != handle.result_run_id, "a fresh run"
+
+
+async def _details(handle: WorkflowHandle[Any, Any]) -> str:
+    """The current details the UI shows for the workflow."""
+    metadata: WorkflowMetadata = await handle.query(
+        "__temporal_workflow_metadata", result_type=WorkflowMetadata
+    )
+    return str(metadata.current_details)
+
+
+async def test_current_details_say_phase_pods_and_next_delayed_action(h: Harness) -> None:
+    policy = {"event": "PodEvicted", "action": "RestartJob", "timeout": "5m"}
+    handle = await h.submit(_manifest(policies=[policy]))
+    await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
+    await until(handle, phase_is("Running"), "Running")
+    details = await _details(handle)
+    assert details.startswith("Running: ") and details.endswith(" · 2 running"), details
+    await pods_changed(handle, pod("train", "worker", 1, deleted=True))
+    await until(handle, lambda v: len(v.delayed) == 1, "armed")
+    details = await _details(handle)
+    assert " · next: RestartJob in 5m0s: PodEvicted on task worker at " in details, details

@@ -52,6 +52,11 @@ def test_job_actions_are_the_user_actions_volcano_accepts_in_commands() -> None:
     }
 
 
+def test_suspend_is_vcctls_name_for_abort() -> None:
+    assert _parse("job", "suspend", "train").action is _parse("job", "abort", "train").action
+    assert _parse("job", "suspend", "train").action is Action.ABORT_JOB
+
+
 def test_job_run_needs_a_file(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         _parse("job", "run")

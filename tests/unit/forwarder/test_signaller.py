@@ -83,7 +83,7 @@ async def test_job_observed_is_signal_with_start() -> None:
             "start_signal_args": [observed],
             "id_conflict_policy": WorkflowIDConflictPolicy.USE_EXISTING,
             "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            "static_summary": "Volcano Job ns/a",
+            "static_summary": "Volcano Job ns/a · queue default · 0 pods",
             # Set at the start, as the workflow would set them: it upserts only what differs.
             "search_attributes": TypedSearchAttributes(
                 [
@@ -158,6 +158,30 @@ async def test_failed_signal_then_next_in_lane(
     client = FakeClient({"vcjob/ns/a": [status]})
     await deliver(client, deleted(A, "1"), deleted(A, "2"))
     assert [e[3].uid for e in client.sent] == delivered
+
+
+@pytest.mark.parametrize(
+    ("target", "spec", "expected"),
+    [
+        (
+            events.JobRef("ns", "a"),
+            {"queue": "q1", "minAvailable": 3, "tasks": [{"replicas": 1}, {"replicas": 3}]},
+            "Volcano Job ns/a · queue q1 · 4 pods, minAvailable 3",
+        ),
+        (events.JobRef("ns", "a"), {"tasks": "bad"}, "Volcano Job ns/a · queue default · 0 pods"),
+        (
+            events.BatchJobRef("ns", "b"),
+            {"parallelism": 2, "completions": 10},
+            "Kubernetes Job ns/b · parallelism 2, completions 10",
+        ),
+        (events.BatchJobRef("ns", "b"), {}, "Kubernetes Job ns/b · parallelism 1"),
+    ],
+)
+def test_summary_says_queue_and_size(
+    target: events.Target, spec: dict[str, object], expected: str
+) -> None:
+    observed = signals.JobObserved(job={"metadata": {"name": "x"}, "spec": spec})
+    assert signaller.summary(target, observed) == expected
 
 
 def test_summary_fits_temporal_limit() -> None:
