@@ -51,6 +51,14 @@ def pragmas() -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
+def search_attribute_flags() -> list[str]:
+    """`start-dev` flags registering Caldera's search attributes (here and in a container)."""
+    flags = []
+    for key in search_attributes.ALL:
+        flags += ["--search-attribute", f"{key.name}={_TYPE_NAMES[key.indexed_value_type]}"]
+    return flags
+
+
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
@@ -86,8 +94,7 @@ def start(
     ]
     for pragma in pragmas():
         argv += ["--sqlite-pragma", pragma]
-    for key in search_attributes.ALL:
-        argv += ["--search-attribute", f"{key.name}={_TYPE_NAMES[key.indexed_value_type]}"]
+    argv += search_attribute_flags()
     proc = processes.start("temporal", argv, workdir / "logs")
     try:
         processes.wait_until(
