@@ -26,6 +26,7 @@ lint: $(BIN)/.installed
 
 crds: $(BIN)/.installed
 	$(BIN)/caldera crds
+	$(BIN)/caldera crds --out deploy/helm/caldera/crds
 
 test: $(BIN)/.installed binaries lint
 	$(BIN)/pytest

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok, and kubectl for the user) from the Go module proxy into a per-version cache outside
+# kwok, and kubectl for the user), and helm for the chart's tests, from the Go module proxy into a per-version cache outside
 # the clone, once per machine.
 #
 # Prints the bin directory on stdout. A second run with the binaries present does nothing.
@@ -20,6 +20,7 @@ mkdir -p "$bin"
 have() {
   local flag=--version out
   [ "$1" = kubectl ] && flag="version --client"
+  [ "$1" = helm ] && flag="version --short"
   [ -x "$bin/$1" ] || return 1
   # Captured first: `| grep -q` would stop reading early and, under pipefail, the binary's
   # SIGPIPE would read as "missing" and trigger a rebuild.
@@ -53,6 +54,12 @@ fi
 if ! have kwok "${KWOK_VERSION#v}"; then
   log "building kwok $KWOK_VERSION"
   (cd "$here/kwok" && go build -trimpath -ldflags="-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok)
+fi
+
+if ! have helm "$HELM_VERSION"; then
+  log "building helm $HELM_VERSION"
+  (cd "$here/helm" && go build -trimpath -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+    -o "$bin/helm" helm.sh/helm/v3/cmd/helm)
 fi
 
 # kwok's upstream stages come from the module cache at build time; none are committed.

@@ -13,16 +13,18 @@ from models import crd
 
 pytestmark = pytest.mark.unit
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "deploy" / "crds"
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
+CRD_DIR = DEPLOY / "crds"
 
 
-def test_committed_manifests_match_generated() -> None:
+@pytest.mark.parametrize("where", [CRD_DIR, DEPLOY / "helm" / "caldera" / "crds"], ids=str)
+def test_committed_manifests_match_generated(where: Path) -> None:
     generated = crds.rendered()
-    on_disk = {p.name: p.read_text() for p in CRD_DIR.glob("*.yaml")}
+    on_disk = {p.name: p.read_text() for p in where.glob("*.yaml")}
     stale = sorted(
         n for n in generated.keys() | on_disk.keys() if generated.get(n) != on_disk.get(n)
     )
-    assert not stale, f"run `caldera crds`: stale or extra manifests {stale}"
+    assert not stale, f"run `make crds`: stale or extra manifests {stale} in {where}"
 
 
 def _walk(node: dict[str, Any], path: str) -> list[str]:
