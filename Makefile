@@ -28,5 +28,10 @@ crds: $(BIN)/.installed
 	$(BIN)/caldera crds
 	$(BIN)/caldera crds --out deploy/helm/caldera/crds
 
+# The e2e modules that run a second time with the Temporal server on PostgreSQL in place of
+# the dev server (CALDERA_E2E_TEMPORAL=server): jobs, several workers, metrics.
+SERVER_SUBSET = tests/e2e/test_job.py tests/e2e/test_workers.py tests/e2e/test_metrics.py
+
 test: $(BIN)/.installed binaries lint
 	$(BIN)/pytest
+	CALDERA_E2E_TEMPORAL=server $(BIN)/pytest $(SERVER_SUBSET)

@@ -24,7 +24,9 @@ def _dev_up(args: argparse.Namespace) -> int:
         count=args.nodes, cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods
     )
     try:
-        current, started = stack.up(template, args.temporal_port, args.ui_port, args.sample)
+        current, started = stack.up(
+            template, args.temporal_port, args.ui_port, args.sample, args.temporal
+        )
     except processes.StartupError as e:
         print(f"caldera dev up: {e}", file=sys.stderr)
         return 1
@@ -104,6 +106,12 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--node-pods", type=int, default=110)
     up.add_argument("--temporal-port", type=int, default=temporal.DEFAULT_PORT)
     up.add_argument("--ui-port", type=int, default=temporal.DEFAULT_UI_PORT)
+    up.add_argument(
+        "--temporal",
+        choices=("dev", "server"),
+        default="dev",
+        help="dev: the dev server on SQLite (default); server: the Temporal server on PostgreSQL",
+    )
     up.add_argument(
         "--no-sample", dest="sample", action="store_false", help="do not submit the sample job"
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes import client
 
-from bench.sidebyside import observe
+from bench.sidebyside import observe, workload
 from bench.sidebyside.temporal_stats import Probe, id_prefix
 
 
@@ -27,7 +27,7 @@ def _counters(
     api: client.ApiClient, side: str, namespace: str, probe: Probe | None
 ) -> dict[str, Callable[[], int | None]]:
     """What must reach zero, each a probe; None: could not be read this time."""
-    volcano_api = side in ("caldera", "volcano")
+    volcano_api = workload.is_volcano(side)
     found: dict[str, Callable[[], int | None]] = {
         "jobs": lambda: len(observe.jobs(api, namespace, volcano_api)),
         "pods": lambda: len(observe.pods(api, namespace)),

@@ -10,9 +10,14 @@ from typing import Final
 
 HERE: Final = Path(__file__).parent
 SIDES: Final = ("builtin", "temporal-floor", "caldera", "caldera-batch", "volcano")
+# Caldera's Volcano Jobs again, with the worker and forwarder on the Temporal server on
+# PostgreSQL (`cli.devstack.temporal_server`) instead of the dev server: what a production
+# store changes. Not in the default sides (it starts a second Temporal).
+SERVER_SIDE: Final = "caldera-server"
+KNOWN_SIDES: Final = (*SIDES, SERVER_SIDE)
 FLOOR_SIDE: Final = "temporal-floor"  # bare workflows, no Kubernetes objects (`floor`)
 SHAPES: Final = ("singles", "gangs", "mixed")
-CALDERA_SIDES: Final = frozenset({"caldera", "caldera-batch"})
+CALDERA_SIDES: Final = frozenset({"caldera", "caldera-batch", SERVER_SIDE})
 # Default job count and replicas per gang, per shape.
 DEFAULT_JOBS: Final = {"singles": 1000, "gangs": 10, "mixed": 100}
 DEFAULT_REPLICAS: Final = {"singles": 1, "gangs": 100, "mixed": 10}
@@ -74,9 +79,9 @@ def parse(argv: list[str] | None = None) -> Options:
     p = parser()
     a = p.parse_args(argv)
     sides = tuple(s.strip() for s in a.sides.split(",") if s.strip())
-    unknown = [s for s in sides if s not in SIDES]
+    unknown = [s for s in sides if s not in KNOWN_SIDES]
     if unknown or not sides or len(set(sides)) != len(sides):
-        p.error(f"--sides: each of {', '.join(SIDES)} at most once (got {a.sides!r})")
+        p.error(f"--sides: each of {', '.join(KNOWN_SIDES)} at most once (got {a.sides!r})")
     jobs = a.jobs if a.jobs is not None else DEFAULT_JOBS[a.shape]
     replicas = 1 if a.shape == "singles" else (a.replicas or DEFAULT_REPLICAS[a.shape])
     if jobs < 1 or replicas < 1 or a.threads < 1:

@@ -18,7 +18,7 @@ from kubernetes import client
 from bench.sidebyside import apimetrics, cleanup, observe, podwatch, submit, volcano, workload
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import volcano_install as vi
-from bench.sidebyside.config import CALDERA_SIDES, FLOOR_SIDE, Options
+from bench.sidebyside.config import CALDERA_SIDES, FLOOR_SIDE, SERVER_SIDE, Options
 from bench.sidebyside.stack import Stack
 from bench.sidebyside.temporal_stats import Probe, sample, workflow_id
 
@@ -188,7 +188,16 @@ def _side(
 ) -> dict[str, Any]:
     """One side, with Volcano's processes around it for `volcano`; errors are recorded."""
     installed: volcano.Installed | None = None
+    moved = False
     try:
+        if side == SERVER_SIDE:
+            moved = True
+            server = stacks.on_server(stack)
+            on_server = Probe(server.address)
+            try:
+                return run_side(stack, opts, side, plans, on_server)
+            finally:
+                on_server.close()
         if side == "volcano":
             assert opts.volcano_bin is not None and opts.volcano_src is not None
             installed = volcano.Installed()
@@ -202,6 +211,8 @@ def _side(
     finally:
         if installed is not None:
             volcano.leave(stack, installed, restore=not last)
+        if moved and not last:
+            stacks.on_dev(stack)
 
 
 def run(opts: Options) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Started like `bench/gang`: the Temporal dev server, the control plane (etcd, kube-apiserver,
 kube-controller-manager with the job controller, kube-scheduler, kwok and its nodes), Caldera's
 CRDs and queues, then Caldera's worker, forwarder and admission webhook with Caldera's gang
-scheduler on. Every process is recorded and stopped by its PID.
+scheduler on; for the `caldera-server` side, the Temporal server on PostgreSQL too, which
+Caldera's processes move onto for that side. Every process is recorded and stopped by its PID.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Final
 from kubernetes import client
 
 from bench.sidebyside.config import Options
-from cli.devstack import controllers, controlplane, install, processes, temporal
+from cli.devstack import controllers, controlplane, install, processes, temporal, temporal_server
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
@@ -39,6 +40,7 @@ class Stack:
     plane: ControlPlane
     caldera: list[Process] = field(default_factory=list)  # worker, forwarder, webhook
     extra: list[Process] = field(default_factory=list)  # e.g. Volcano's, while its side runs
+    server: TemporalServer | None = None  # the Temporal server on PostgreSQL, once started
 
     @property
     def kubeconfig(self) -> str:
@@ -48,7 +50,8 @@ class Stack:
         return controlplane.api_client(self.plane.kubeconfig)
 
     def processes(self) -> list[Process]:
-        return [*self.plane.processes, self.temporal.process, *self.caldera, *self.extra]
+        alt = self.server.processes if self.server is not None else []
+        return [*self.plane.processes, *self.temporal.processes, *alt, *self.caldera, *self.extra]
 
     def logs(self) -> Path:
         return self.workdir / "logs"
@@ -65,7 +68,7 @@ def start(opts: Options) -> Stack:
     try:
         plane = controlplane.start(work / "cluster", template)
     except BaseException:
-        processes.stop(server.process)
+        temporal.stop(server)
         raise
     stack = Stack(workdir=work, db_dir=db_dir, temporal=server, plane=plane)
     try:
@@ -78,12 +81,30 @@ def start(opts: Options) -> Stack:
     return stack
 
 
-def start_caldera(stack: Stack) -> None:
-    """Caldera's worker, forwarder and webhook, with Caldera's gang scheduler (no override)."""
+def start_caldera(stack: Stack, on: TemporalServer | None = None) -> None:
+    """Caldera's worker, forwarder and webhook, with Caldera's gang scheduler (no override),
+    on the stack's dev server or on `on`."""
     if not stack.caldera:
+        address = (on or stack.temporal).address
         stack.caldera = controllers.start(
-            stack.kubeconfig, stack.temporal.address, stack.logs(), scheduler_override=None
+            stack.kubeconfig, address, stack.logs(), scheduler_override=None
         )
+
+
+def on_server(stack: Stack) -> TemporalServer:
+    """Caldera moved onto the Temporal server on PostgreSQL (started the first time)."""
+    if stack.server is None:
+        where = stack.workdir / "temporal-server"
+        stack.server = temporal_server.start(where, processes.free_port(), processes.free_port())
+    stop_caldera(stack)
+    start_caldera(stack, stack.server)
+    return stack.server
+
+
+def on_dev(stack: Stack) -> None:
+    """Caldera back on the stack's dev server."""
+    stop_caldera(stack)
+    start_caldera(stack)
 
 
 def stop_caldera(stack: Stack) -> None:
@@ -100,20 +121,34 @@ def stop(stack: Stack) -> None:
     stack.extra = []
     stop_caldera(stack)
     controlplane.stop(stack.plane)
-    processes.stop(stack.temporal.process)
+    if stack.server is not None:
+        temporal.stop(stack.server)
+        temporal_server.remove_data(stack.workdir / "temporal-server")
+    temporal.stop(stack.temporal)
     shutil.rmtree(stack.workdir, ignore_errors=True)
     if stack.db_dir is not None:
         shutil.rmtree(stack.db_dir, ignore_errors=True)
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a live process (None: gone)."""
+def _stat(pid: int) -> list[str] | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    return stat.rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a live process, its exited children's, and its live children's
+    (PostgreSQL works in one child per connection); None: gone."""
+    fields = _stat(pid)
+    if fields is None:
+        return None
+    total = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (child := _stat(int(entry.name))) and child[1] == str(pid):
+            total += int(child[11]) + int(child[12])
+    return total / TICKS
 
 
 def cpu_snapshot(stack: Stack) -> dict[str, float]:

@@ -22,7 +22,7 @@ WFT_TIMED_OUT: Final = EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
 
 
 def workflow_id(side: str, namespace: str, name: str) -> str:
-    if side == "caldera":
+    if side in ("caldera", "caldera-server"):  # Volcano Jobs
         return keys.job_workflow_id(namespace, name)
     return keys.batch_job_workflow_id(namespace, name)
 

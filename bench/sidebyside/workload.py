@@ -18,7 +18,8 @@ RUN_SECONDS: Final = "sim.caldera.dev/run-seconds"
 EXIT_CODE: Final = "sim.caldera.dev/exit-code"
 FAILING_PREFIX: Final = "f-"
 RETRIES: Final = 2  # maxRetry (Volcano) / backoffLimit (batch/v1) of the failing jobs
-VOLCANO_SIDES: Final = frozenset({"caldera", "volcano"})  # sides that submit Volcano Jobs
+# Sides that submit Volcano Jobs.
+VOLCANO_SIDES: Final = frozenset({"caldera", "caldera-server", "volcano"})
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """`caldera dev up | down | status`: the whole embedded stack, recorded in one state file.
 
-`up` starts the Temporal dev server, the local control plane, Caldera's worker, forwarder and
-admission webhook,
-and submits Volcano's sample job.
+`up` starts the Temporal dev server (or, with `--temporal server`, the Temporal server on
+PostgreSQL), the local control plane, Caldera's worker, forwarder and admission webhook, and
+submits Volcano's sample job.
 
 `up` is idempotent: a healthy recorded stack is reused as is; a half-dead one is stopped
 (by its recorded PIDs) and started again. `down` stops exactly the recorded PIDs.
@@ -19,7 +19,7 @@ from kubernetes import client
 from pydantic import BaseModel
 
 from cli import links
-from cli.devstack import controllers, controlplane, install, processes, temporal
+from cli.devstack import controllers, controlplane, install, processes, temporal, temporal_server
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
@@ -42,7 +42,7 @@ class DevStack(BaseModel):
 
     @property
     def processes(self) -> list[Process]:
-        return [*self.control_plane.processes, self.temporal.process, *self.controllers]
+        return [*self.control_plane.processes, *self.temporal.processes, *self.controllers]
 
     def healthy(self) -> bool:
         return all(processes.alive(p.pid) for p in self.processes)
@@ -74,25 +74,37 @@ def load() -> DevStack | None:
     return DevStack.model_validate_json(STATE_FILE.read_text())
 
 
+def start_temporal(profile: str, workdir: Path, port: int, ui_port: int) -> TemporalServer:
+    """`dev`: the dev server on SQLite; `server`: the Temporal server on PostgreSQL."""
+    if profile == "server":
+        return temporal_server.start(workdir, port, ui_port)
+    if profile != "dev":
+        raise processes.StartupError(f"--temporal must be dev or server, not {profile!r}")
+    return temporal.start(workdir, port, ui_port)
+
+
 def up(
     template: NodeTemplate | None = None,
     temporal_port: int = temporal.DEFAULT_PORT,
     ui_port: int = temporal.DEFAULT_UI_PORT,
     sample: bool = True,
+    profile: str = "dev",
 ) -> tuple[DevStack, bool]:
-    """Start the stack (or reuse a healthy one); returns it and whether it was started now."""
+    """Start the stack (or reuse a healthy one); returns it and whether it was started now.
+    `profile` is the Temporal server's (`start_temporal`)."""
     current = load()
     if current is not None and current.healthy():
         return current, False
     if current is not None:
         down()
     DEV_DIR.mkdir(parents=True, exist_ok=True)
-    server = temporal.start(DEV_DIR / "temporal", temporal_port, ui_port)
+    where = DEV_DIR / ("temporal" if profile == "dev" else f"temporal-{profile}")
+    server = start_temporal(profile, where, temporal_port, ui_port)
     try:
         cluster_dir = DEV_DIR / "cluster"
         plane = controlplane.start(cluster_dir, template or NodeTemplate())
     except BaseException:
-        processes.stop(server.process)
+        temporal.stop(server)
         raise
     stack = DevStack(control_plane=plane, temporal=server)
     STATE_FILE.write_text(stack.model_dump_json(indent=2))

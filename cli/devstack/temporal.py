@@ -33,7 +33,18 @@ _TYPE_NAMES: Final = {SearchAttributeIndexedValueType.KEYWORD: "Keyword"}
 class TemporalServer(BaseModel):
     address: str
     ui: str
-    process: Process
+    process: Process  # the server (the dev server, or temporal-server)
+    extra: list[Process] = []  # the server profile's PostgreSQL and UI server
+
+    @property
+    def processes(self) -> list[Process]:
+        return [*self.extra[:1], self.process, *self.extra[1:]]
+
+
+def stop(server: TemporalServer) -> None:
+    """Every process of the server, the UI first and its database last."""
+    for p in reversed(server.processes):
+        processes.stop(p)
 
 
 def binary() -> str:

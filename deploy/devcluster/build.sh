@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok, and kubectl for the user), and helm for the chart's tests, from the Go module proxy into a per-version cache outside
+# kwok, and kubectl for the user), helm for the chart's tests, and the Temporal server, its SQL
+# tool and its UI server for the server profile, from the Go module proxy into a per-version cache outside
 # the clone, once per machine.
 #
 # Prints the bin directory on stdout. A second run with the binaries present does nothing.
@@ -60,6 +61,30 @@ if ! have helm "$HELM_VERSION"; then
   log "building helm $HELM_VERSION"
   (cd "$here/helm" && go build -trimpath -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
     -o "$bin/helm" helm.sh/helm/v3/cmd/helm)
+fi
+
+if ! have temporal-server "${TEMPORAL_SERVER_VERSION#v}" || ! have temporal-sql-tool "${TEMPORAL_SERVER_VERSION#v}"; then
+  log "building the Temporal server $TEMPORAL_SERVER_VERSION (a cold build takes 5-15 minutes)"
+  (cd "$here/temporal" && go build -trimpath -ldflags="-s -w" -o "$bin/" \
+    go.temporal.io/server/cmd/server go.temporal.io/server/cmd/tools/sql)
+  mv "$bin/server" "$bin/temporal-server"
+  mv "$bin/sql" "$bin/temporal-sql-tool"
+fi
+
+# The server's SQL schema comes from its module at build time; none of it is committed.
+schema="$bin/../temporal-schema"
+if [ ! -f "$schema/.done-$TEMPORAL_SERVER_VERSION" ]; then
+  rm -rf "$schema" && mkdir -p "$schema"
+  tdir=$(cd "$here/temporal" && go list -m -f '{{.Dir}}' go.temporal.io/server)
+  cp -r "$tdir/schema/postgresql" "$schema/"
+  chmod -R u+w "$schema"
+  touch "$schema/.done-$TEMPORAL_SERVER_VERSION"
+fi
+
+if ! have temporal-ui-server "${TEMPORAL_UI_VERSION#v}"; then
+  log "building the Temporal UI server $TEMPORAL_UI_VERSION"
+  (cd "$here/temporal-ui" && go build -trimpath -ldflags="-s -w" -o "$bin/temporal-ui-server" \
+    github.com/temporalio/ui-server/v2/cmd/server)
 fi
 
 # kwok's upstream stages come from the module cache at build time; none are committed.

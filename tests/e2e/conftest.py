@@ -24,7 +24,7 @@ from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
 from cli.devstack import controllers as caldera
-from cli.devstack import controlplane, install, processes, stack, temporal
+from cli.devstack import controlplane, install, processes, stack, temporal, temporal_server
 from cli.devstack.nodes import NodeTemplate
 from scheduling import schedulerconf
 from service import search_attributes
@@ -57,7 +57,11 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
         yield E2EStack(dev.control_plane.kubeconfig, dev.temporal.address, None)
         return
     workdir = tmp_path_factory.mktemp("caldera-stack")
-    server = temporal.start(workdir / "temporal", processes.free_port(), processes.free_port())
+    # CALDERA_E2E_TEMPORAL=server: the Temporal server on PostgreSQL instead of the dev server.
+    profile = os.environ.get("CALDERA_E2E_TEMPORAL", "dev")
+    server = stack.start_temporal(
+        profile, workdir / "temporal", processes.free_port(), processes.free_port()
+    )
     plane = None
     try:
         plane = controlplane.start(workdir / "cluster", NODES)
@@ -66,7 +70,9 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
     finally:
         if plane is not None:
             controlplane.stop(plane)
-        processes.stop(server.process)
+        temporal.stop(server)
+        if profile == "server":
+            temporal_server.remove_data(workdir / "temporal")
 
 
 @pytest.fixture(scope="module")
