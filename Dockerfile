@@ -8,7 +8,11 @@
 # .dockerignore sends only what is copied below; tests/unit/deploy/test_dockerfile.py keeps
 # both lists equal to the packages pyproject.toml installs and builds the wheel from them.
 
-FROM python:3.12-slim AS build
+# BASE: any image with Python 3.11+ first on PATH as `python` and `pip`, and useradd.
+# deploy/image/build.sh builds one from Debian packages where no registry is reachable.
+ARG BASE=python:3.12-slim
+
+FROM ${BASE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md worker.py ./
 COPY activities/ activities/
@@ -24,7 +28,7 @@ COPY workflows/ workflows/
 # build tools.
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
-FROM python:3.12-slim
+FROM ${BASE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \

@@ -49,7 +49,7 @@ def start(
     metrics_ports: tuple[int, int] | None = None,  # worker's, forwarder's; None: free ports
 ) -> list[Process]:
     """Start the worker, the forwarder and the webhook; returns them in that order."""
-    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir)
     cert_dir = webhook.ensure_certs(log_dir.parent / "webhook")
     port = webhook_port or processes.free_port()
     wanted = metrics_ports or (None, None)
@@ -87,7 +87,7 @@ def scheduler_conf(log_dir: Path) -> Path:
     return path
 
 
-def _env(
+def environment(
     kubeconfig: str, temporal_address: str, scheduler_override: str | None, log_dir: Path
 ) -> dict[str, str]:
     return {
@@ -102,7 +102,7 @@ def start_worker(
     kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
 ) -> Process:
     """Another worker (e.g. after one was killed), ready when this returns."""
-    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir)
     return _start_ready("worker", WORKER_ARGV, log_dir, env, "worker started")
 
 
@@ -115,7 +115,7 @@ def start_forwarder(
 ) -> Process:
     """Another forwarder (e.g. after one was killed): leading when this returns, or (not
     `leading`) leading or standing by."""
-    env = _env(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir)
     lines = ("leader elected",) if leading else ("leader elected", "standing by")
     return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, *lines)
 

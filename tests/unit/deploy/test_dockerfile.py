@@ -68,11 +68,13 @@ def _copied() -> set[str]:
     return sources
 
 
-def test_both_stages_use_python_312_slim() -> None:
+def test_both_stages_use_the_base_python_312_slim_by_default() -> None:
     stages = _stages()
     assert len(stages) == 2
     for stage in stages:
-        assert stage[0][1].split()[0] == "python:3.12-slim"
+        assert stage[0][1].split()[0] == "${BASE}"
+    (base,) = [r for w, r in _instructions() if w == "ARG" and r.startswith("BASE=")]
+    assert base == "BASE=python:3.12-slim"
 
 
 def test_the_build_copies_exactly_what_the_package_is_made_of() -> None:
