@@ -1,8 +1,9 @@
 """Caldera's worker and forwarder run from the image (`deploy/image/build.sh`) instead of this
 checkout: each in a buildah working container with chroot isolation, so on this machine's
 network and with no user namespaces or cgroups needed, given the same environment as
-`controllers` gives the local processes, and run as the user who started the stack. The files that environment names (the kubeconfig
-and its certificates, the scheduler configuration) are mounted read-only at their own paths.
+`controllers` gives the local processes, and run as the user who started the stack. The files
+that environment names (the kubeconfig and its certificates, the scheduler configuration) are
+mounted read-only at their own paths.
 
 Stopping the recorded process (`buildah run`) ends the container's process with it.
 """

@@ -40,7 +40,9 @@ for f in /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do
   [ -f "$f" ] && mounts+=(--volume "$f:$f:ro")
 done
 
+# No --layers: the final stage installs from a bind mount of the build stage, which buildah's
+# layer cache does not see change, so a cached final layer would keep the old package.
 log "building $tag from the Dockerfile on $base"
-buildah bud --quiet --layers "${mounts[@]}" --build-arg "BASE=$base" -t "$tag" \
+buildah bud --quiet "${mounts[@]}" --build-arg "BASE=$base" -t "$tag" \
   -f "$root/Dockerfile" "$root"
-buildah inspect --type image --format '{{.FromImageID}}' "$tag"
+buildah images --noheading --format '{{.ID}} {{.Size}}' "$tag"
