@@ -10,8 +10,8 @@ discarded statement leaves no trace.
 
 Most sessions use none of this. The view is inactive, and costs one attribute test per check,
 unless some task of the snapshot has pod (anti-)affinity, spread constraints, host ports or CSI
-volumes, or
-some pod on a node has pod (anti-)affinity terms (its anti-affinity can refuse anyone).
+volumes, or some pod on a node has pod (anti-)affinity terms (its anti-affinity can refuse
+anyone).
 
 Per task, the cluster-wide counts (matching pods per topology domain) are computed once, as
 kube's PreFilter does, then brought up to date by the view's changes since (kube's AddPod and
@@ -217,6 +217,12 @@ class PodView:
     def needs_filter(self, task: TaskInfo) -> bool:
         return uses_rules(task) or self._anti_pods > 0
 
+    def needs_counts(self, task: TaskInfo) -> bool:
+        """The cluster-wide counts can refuse the task: it has pod (anti-)affinity or spread
+        constraints, or some pod's anti-affinity may refuse it (ports and volume counts alone
+        need none)."""
+        return task.pod_affinity is not None or bool(task.spread) or self._anti_pods > 0
+
     def needs_affinity_score(self, task: TaskInfo) -> bool:
         terms = task.pod_affinity
         return self._scoring_pods > 0 or (
@@ -370,6 +376,8 @@ def check(task: TaskInfo, node: NodeInfo, view: PodView, inclusion: Inclusion) -
         return reason
     if task.volumes and node.volume_limits and (reason := _volume_count(view, task, node)):
         return reason
+    if not view.needs_counts(task):
+        return None
     prepared = view.prepared(task, inclusion)
     return _spread(task, node, prepared) or _affinity(task, node, prepared)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Final
 
 from models.quantity import parse_quantity
@@ -201,10 +202,15 @@ class Storage:
             limits={namespaced_name(n)[1]: _allocatable(n) for n in csi_nodes},
         )
 
+    @cached_property
+    def volumes_by_name(self) -> Mapping[str, PersistentVolume]:
+        """Made once per session, not once per pod with claims."""
+        return {v.name: v for v in self.volumes}
+
     def volume_affinity(self, namespace: str, claims: Iterable[str]) -> tuple[NodeSelector, ...]:
         """The node affinity of each PV these claims are bound to (the pod's node must meet
         every one: kube's VolumeBinding filter for bound claims)."""
-        by_name = {v.name: v for v in self.volumes}
+        by_name = self.volumes_by_name
         out = []
         for name in claims:
             claim = self.claims.get((namespace, name))
@@ -216,7 +222,7 @@ class Storage:
     def attached(self, namespace: str, claims: Iterable[str]) -> tuple[AttachedVolume, ...]:
         """The CSI volumes these claims put on the pod's node; a claim without a PV or a
         class naming a driver puts none (NodeVolumeLimits does not count it)."""
-        by_name = {v.name: v for v in self.volumes}
+        by_name = self.volumes_by_name
         out = []
         for name in claims:
             claim = self.claims.get((namespace, name))
@@ -227,7 +233,7 @@ class Storage:
                 out.append(pv.csi)
             elif pv is None and (cls := self.classes.get(claim.storage_class)) is not None:
                 driver = cls.provisioner
-                if driver and driver != NO_PROVISIONER:
+                if cls.provisions and driver:  # "" provisions, but names no driver to count
                     out.append(AttachedVolume(driver, f"{driver}/claim:{namespace}/{name}"))
         return tuple(out)
 

@@ -38,7 +38,7 @@ def unavailable(image: str = DEFAULT_IMAGE) -> str | None:
 
 def container(image: str, name: str) -> str:
     """A working container of `image` named `name` (one left by an earlier run is replaced)."""
-    subprocess.run(["buildah", "rm", name], capture_output=True)
+    remove(name)
     made = subprocess.run(
         ["buildah", "from", "--name", name, image], capture_output=True, text=True, check=True
     )

@@ -153,19 +153,16 @@ def _config(workdir: Path, pg_port: int, port: int) -> Path:
         }
         return {"sql": sql}
 
-    def service(grpc: int) -> dict[str, object]:
+    def service(grpc: int, **extra: int) -> dict[str, object]:
         rpc = {"grpcPort": grpc, "membershipPort": _membership_port(), "bindOnLocalHost": True}
-        return {"rpc": rpc}
+        return {"rpc": {**rpc, **extra}}
 
     services = {
-        "frontend": service(port),
+        "frontend": service(port, httpPort=free()),
         "history": service(free()),
         "matching": service(free()),
         "worker": service(free()),
     }
-    frontend = services["frontend"]["rpc"]
-    assert isinstance(frontend, dict)
-    frontend["httpPort"] = free()
     config = {
         "log": {"stdout": True, "level": "warn"},
         "persistence": {

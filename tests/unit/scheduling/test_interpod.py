@@ -316,21 +316,27 @@ def test_view_moves_with_the_session_and_undo_is_exact() -> None:
     assert _view(state) == before
 
 
-def test_evicting_frees_the_port_and_unevicting_restores_it() -> None:
+def assert_eviction_clears_and_undo_restores(
+    holder: Obj, new: Obj, reason: str, **options: Any
+) -> None:
+    """`holder` (r-0, running on n0) refuses `new` (g-0) n0 for `reason`; evicting it lets
+    g-0 in, and undoing the eviction refuses it again."""
     group = make_podgroup("r", min_member=1)
     group["status"]["phase"] = "Running"
-    holder = pod("r-0", group="r", on="n0", containers=ports(80))
-    snap = snapshot(
-        zoned(""),
-        gangs=[(group, [holder]), (make_podgroup("g"), [pod("g-0", containers=ports(80))])],
-    )
-    state = _state(snap)
+    gangs = [(group, [holder]), (make_podgroup("g"), [new])]
+    state = _state(snapshot(zoned(""), gangs=gangs, **options))
     node, task = state.nodes[NodeName("n0")], state.tasks[PodKey("default/g-0")]
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.PORTS_TAKEN
+    assert interpod.check(task, node, state.pods, predicates.inclusion) == reason
     before = state.evict(PodKey("default/r-0"))
     assert interpod.check(task, node, state.pods, predicates.inclusion) is None
     state.unevict(PodKey("default/r-0"), before)
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.PORTS_TAKEN
+    assert interpod.check(task, node, state.pods, predicates.inclusion) == reason
+
+
+def test_evicting_frees_the_port_and_unevicting_restores_it() -> None:
+    holder = pod("r-0", group="r", on="n0", containers=ports(80))
+    new = pod("g-0", containers=ports(80))
+    assert_eviction_clears_and_undo_restores(holder, new, interpod.PORTS_TAKEN)
 
 
 def test_a_session_without_these_rules_keeps_the_view_off() -> None:
@@ -561,18 +567,7 @@ def test_volume_count_rule(
 
 
 def test_evicting_frees_the_volume_count_and_unevicting_restores_it() -> None:
-    group = make_podgroup("r", min_member=1)
-    group["status"]["phase"] = "Running"
     holder = with_claims(pod("r-0", group="r", on="n0"), "held")
     new = with_claims(pod("g-0"), "new")
     storage = csi_storage({"n0": {DRIVER: 1}}, "held", "new")
-    snap = snapshot(
-        zoned(""), gangs=[(group, [holder]), (make_podgroup("g"), [new])], storage=storage
-    )
-    state = _state(snap)
-    node, task = state.nodes[NodeName("n0")], state.tasks[PodKey("default/g-0")]
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.VOLUME_COUNT
-    before = state.evict(PodKey("default/r-0"))
-    assert interpod.check(task, node, state.pods, predicates.inclusion) is None
-    state.unevict(PodKey("default/r-0"), before)
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == interpod.VOLUME_COUNT
+    assert_eviction_clears_and_undo_restores(holder, new, interpod.VOLUME_COUNT, storage=storage)
