@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.sidebyside import apimetrics
+from bench.sidebyside.config import CALDERA_SIDES
+from bench.sidebyside.temporal_stats import SHARED_KINDS
 
 RATIO_FIGURES: Final = {
     "makespan": ("makespan_s",),
@@ -15,9 +17,16 @@ RATIO_FIGURES: Final = {
     "submit": ("submit", "seconds"),
     "deletion": ("deletion", "deletion_s"),
 }
+# What a one-pod job may cost on its way to Running: the design's budget, shown beside the
+# figures so a run says at a glance how far off it is.
+BUDGET: Final = {"events": 15.0, "requests": 9.0, "cpu_ms": 150.0}
+# Derived Temporal counts shown per job, the job's own and its share of the shared workflows.
+PER_JOB_COUNTS: Final = ("workflow_tasks", "activities", "local_activities", "signals")
+TOP_SHARED_TYPES: Final = 4  # event types named per kind and window in "Shared workflows"
 
 
-def _get(side: dict[str, Any], path: tuple[str, ...]) -> Any:
+def figure(side: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at `path` in a side's result; None where a key is missing (older results)."""
     value: Any = side
     for key in path:
         value = value.get(key) if isinstance(value, dict) else None
@@ -33,13 +42,14 @@ def ratios(sides: dict[str, Any]) -> dict[str, dict[str, float | None]]:
             continue
         row: dict[str, float | None] = {}
         for label, path in RATIO_FIGURES.items():
-            mine, theirs = _get(side, path), _get(base, path)
+            mine, theirs = figure(side, path), figure(base, path)
             row[label] = round(mine / theirs, 2) if mine is not None and theirs else None
         out[name] = row
     return out
 
 
-def _f(value: Any, unit: str = "") -> str:
+def cell(value: Any, unit: str = "") -> str:
+    """A table cell: "-" for a missing figure, floats to three significant places or so."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -68,17 +78,17 @@ def _main_table(order: list[str], sides: dict[str, Any]) -> list[str]:
         if s["failing_jobs"]:
             reached += (
                 f"; {s['failed_jobs_at_end']}/{s['failing_jobs']} failing jobs Failed"
-                f" (at {_f(s['failing_jobs_failed_s'])} s)"
+                f" (at {cell(s['failing_jobs_failed_s'])} s)"
             )
         lines.append(
-            f"| {name} | {reached} | {_f(s['submit']['seconds'])} "
-            f"| {_f(s['makespan_watch_s'])} / {_f(s['makespan_status_s'])} / "
-            f"{_f(s['makespan_poll_s'])} | {_f(s['pods_per_s'])} "
-            f"| {_f(s['latency_p50_s'])} / {_f(s['latency_p99_s'])} "
-            f"| {_f(s['latency_watch_p50_s'])} / {_f(s['latency_watch_p99_s'])} "
-            f"| {_f(s['cpu_run']['total_s'])} | {_f(s['cpu_run']['ms_per_job'])} "
-            f"(+{_f(s['cpu_delete']['ms_per_job'])}) "
-            f"| {_f(d['deletion_s'])} | {left if d['capped'] else 'none'} |"
+            f"| {name} | {reached} | {cell(s['submit']['seconds'])} "
+            f"| {cell(s['makespan_watch_s'])} / {cell(s['makespan_status_s'])} / "
+            f"{cell(s['makespan_poll_s'])} | {cell(s['pods_per_s'])} "
+            f"| {cell(s['latency_p50_s'])} / {cell(s['latency_p99_s'])} "
+            f"| {cell(s['latency_watch_p50_s'])} / {cell(s['latency_watch_p99_s'])} "
+            f"| {cell(s['cpu_run']['total_s'])} | {cell(s['cpu_run']['ms_per_job'])} "
+            f"(+{cell(s['cpu_delete']['ms_per_job'])}) "
+            f"| {cell(d['deletion_s'])} | {left if d['capped'] else 'none'} |"
         )
     return lines
 
@@ -95,7 +105,7 @@ def _ratio_table(
     for name in order:
         if name in table:
             lines.append(
-                f"| {name} | " + " | ".join(_f(v, "x") for v in table[name].values()) + " |"
+                f"| {name} | " + " | ".join(cell(v, "x") for v in table[name].values()) + " |"
             )
     return lines
 
@@ -105,9 +115,9 @@ def _cpu_table(order: list[str], sides: dict[str, Any], window: str) -> list[str
     names = sorted({p for n in measured for p in sides[n][window]["per_process_s"]})
     lines = ["| process | " + " | ".join(measured) + " |", "|---" * (len(measured) + 1) + "|"]
     for proc in names:
-        cells = [_f(sides[n][window]["per_process_s"].get(proc)) for n in measured]
+        cells = [cell(sides[n][window]["per_process_s"].get(proc)) for n in measured]
         lines.append(f"| {proc} | " + " | ".join(cells) + " |")
-    totals = [_f(sides[n][window]["total_s"]) for n in measured]
+    totals = [cell(sides[n][window]["total_s"]) for n in measured]
     lines.append("| **total** | " + " | ".join(totals) + " |")
     return lines
 
@@ -121,7 +131,7 @@ def _floor_lines(order: list[str], sides: dict[str, Any]) -> list[str]:
     jobs = f["jobs"]
     lines = [
         f"{f['completed']}/{jobs} bare workflows (signal-with-start, three signals, three local "
-        f"activities, {f['events_per_job']} events each) in {_f(f['makespan_s'])} s.",
+        f"activities, {f['events_per_job']} events each) in {cell(f['makespan_s'])} s.",
         "",
         "| side | makespan s | temporal CPU ms/job | worker (floor: client + worker) CPU ms/job "
         "| all processes CPU ms/job |",
@@ -134,14 +144,135 @@ def _floor_lines(order: list[str], sides: dict[str, Any]) -> list[str]:
         per = s["cpu_run"]["per_process_s"]
         own = per.get("floor process") if "floor" in s else per.get("worker")
         lines.append(
-            f"| {name} | {_f(s['makespan_s'])} | {_f(_ms(per.get('temporal'), jobs))} "
-            f"| {_f(_ms(own, jobs))} | {_f(s['cpu_run']['ms_per_job'])} |"
+            f"| {name} | {cell(s['makespan_s'])} | {cell(_ms(per.get('temporal'), jobs))} "
+            f"| {cell(_ms(own, jobs))} | {cell(s['cpu_run']['ms_per_job'])} |"
         )
     return lines
 
 
 def _ms(seconds: float | None, jobs: int) -> float | None:
     return None if seconds is None else round(seconds * 1000 / jobs, 1)
+
+
+def per_job(side: dict[str, Any]) -> dict[str, float | None]:
+    """What one job cost a side to Running: its own sampled history at the target plus its
+    share (the window's events / jobs) of the scheduler, queue and PodGroup workflows; the
+    apiserver's requests and the stack's CPU. A figure the run lacks (older results, a probe
+    that failed) is None; a total adds the shared part only where it was read."""
+    jobs = side.get("jobs") or 0
+    own: dict[str, Any] = side.get("temporal_at_target") or {}
+    shared: dict[str, Any] = side.get("shared_workflows_at_target") or {}
+    kinds: dict[str, Any] = shared.get("by_kind") or {}
+    out: dict[str, float | None] = {
+        "events_own": own.get("events_mean"),
+        **{f"events_{k}": _per(kinds.get(k, {}).get("events"), jobs) for k in SHARED_KINDS},
+        "events_shared": _per(shared.get("events"), jobs),
+    }
+    out["events"] = _plus(out["events_own"], out["events_shared"])
+    for key in PER_JOB_COUNTS:
+        out[f"{key}_own"] = own.get(key)
+        out[f"{key}_shared"] = _per(shared.get(key), jobs)
+        out[key] = _plus(out[f"{key}_own"], out[f"{key}_shared"])
+    out["requests"] = figure(side, ("apiserver", "requests_per_job_total"))
+    out["cpu_ms"] = figure(side, ("cpu_run", "ms_per_job"))
+    return out
+
+
+def _per(count: int | None, jobs: int) -> float | None:
+    return None if count is None or not jobs else round(count / jobs, 2)
+
+
+def _plus(own: float | None, shared: float | None) -> float | None:
+    """None when the job's own figure is missing: a shared share alone is no total."""
+    return None if own is None else round(own + (shared or 0.0), 2)
+
+
+def events_cell(per: dict[str, float | None], target: float | None = None) -> str:
+    """Events per job to Running, bold over `target`, marked "(own only)" when the shared
+    workflows were not read (older results, a failed probe): such a total is a floor."""
+    text = _over(per["events"], target) if target is not None else cell(per["events"])
+    own_only = per["events"] is not None and per["events_shared"] is None
+    return f"{text} (own only)" if own_only else text
+
+
+def _over(value: float | None, target: float) -> str:
+    """The figure, bold when it is over its budget."""
+    text = cell(value)
+    return f"**{text}**" if value is not None and value > target else text
+
+
+def _budget_table(order: list[str], sides: dict[str, Any]) -> list[str]:
+    """One row per Caldera side: what a job cost against what the design allows it."""
+    measured = [n for n in order if n in CALDERA_SIDES and "cpu_run" in sides.get(n, {})]
+    if not measured:
+        return ["(no Caldera side in this run)"]
+    b = BUDGET
+    lines = [
+        "| side | events/job: own / scheduler / queue / podgroup "
+        f"| total (≤ {b['events']:.0f}) | workflow tasks | activities | local activities "
+        f"| signals | apiserver requests (≤ {b['requests']:.0f}) "
+        f"| CPU ms (≤ {b['cpu_ms']:.0f}) | CPU ms by process |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in measured:
+        s, j = sides[name], per_job(sides[name])
+        split = " / ".join(
+            cell(j[k]) for k in ("events_own", *(f"events_{k}" for k in SHARED_KINDS))
+        )
+        counts = [
+            f"{cell(j[k])} ({cell(j[f'{k}_own'])} + {cell(j[f'{k}_shared'])})"
+            for k in PER_JOB_COUNTS
+        ]
+        procs = sorted(s["cpu_run"]["per_process_s"].items(), key=lambda kv: -kv[1])
+        by_process = ", ".join(f"{p} {cell(_ms(v, s['jobs']))}" for p, v in procs if v)
+        lines.append(
+            f"| {name} | {split} | {events_cell(j, b['events'])} | "
+            + " | ".join(counts)
+            + f" | {_over(j['requests'], b['requests'])} | {_over(j['cpu_ms'], b['cpu_ms'])} "
+            f"| {by_process or '-'} |"
+        )
+    lines += [
+        "",
+        "Own: the sampled JobWorkflows' histories at the target (mean); the shared workflows' "
+        "events from just before the first create to the target, divided by the jobs. "
+        "Counts are total (own + shared); bold: over budget.",
+    ]
+    return lines
+
+
+def _top(types: dict[str, int]) -> str:
+    """The commonest event types (already sorted by `temporal_stats`), named with counts."""
+    return ", ".join(f"{k} {v}" for k, v in list(types.items())[:TOP_SHARED_TYPES]) or "-"
+
+
+def _shared_table(order: list[str], sides: dict[str, Any]) -> list[str]:
+    """Per side and kind, the shared workflows' events in the run and during deletion."""
+    lines = [
+        "| side | kind | workflows (runs), run | events, run / deletion "
+        "| per job, run / deletion | workflow tasks, run / deletion "
+        "| top event types, run | top event types, deletion |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in order:
+        s = sides.get(name, {})
+        if "shared_workflows_at_target" not in s:
+            continue
+        run, deletion = s["shared_workflows_at_target"], s["shared_workflows_deletion"]
+        if run is None and deletion is None:
+            lines.append(f"| {name} | (not read) |" + " |" * 6)
+            continue
+        for kind in SHARED_KINDS:
+            r = (run or {}).get("by_kind", {}).get(kind, {})
+            d = (deletion or {}).get("by_kind", {}).get(kind, {})
+            jobs = s["jobs"]
+            lines.append(
+                f"| {name} | {kind} | {cell(r.get('workflows'))} ({cell(r.get('runs'))}) "
+                f"| {cell(r.get('events'))} / {cell(d.get('events'))} "
+                f"| {cell(_per(r.get('events'), jobs))} / {cell(_per(d.get('events'), jobs))} "
+                f"| {cell(r.get('workflow_tasks'))} / {cell(d.get('workflow_tasks'))} "
+                f"| {_top(r.get('events_by_type', {}))} | {_top(d.get('events_by_type', {}))} |"
+            )
+    return lines if len(lines) > 2 else ["(shared workflows not read in this run)"]
 
 
 def _temporal_table(order: list[str], sides: dict[str, Any]) -> list[str]:
@@ -160,11 +291,11 @@ def _temporal_table(order: list[str], sides: dict[str, Any]) -> list[str]:
         at, after = sides[name]["visibility_at_target"], t["visibility_after_delete"]
         causes = ", ".join(f"{k} x{v}" for k, v in t["task_problem_causes"].items())
         lines.append(
-            f"| {name} | {t['sampled']} ({t['runs']}) | {_f(early.get('events_mean'))} "
-            f"| {_f(t['events_mean'])} / "
-            f"{_f(t['events_max'])} | {t['workflow_task_failed']} | {t['workflow_task_timed_out']} "
-            f"| {_f(t['worker_log_task_failures'])} | {_f(at['reporting_problems'])} / "
-            f"{_f(after['reporting_problems'])} | {_f(at['open'])} / {_f(after['open'])} "
+            f"| {name} | {t['sampled']} ({t['runs']}) | {cell(early.get('events_mean'))} "
+            f"| {cell(t['events_mean'])} / {cell(t['events_max'])} "
+            f"| {t['workflow_task_failed']} | {t['workflow_task_timed_out']} "
+            f"| {cell(t['worker_log_task_failures'])} | {cell(at['reporting_problems'])} / "
+            f"{cell(after['reporting_problems'])} | {cell(at['open'])} / {cell(after['open'])} "
             f"| {causes or 'none'} |"
         )
     return lines
@@ -204,6 +335,14 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *_temporal_table(order, sides),
         "",
+        "## Per-job budget (to Running)",
+        "",
+        *_budget_table(order, sides),
+        "",
+        "## Shared workflows (scheduler, queues, PodGroups)",
+        "",
+        *_shared_table(order, sides),
+        "",
         "## Temporal's floor: a bare workflow per job",
         "",
         *_floor_lines(order, sides),
@@ -223,7 +362,7 @@ def _deletion_lines(order: list[str], sides: dict[str, Any]) -> list[str]:
         if d:
             gone = ", ".join(f"{k} {v}s" for k, v in d["gone_s"].items())
             lines.append(
-                f"- {name}: gone at {gone}; namespace gone at {_f(d['namespace_gone_s'])}s"
+                f"- {name}: gone at {gone}; namespace gone at {cell(d['namespace_gone_s'])}s"
                 + (
                     f"; CAPPED at {d['timeout_s']}s, left {d['remaining_at_cap']}"
                     if d["capped"]

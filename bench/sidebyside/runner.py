@@ -11,6 +11,7 @@ import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from kubernetes import client
@@ -20,7 +21,7 @@ from bench.sidebyside import stack as stacks
 from bench.sidebyside import volcano_install as vi
 from bench.sidebyside.config import CALDERA_SIDES, FLOOR_SIDE, SERVER_SIDE, Options
 from bench.sidebyside.stack import Stack
-from bench.sidebyside.temporal_stats import Probe, sample, workflow_id
+from bench.sidebyside.temporal_stats import Probe, Window, sample, workflow_id
 
 WFT_LOG_LINE: Final = "Failed activation on workflow"  # the Python SDK's task-failure warning
 
@@ -37,8 +38,10 @@ def _cpu(before: dict[str, float], after: dict[str, float], jobs: int) -> dict[s
 
 def _workload(
     stack: Stack, opts: Options, side: str, plans: list[workload.JobPlan], ns: str
-) -> dict[str, Any]:
-    """Submit (in the background) and watch from the first create until the target."""
+) -> tuple[Window, dict[str, Any]]:
+    """Submit (in the background) and watch from the first create until the target; with the
+    wall-clock window from just before the first create to the target (or the budget's end),
+    in which the shared workflows' events are the workload's."""
     api = stack.api()
     docs = [workload.manifest(side, j, ns) for j in plans]
     watch = observe.Watch(
@@ -51,9 +54,11 @@ def _workload(
     pods_seen = podwatch.PodWatch(stack.kubeconfig, ns)
     try:
         with ThreadPoolExecutor(1) as pool:
+            started = datetime.now(UTC)
             t0 = time.monotonic()
             future = pool.submit(submit.submit, stack.kubeconfig, docs, opts.threads)
             run = observe.wait(api, watch, t0, opts.budget)
+            target = datetime.now(UTC)
             sub = future.result()
     finally:
         pods_seen.stop()
@@ -65,7 +70,7 @@ def _workload(
     seen = pods_seen.figures(sub.created_at, expected, sub.start_wall)
     makespan = seen["makespan_watch_s"] or run["makespan_poll_s"]
     submitted = {k: v for k, v in asdict(sub).items() if k != "created_at"}
-    return {
+    return (started, target), {
         "namespace": ns,
         "jobs": len(plans),
         "pods_target": watch.pods,
@@ -110,7 +115,7 @@ def run_side(
     api0 = apimetrics.scrape(api)
     spy = stacks.profile(stack, opts.out / f"{side}-worker.txt") if opts.profile else None
     try:
-        result = _workload(stack, opts, side, plans, ns)
+        (started, target), result = _workload(stack, opts, side, plans, ns)
     except BaseException:
         _delete_quietly(api, ns)  # so the next side starts on a clean cluster
         raise
@@ -134,6 +139,12 @@ def run_side(
         api, side, ns, probe if caldera else None, opts.delete_timeout
     )
     cpu2 = stacks.cpu_snapshot(stack)
+    deleted_at = datetime.now(UTC)
+    result["window_utc"] = {
+        "start": started.isoformat(),
+        "target": target.isoformat(),
+        "deleted": deleted_at.isoformat(),
+    }
     print(
         f"[{side}] deletion: {deleted['deletion_s']}s, capped {deleted['capped']} "
         f"{deleted['remaining_at_cap'] or ''}",
@@ -146,6 +157,11 @@ def run_side(
     if caldera:
         result["temporal"] = _temporal(probe, side, ns, plans, opts.history_sample)
         result["temporal"]["worker_log_task_failures"] = _wft_log_lines(stack, offsets)
+        # Read once, after deletion, so the reading costs the measured windows nothing; an
+        # event's own time says which window it belongs to.
+        shared = probe.shared({"run": (started, target), "deletion": (target, deleted_at)})
+        result["shared_workflows_at_target"] = shared["run"]
+        result["shared_workflows_deletion"] = shared["deletion"]
     return result
 
 
