@@ -24,7 +24,7 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import errors, kube
+from activities import cluster, errors, kube
 from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
@@ -32,6 +32,7 @@ from activities.messages import (
     BindSessionInput,
     BindSessionResult,
     Done,
+    JobPlacements,
     MarkUnschedulableInput,
     Placement,
     StaticBinding,
@@ -47,6 +48,11 @@ BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
 
 def _node_exists(name: str) -> bool:
+    """From the scheduler's cluster cache where this worker runs one (the session placed on
+    what it saw, so this costs no request), else read from the apiserver."""
+    known = cluster.node_known(name)
+    if known is not None:
+        return known
     try:
         kube.core().read_node(name)
     except client.ApiException as e:
@@ -273,26 +279,30 @@ def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
 @activity.defn(name="bind_session")
 def bind_session(request: BindSessionInput) -> BindSessionResult:
     """Every gang one scheduling session placed, bound where it was decided (as Volcano's
-    scheduler binds its own): volumes per gang first, then every node binding in one pool.
-    A pod that could not be bound gets PodScheduled=False saying why; its assumption is
-    dropped by the caller, so a later session places it again."""
+    scheduler binds its own)."""
+    bound, failed = bind_gangs(request.jobs, request.volume_timeout_seconds)
+    return BindSessionResult(bound=bound, failed=failed)
+
+
+def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[int, dict[str, str]]:
+    """Volumes per gang first, then every node binding in one pool; how many pods were bound,
+    and "<ns>/<pod>" → why for those that were not. A pod that could not be bound gets
+    PodScheduled=False saying why; the caller drops its assumption, so a later session places
+    it again."""
     with_volumes = [
-        j
-        for j in request.jobs
-        if any(p.volumes.static or p.volumes.provision for p in j.placements)
+        j for j in jobs if any(p.volumes.static or p.volumes.provision for p in j.placements)
     ]
     failed: dict[tuple[str, str], str] = {}
     if with_volumes:
         with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
             outcomes = pool.map(
-                lambda j: _volumes_of(j.namespace, j.placements, request.volume_timeout_seconds),
-                with_volumes,
+                lambda j: _volumes_of(j.namespace, j.placements, volume_timeout), with_volumes
             )
             for job, volume_failures in zip(with_volumes, outcomes, strict=True):
                 failed.update({(job.namespace, pod): why for pod, why in volume_failures.items()})
     ready = [
         (j.namespace, _node(p))
-        for j in request.jobs
+        for j in jobs
         for p in j.placements
         if (j.namespace, p.pod) not in failed
     ]
@@ -301,9 +311,7 @@ def bind_session(request: BindSessionInput) -> BindSessionResult:
         write_pod_scheduled(namespace, Unschedulable(pod=pod, reason="SchedulerError", message=why))
     bound = [f"{ns}/{p.pod}" for ns, p in ready if (ns, p.pod) not in failed]
     _count(bound, {pod: why for (_, pod), why in failed.items()})
-    return BindSessionResult(
-        bound=len(bound), failed={f"{ns}/{pod}": why for (ns, pod), why in failed.items()}
-    )
+    return len(bound), {f"{ns}/{pod}": why for (ns, pod), why in failed.items()}
 
 
 def bind_volumes(request: VolumesInput) -> None:

@@ -13,13 +13,17 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Mapping
+import time
+import uuid
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kubernetes import client
 
 from activities import kube
+from activities.messages import Arrivals
 from models import scheduling, topology
+from scheduling import arrivals
 from service import reflector
 
 logger = logging.getLogger(__name__)
@@ -66,12 +70,18 @@ class Store:
             self._objects = {_key(o): dict(o) for o in objects}
         self.synced.set()
 
-    def apply(self, type_: reflector.WatchType, obj: reflector.Obj) -> None:
+    def apply(self, type_: reflector.WatchType, obj: reflector.Obj) -> dict[str, Any] | None:
+        """Apply one change; the object it replaced (None: none)."""
         with self._lock:
             if type_ == "DELETED":
-                self._objects.pop(_key(obj), None)
-            else:
-                self._objects[_key(obj)] = dict(obj)
+                return self._objects.pop(_key(obj), None)
+            before = self._objects.get(_key(obj))
+            self._objects[_key(obj)] = dict(obj)
+            return before
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._objects
 
     def items(self) -> list[dict[str, Any]]:
         """A copy of the list; the objects themselves are replaced, never mutated, by watches."""
@@ -80,16 +90,60 @@ class Store:
 
 
 class ClusterCache:
-    """Stores for every kind a session reads, each kept by its own reflector thread."""
+    """Stores for every kind a session reads, each kept by its own reflector thread, and the
+    count of arrivals (`scheduling.arrivals`) per scheduler, which a waiting session waits on."""
 
     def __init__(self, calls: Mapping[str, reflector.ListCall]) -> None:
         self._stores = {kind: Store() for kind in calls}
         self._reflectors = [
             reflector.Reflector(
-                f"scheduler-{kind}", call, self._stores[kind].replace, self._stores[kind].apply
+                f"scheduler-{kind}", call, self._stores[kind].replace, self._applier(kind)
             )
             for kind, call in calls.items()
         ]
+        # Counts are this process's own: a mark from another worker (or an earlier process)
+        # carries another token and is never waited on.
+        self._token = uuid.uuid4().hex
+        self._arrived: dict[str, int] = {}
+        self._arrival = threading.Condition()
+
+    def _applier(self, kind: str) -> Callable[[reflector.WatchType, reflector.Obj], None]:
+        store = self._stores[kind]
+
+        def apply(type_: reflector.WatchType, obj: reflector.Obj) -> None:
+            before = store.apply(type_, obj)
+            name = arrivals.woken(kind, type_, before, obj)
+            if name is not None:
+                with self._arrival:
+                    self._arrived[name] = self._arrived.get(name, 0) + 1
+                    self._arrival.notify_all()
+
+        return apply
+
+    def arrivals(self, scheduler: str) -> Arrivals:
+        """Where the count of `scheduler`'s arrivals stands now."""
+        with self._arrival:
+            return Arrivals(token=self._token, count=self._arrived.get(scheduler, 0))
+
+    def wait_for_work(
+        self, scheduler: str, since: Arrivals | None, seconds: float, alive: Callable[[], None]
+    ) -> bool:
+        """Wait up to `seconds` for an arrival after `since`, calling `alive` about once a
+        second; True when work arrived, False when the time ran out. A mark of another process
+        (the last session ran on another worker) says nothing of this one's counts: arrivals
+        from now on count then, as a session on a timer would have waited its period."""
+        deadline = time.monotonic() + seconds
+        with self._arrival:
+            seen = self._arrived.get(scheduler, 0)
+            if since is not None and since.token == self._token:
+                seen = since.count
+            while self._arrived.get(scheduler, 0) <= seen:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._arrival.wait(min(left, 1.0))
+                alive()
+        return True
 
     def start(self) -> None:
         for r in self._reflectors:
@@ -108,12 +162,30 @@ class ClusterCache:
     def read(self) -> dict[str, list[dict[str, Any]]]:
         return {kind: store.items() for kind, store in self._stores.items()}
 
+    def has(self, kind: str, key: str) -> bool | None:
+        """Whether the store holds `key` ("<ns>/<name>", "/<name>" cluster-wide); None: not
+        listed yet, so it cannot say."""
+        store = self._stores[kind]
+        return key in store if store.synced.is_set() else None
 
-@functools.cache
+
+_started: list[ClusterCache] = []  # the process's one cache, once the first session made it
+_starting = threading.Lock()
+
+
 def cluster() -> ClusterCache:
     """The worker process's cache, started on the first session (its own client: watches hold
     connections that the activities' shared pool must not lose)."""
-    cache = ClusterCache(_calls(kube.new_api()))
-    cache.start()
-    logger.info("cluster cache started")
-    return cache
+    with _starting:
+        if not _started:
+            cache = ClusterCache(_calls(kube.new_api()))
+            cache.start()
+            _started.append(cache)
+            logger.info("cluster cache started")
+        return _started[0]
+
+
+def node_known(name: str) -> bool | None:
+    """Whether the cache holds node `name`; None where no cache runs or it has not listed
+    nodes yet (the caller asks the apiserver). Never starts a cache."""
+    return _started[0].has("nodes", f"/{name}") if _started else None

@@ -155,22 +155,37 @@ class VolumesInput(Message):
     timeout_seconds: float = 120.0
 
 
-class SessionInput(Message):
-    scheduler_name: str
-    session: int
-    assumed: dict[str, str]  # "<ns>/<pod>" → node, placed earlier and not bound yet
-
-
 class JobPlacements(Message):
     job_workflow_id: str
     namespace: str
     placements: list[signals.PlacedPod]
 
 
+class Arrivals(Message):
+    """Where a worker's count of a scheduler's arrivals stood (`activities.cluster`)."""
+
+    token: str  # the worker process's cache: counts of another are not comparable
+    count: int
+
+
+class SessionInput(Message):
+    scheduler_name: str
+    session: int
+    assumed: dict[str, str]  # "<ns>/<pod>" → node, placed earlier and not bound yet
+    # Patch `caldera-session-folds-binding`: the previous session's placements, bound before
+    # this session reads the cluster (those without volumes to bind) ...
+    bind: list[JobPlacements] = []
+    # ... and, with nothing to bind, how long to wait for an arrival after `since` first.
+    wait_seconds: float = 0.0
+    since: Arrivals | None = None
+
+
 class SessionReport(Message):
     jobs: list[JobPlacements]  # gangs placed this session, one entry per job
     bound: list[str]  # "<ns>/<pod>" seen bound: their assumptions are confirmed
     pending: int  # pods still waiting for a node after this session
+    bind_failed: dict[str, str] = {}  # "<ns>/<pod>" of `bind` not bound → why (placed again)
+    arrivals: Arrivals | None = None  # the count as the session read the cluster
 
 
 class BindPlacementsInput(Message):

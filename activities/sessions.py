@@ -1,13 +1,15 @@
-"""One scheduling session (the SchedulerWorkflow's activity): read the cluster, decide with
-`scheduling.run_session`, write what the scheduler owns, return the placements.
+"""One scheduling session (the SchedulerWorkflow's activity): bind what the last session
+placed, or wait for work; read the cluster, decide with `scheduling.run_session`, write what the
+scheduler owns, return the placements.
 
 Every decision is pure and lives in `scheduling/`: the placements (`actions`), which PodGroup
 statuses, pod conditions and queue totals change (`writes`), where each placement goes and
 which volumes it gets (`placements`, `volumes`). This shell reads the cluster cache, parses what
 those planners read (`observed`), and performs the writes they plan, in their order, so an idle
-cluster costs reads only. Placements are returned, not bound: the JobWorkflow of each gang binds
-its own pods. Victims of reclaim and preempt are evicted here (`activities.evictions`), after
-the statuses are written.
+cluster costs reads only. Placements are returned, not bound: the SchedulerWorkflow records them
+as assumptions and hands them to the next session (or, with volumes to bind, to `bind_session`).
+Victims of reclaim and preempt are evicted here (`activities.evictions`), after the statuses
+are written.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import binding, cluster, errors, events, evictions, kube, scheduler_config
 from activities.messages import (
+    BindSessionInput,
     JobPlacements,
     RecordEventInput,
     SessionInput,
@@ -43,16 +46,18 @@ _G, _V = scheduling.GROUP, scheduling.VERSION
 T = TypeVar("T")
 
 
+BIND_VOLUME_TIMEOUT: Final = BindSessionInput.model_fields["volume_timeout_seconds"].default
+
 # One per scheduler: its SchedulerWorkflow runs its sessions one at a time.
 _PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
 
 
-def _world() -> dict[str, list[dict[str, Any]]]:
+def _cache() -> cluster.ClusterCache:
     cache = cluster.cluster()
     missing = cache.wait_synced(cluster.SYNC_TIMEOUT)
     if missing:
         raise ApplicationError(f"cluster cache not synced yet: {', '.join(missing)}")
-    return cache.read()
+    return cache
 
 
 def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
@@ -147,7 +152,22 @@ def schedule_session(request: SessionInput) -> SessionReport:
 
 def _session(request: SessionInput) -> SessionReport:
     clock = _Clock()
-    world = _world()
+    cache = _cache()
+    assumed, bind_failed = request.assumed, dict[str, str]()
+    if request.bind:
+        # The previous session's placements first (their assumptions were recorded when it
+        # returned): a pod that could not be bound is no longer assumed, so this session
+        # places it again.
+        _, bind_failed = binding.bind_gangs(request.bind, BIND_VOLUME_TIMEOUT)
+        assumed = {pod: node for pod, node in assumed.items() if pod not in bind_failed}
+        clock.lap("bind")
+    elif request.wait_seconds > 0:
+        cache.wait_for_work(
+            request.scheduler_name, request.since, request.wait_seconds, activity.heartbeat
+        )
+        clock.lap("wait")
+    arrived = cache.arrivals(request.scheduler_name)  # before the read: later ones wake the next
+    world = cache.read()
     clock.lap("read")
     storage = Storage.parse(
         world["pvcs"], world["pvs"], world["classes"], world["nodes"], world["csinodes"]
@@ -159,7 +179,7 @@ def _session(request: SessionInput) -> SessionReport:
         world["queues"],
         world["priority"],
         scheduler_names=(request.scheduler_name,),
-        assumed=request.assumed,
+        assumed=assumed,
         memo=_PARSED[request.scheduler_name],
         storage=storage,
         hyper_nodes=world["hypernodes"],
@@ -184,7 +204,7 @@ def _session(request: SessionInput) -> SessionReport:
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
     clock.lap("write")
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
-    bound = placements.confirmed(request.assumed, pods)
+    bound = placements.confirmed(assumed, pods)
     pending = placements.still_pending(snapshot, result)
     clock.lap("placements")
     activity.logger.info(
@@ -203,4 +223,10 @@ def _session(request: SessionInput) -> SessionReport:
         )
         for g in gangs
     ]
-    return SessionReport(jobs=jobs, bound=bound, pending=max(pending, 0))
+    return SessionReport(
+        jobs=jobs,
+        bound=bound,
+        pending=max(pending, 0),
+        bind_failed=bind_failed,
+        arrivals=arrived,
+    )

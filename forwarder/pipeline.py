@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from forwarder import kube, signaller, watch
-from forwarder.routing import coalesce, events, logs, router, wake
+from forwarder.routing import coalesce, events, logs, router
 from service import metrics
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class Pipeline:
     async def _handle(self, item: events.Inbound) -> None:
         self._count(item)
         try:
-            outgoing = self._router.route(item) + wake.wakes(item)
+            outgoing = self._router.route(item)
         except Exception:
             # One malformed object must not stop forwarding for every other Job.
             logger.exception("event not forwarded kind=%s", item.kind)

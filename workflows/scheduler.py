@@ -7,6 +7,13 @@ binds them all, so a worker that dies between decision and bind neither loses no
 double-books a node. A pod that could not be bound drops its assumption and is placed again.
 
 Patches in force:
+- `caldera-session-folds-binding` (asked once per run): one activity per session and nothing
+  else. A session first binds what the previous one placed (recorded as assumptions when it
+  returned), or, with nothing to bind, waits for work in the worker next to the cluster cache
+  (`activities.cluster`: a pod waiting for a node, a new PodGroup) for up to the period. So a
+  session costs one activity and one workflow task: no timer, no `work_arrived` signals, no
+  second activity to bind. Gangs with volumes to bind still go to `bind_session` in the
+  background (volume binding may wait minutes for a provisioner).
 - `handoffs-in-background`: a session's placements are carried out while the next session
   runs (before it, each session waited for them all).
 - `binds-in-session`: this workflow binds its placements itself, in one activity per session
@@ -28,12 +35,15 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities import binding, options, sessions
-    from activities.messages import BindSessionInput, JobPlacements, SessionInput
+    from activities.messages import Arrivals, BindSessionInput, JobPlacements, SessionInput
     from controllers.scheduler import session
     from controllers.scheduler.session import SchedulerState
     from models import signals, task_queues
     from workflows import activity_call
     from workflows.inbox import continue_due
+
+
+FOLDS_BINDING = "caldera-session-folds-binding"
 
 
 class SchedulerWorkflowInput(BaseModel):
@@ -42,6 +52,8 @@ class SchedulerWorkflowInput(BaseModel):
     state: SchedulerState = SchedulerState()
     period_ms: int = 1000
     max_history: int = 0  # 0: continue as new when the server suggests it
+    to_bind: list[JobPlacements] = []  # placed by the last session, bound by the next
+    arrivals: Arrivals | None = None  # where the last session read the arrivals
 
 
 @workflow.defn(name=signals.SCHEDULER_WORKFLOW)
@@ -54,6 +66,8 @@ class SchedulerWorkflow:
         self._period = timedelta(milliseconds=start.period_ms)
         self._max_history = start.max_history
         self._handoffs: set[asyncio.Task[None]] = set()
+        self._to_bind = list(start.to_bind)
+        self._arrivals = start.arrivals
 
     @workflow.signal(name=signals.SIGNAL_WORK_ARRIVED)
     def work_arrived(self, work: signals.WorkArrived) -> None:
@@ -70,19 +84,21 @@ class SchedulerWorkflow:
 
     @workflow.run
     async def run(self, start: SchedulerWorkflowInput) -> None:
+        folds = workflow.patched(FOLDS_BINDING)
         while True:
-            # The period elapsing without work is a regular session.
-            with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(
-                    lambda: self._work,
-                    timeout=session.period(self._state, self._period),
-                    timeout_summary="next session",
-                )
+            if not folds:
+                # The period elapsing without work is a regular session.
+                with contextlib.suppress(TimeoutError):
+                    await workflow.wait_condition(
+                        lambda: self._work,
+                        timeout=session.period(self._state, self._period),
+                        timeout_summary="next session",
+                    )
             self._work = False
             for failed in self._failed:
                 self._state = session.dropped(self._state, failed)
             self._failed.clear()
-            await self._session()
+            await (self._folded_session() if folds else self._session())
             if continue_due(self._max_history):
                 await workflow.wait_condition(
                     lambda: workflow.all_handlers_finished() and not self._handoffs
@@ -92,11 +108,62 @@ class SchedulerWorkflow:
                         state=self._state,
                         period_ms=int(self._period.total_seconds() * 1000),
                         max_history=self._max_history,
+                        to_bind=self._to_bind,
+                        arrivals=self._arrivals,
                     ),
                     # Its own task queue: its tasks never wait behind the jobs' (a run started
                     # on the shared queue before moves there here).
                     task_queue=task_queues.SCHEDULER,
                 )
+
+    async def _folded_session(self) -> None:
+        """One activity: bind the last session's placements (or wait for work), then place."""
+        now = workflow.now()
+        number = self._state.session
+        binding_now, self._to_bind = self._to_bind, []
+        pods = sum(len(j.placements) for j in binding_now)
+        wait = 0.0 if binding_now else session.period(self._state, self._period).total_seconds()
+        try:
+            result = await activity_call.run(
+                sessions.schedule_session,
+                SessionInput(
+                    scheduler_name=self._state.name,
+                    session=number,
+                    assumed=session.live(self._state, now),
+                    bind=binding_now,
+                    wait_seconds=wait,
+                    since=self._arrivals,
+                ),
+                options.SESSION,
+                f"session {number}: bind {pods} pods, then place" if pods else f"session {number}",
+            )
+        except ActivityError as e:
+            workflow.logger.warning(
+                "session failed scheduler=%s session=%d error=%s", self._state.name, number, e.cause
+            )
+            # What it was to bind may or may not be bound: placed again once the cache says.
+            unbound = {
+                f"{j.namespace}/{p.pod}": "session failed"
+                for j in binding_now
+                for p in j.placements
+            }
+            self._state = session.dropped(self._state, signals.BindFailed(pods=unbound))
+            self._state = self._state.model_copy(update={"session": number + 1})
+            self._arrivals = None
+            return
+        self._arrivals = result.arrivals
+        if result.bind_failed:
+            self._state = session.dropped(self._state, signals.BindFailed(pods=result.bind_failed))
+        placements = [(j.job_workflow_id, j.namespace, j.placements) for j in result.jobs]
+        self._state, _ = session.after_session(
+            self._state, placements, result.bound, result.pending, workflow.now()
+        )
+        with_volumes = [j for j in result.jobs if _binds_volumes(j)]
+        self._to_bind = [j for j in result.jobs if not _binds_volumes(j)]
+        if with_volumes:
+            task = asyncio.create_task(self._bind(number, with_volumes))
+            self._handoffs.add(task)
+            task.add_done_callback(self._handoffs.discard)
 
     async def _session(self) -> None:
         now = workflow.now()
@@ -176,3 +243,7 @@ class SchedulerWorkflow:
                 pods={f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
             )
         return None
+
+
+def _binds_volumes(job: JobPlacements) -> bool:
+    return any(p.volumes.static or p.volumes.provision for p in job.placements)

@@ -5,8 +5,10 @@ A Job's pods change in bursts (creation, scheduling, a node failing), and so do 
 a queue; one signal per change would flood the workflow (a workflow task should see at most
 about 100 signals, and a run must stay far below Temporal's 10,000). So updates wait at most
 `delay` seconds after the first one of a batch, only the latest per pod (per PodGroup key for a
-queue) is kept, and the batch leaves as one `pods_changed` / `pod_groups_changed` signal per 100
-items.
+queue) is kept, and the batch leaves as one `pods_changed` signal per 100 pods. A queue's
+batch waits `queue_delay` (2 s) and leaves as one `pod_groups_changed` per 500 PodGroups: the
+queue only counts them for its status, so during a burst of a thousand jobs it is told, and
+writes its status, every two seconds rather than five times a second.
 
 Ordering rule: any other signal for a workflow first flushes that workflow's pending batch, so
 the workflow receives everything in the order it happened (a pod change before the Job
@@ -24,7 +26,9 @@ from forwarder.routing import events
 from models import signals
 
 DEFAULT_DELAY = 0.2  # seconds
-MAX_PER_SIGNAL = 100  # pod snapshots or PodGroup refs in one signal
+MAX_PER_SIGNAL = 100  # pod snapshots in one signal
+QUEUE_DELAY = 2.0  # seconds a queue's PodGroup refs may wait
+MAX_GROUPS_PER_SIGNAL = 500  # PodGroup refs (~150 bytes each) in one signal
 _Item = TypeVar("_Item", signals.PodSnapshot, signals.BatchPodSnapshot, signals.PodGroupRef)
 
 
@@ -40,24 +44,27 @@ class _Batch:
     groups: OrderedDict[str, signals.PodGroupRef] = field(default_factory=OrderedDict)
     # Pods of a batch/v1 Job, keyed by uid like `pods`.
     batch_pods: OrderedDict[str, signals.BatchPodSnapshot] = field(default_factory=OrderedDict)
-    # A scheduler's wake-up: the latest reason (one signal however many arrived).
-    work: str | None = None
 
 
 class Coalescer:
     """Holds pending updates per workflow id; hands back signals ready to send."""
 
-    def __init__(self, delay: float = DEFAULT_DELAY, max_items: int = MAX_PER_SIGNAL) -> None:
+    def __init__(
+        self,
+        delay: float = DEFAULT_DELAY,
+        max_items: int = MAX_PER_SIGNAL,
+        queue_delay: float = QUEUE_DELAY,
+        max_groups: int = MAX_GROUPS_PER_SIGNAL,
+    ) -> None:
         self._delay = delay
         self._max_items = max_items
+        self._queue_delay = queue_delay
+        self._max_groups = max_groups
         self._batches: dict[str, _Batch] = {}
 
     def __len__(self) -> int:
         """Pending pod snapshots and PodGroup refs, all workflows together."""
-        return sum(
-            len(b.pods) + len(b.groups) + len(b.batch_pods) + (b.work is not None)
-            for b in self._batches.values()
-        )
+        return sum(len(b.pods) + len(b.groups) + len(b.batch_pods) for b in self._batches.values())
 
     def add(self, update: events.Batched, now: float, received: float | None = None) -> None:
         """`received`: when the watch event behind `update` arrived (None: unknown)."""
@@ -65,14 +72,13 @@ class Coalescer:
         match update:
             case events.GroupRefUpdate():
                 target = update.queue
-            case events.WorkUpdate():
-                target = update.scheduler
             case _:
                 target = update.job
         batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
-            batch = _Batch(target, now + self._delay)
+            delay = self._queue_delay if isinstance(target, events.QueueRef) else self._delay
+            batch = _Batch(target, now + delay)
             self._batches[target.workflow_id] = batch
         if received is not None:
             batch.received = min(received, batch.received or received)
@@ -82,8 +88,6 @@ class Coalescer:
         elif isinstance(update, events.BatchPodUpdate):
             batch.batch_pods.pop(update.pod.uid, None)
             batch.batch_pods[update.pod.uid] = update.pod
-        elif isinstance(update, events.WorkUpdate):
-            batch.work = update.reason
         else:
             batch.groups.pop(update.group.key, None)
             batch.groups[update.group.key] = update.group
@@ -112,15 +116,10 @@ class Coalescer:
         return [
             *self._chunks(batch.target, list(batch.batch_pods.values()), _batch_pods, None),
             *self._chunks(batch.target, list(batch.pods.values()), _pods, batch.received),
-            *self._chunks(batch.target, list(batch.groups.values()), _groups, batch.received),
-            *self._wake(batch),
+            *self._chunks(
+                batch.target, list(batch.groups.values()), _groups, batch.received, self._max_groups
+            ),
         ]
-
-    def _wake(self, batch: _Batch) -> list[events.Signal]:
-        if batch.work is None:
-            return []
-        work = signals.WorkArrived(reason=batch.work)
-        return [events.Signal(batch.target, signals.SIGNAL_WORK_ARRIVED, work, received=None)]
 
     def _chunks(
         self,
@@ -128,9 +127,10 @@ class Coalescer:
         items: list[_Item],
         signal: Callable[[list[_Item]], tuple[str, signals.Payload]],
         received: float | None,
+        most: int | None = None,
     ) -> list[events.Signal]:
-        """`items` in signals of at most `max_items` each."""
-        n = self._max_items
+        """`items` in signals of at most `most` (`max_items`) each."""
+        n = most or self._max_items
         return [
             events.Signal(target, *signal(items[i : i + n]), received=received)
             for i in range(0, len(items), n)

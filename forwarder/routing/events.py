@@ -137,23 +137,8 @@ class WorkloadRef:
         return keys.pod_group_workflow_id(self.namespace, self.owner_uid)
 
 
-@dataclass(frozen=True)
-class SchedulerRef:
-    """A gang scheduler's workflow (always running: it is only signalled, never started)."""
-
-    name: str
-
-    @property
-    def key(self) -> str:
-        return self.name
-
-    @property
-    def workflow_id(self) -> str:
-        return keys.scheduler_workflow_id(self.name)
-
-
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef | SchedulerRef | WorkloadRef | FlowRef | CronJobRef
+Target = JobRef | QueueRef | BatchJobRef | WorkloadRef | FlowRef | CronJobRef
 
 
 @dataclass(frozen=True)
@@ -193,15 +178,6 @@ class GroupRefUpdate:
 
 
 @dataclass(frozen=True)
-class WorkUpdate:
-    """Something new for a gang scheduler (a pod to place, a PodGroup to enqueue): one
-    `work_arrived` per coalescing window wakes it, instead of it waiting for its period."""
-
-    scheduler: SchedulerRef
-    reason: str
-
-
-@dataclass(frozen=True)
 class ConsumeCommand:
     """Delete the Command (namespace/name, exactly this uid), then, and only then, send `signal`."""
 
@@ -212,5 +188,5 @@ class ConsumeCommand:
 
 
 # What the coalescer holds back.
-Batched = PodUpdate | GroupRefUpdate | BatchPodUpdate | WorkUpdate
-Outbound = Signal | PodUpdate | GroupRefUpdate | BatchPodUpdate | WorkUpdate | ConsumeCommand
+Batched = PodUpdate | GroupRefUpdate | BatchPodUpdate
+Outbound = Signal | PodUpdate | GroupRefUpdate | BatchPodUpdate | ConsumeCommand

@@ -5,9 +5,8 @@ Volcano's PodGroup controller acts on a pod's arrival; here a pod is sent on its
 (and again on a full list, since what was sent before may have been lost with a leader), as a
 signal-with-start: the gang's workflow may have ended for want of new pods. The pod is
 remembered only until it is seen with its group-name annotation or deleted, so the index holds
-just the pods still waiting. Seeing one annotated while it waits for a node wakes the
-scheduler it names: its PodGroup exists now, and the gang can be placed without waiting for
-the scheduler's next period.
+just the pods still waiting. (Seeing one annotated while it waits for a node wakes its
+scheduler: the worker's cluster cache does that, `scheduling.arrivals`.)
 """
 
 from __future__ import annotations
@@ -16,19 +15,7 @@ from collections.abc import Callable, Set
 
 from forwarder.routing import events, translate
 from forwarder.routing import workload_translate as wt
-from models import labels, signals
-
-
-def _ready_to_place(obj: events.Obj) -> bool:
-    """Annotated with a group name, not going, Pending on no node."""
-    spec = obj.get("spec") or {}
-    phase = (obj.get("status") or {}).get("phase") or "Pending"
-    return (
-        bool(translate.annotations_of(obj).get(labels.GROUP_NAME))
-        and translate.metadata(obj).get("deletionTimestamp") is None
-        and not spec.get("nodeName")
-        and phase == "Pending"
-    )
+from models import signals
 
 
 class WorkloadPods:
@@ -48,13 +35,8 @@ class WorkloadPods:
             self._waiting.discard(uid)
             return []
         if not wt.wants_group(obj) or self._batch_job(obj) is not None:
-            if uid not in self._waiting:
-                return []
-            self._waiting.discard(uid)
-            if not _ready_to_place(obj):
-                return []
-            scheduler = events.SchedulerRef(str((obj.get("spec") or {}).get("schedulerName")))
-            return [events.WorkUpdate(scheduler, "pod joined its podgroup")]
+            self._waiting.discard(uid)  # annotated (the scheduler's cache wakes it), or not ours
+            return []
         if uid in self._waiting and not force:
             return []  # sent already; its workflow annotates it
         self._waiting.add(uid)

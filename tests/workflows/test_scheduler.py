@@ -1,10 +1,12 @@
 """SchedulerWorkflow on the time-skipping server: sessions are a fake `schedule_session` that
-places pods, binding a fake `bind_session` that records what it was asked to bind; placements
-are assumed before they are bound, kept until seen bound, and dropped when binding fails."""
+binds what it is handed (the last session's placements) or waits for work, then places pods;
+gangs with volumes go to a fake `bind_session`. Placements are assumed before they are bound,
+kept until seen bound, and dropped when binding fails."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.messages import (
+    Arrivals,
     BindSessionInput,
     BindSessionResult,
     JobPlacements,
@@ -37,21 +40,39 @@ class Cluster:
     to_place: dict[str, list[signals.PlacedPod]] = field(default_factory=dict)  # job id → pods
     bound: list[str] = field(default_factory=list)
     sessions: list[SessionInput] = field(default_factory=list)
-    binds: list[BindSessionInput] = field(default_factory=list)
+    binds: list[BindSessionInput] = field(default_factory=list)  # what bind_session was asked
     refuse: dict[str, str] = field(default_factory=dict)  # "<ns>/<pod>" → why it fails to bind
     binding_broken: bool = False  # every bind_session attempt fails
+    binding_sessions_broken: bool = False  # every session handed something to bind fails
+    work: threading.Event = field(default_factory=threading.Event)  # an arrival in the cache
+
+
+def _refused(cluster: Cluster, jobs: list[JobPlacements]) -> dict[str, str]:
+    pods = [f"{j.namespace}/{p.pod}" for j in jobs for p in j.placements]
+    return {pod: why for pod, why in cluster.refuse.items() if pod in pods}
 
 
 def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionReport]:
     @activity.defn(name="schedule_session")
     def schedule_session(request: SessionInput) -> SessionReport:
         cluster.sessions.append(request)
+        if cluster.binding_sessions_broken and request.bind:
+            raise ApplicationError("cluster cache not synced yet", non_retryable=True)
+        if not request.bind and request.wait_seconds > 0:
+            cluster.work.wait(0.2)  # real time: the cache's wait, cut short for the tests
+        cluster.work.clear()
         jobs = [
             JobPlacements(job_workflow_id=job, namespace="ns", placements=pods)
             for job, pods in sorted(cluster.to_place.items())
         ]
         cluster.to_place.clear()
-        return SessionReport(jobs=jobs, bound=list(cluster.bound), pending=0)
+        return SessionReport(
+            jobs=jobs,
+            bound=list(cluster.bound),
+            pending=0,
+            bind_failed=_refused(cluster, request.bind),
+            arrivals=Arrivals(token="worker", count=len(cluster.sessions)),
+        )
 
     return schedule_session
 
@@ -62,9 +83,9 @@ def fake_binding(cluster: Cluster) -> Callable[[BindSessionInput], BindSessionRe
         cluster.binds.append(request)
         if cluster.binding_broken:
             raise ApplicationError("apiserver unreachable", non_retryable=True)
-        pods = [f"{j.namespace}/{p.pod}" for j in request.jobs for p in j.placements]
-        failed = {pod: why for pod, why in cluster.refuse.items() if pod in pods}
-        return BindSessionResult(bound=len(pods) - len(failed), failed=failed)
+        failed = _refused(cluster, request.jobs)
+        pods = sum(len(j.placements) for j in request.jobs)
+        return BindSessionResult(bound=pods - len(failed), failed=failed)
 
     return bind_session
 
@@ -76,8 +97,9 @@ class Scheduler:
     cluster: Cluster
     handle: WorkflowHandle[SchedulerWorkflow, None]
 
-    async def session(self) -> None:
-        await self.handle.signal(SchedulerWorkflow.work_arrived, signals.WorkArrived())
+    def arrive(self) -> None:
+        """Work arrives in the cluster cache: a waiting session goes on at once."""
+        self.cluster.work.set()
 
     async def assumed(self) -> dict[str, str]:
         return await self.handle.query(SchedulerWorkflow.assumed)
@@ -125,57 +147,118 @@ async def until_true(probe: Callable[[], Awaitable[bool]], what: str, tries: int
     raise AssertionError(f"never: {what}")
 
 
-async def test_placements_are_assumed_then_bound_in_one_activity_and_confirmed(
+def bound_by_sessions(cluster: Cluster) -> list[tuple[str, list[str]]]:
+    """(job, pods) in the order sessions were handed them to bind."""
+    return [
+        (j.job_workflow_id, [p.pod for p in j.placements]) for s in cluster.sessions for j in s.bind
+    ]
+
+
+async def test_placements_are_assumed_then_bound_by_the_next_session_and_confirmed(
     scheduler: Scheduler,
 ) -> None:
     cluster = scheduler.cluster
     cluster.to_place["vcjob/ns/train"] = [placed("a", "n1"), placed("b", "n2")]
     cluster.to_place["vcjob/ns/eval"] = [placed("c", "n1")]
-    await scheduler.session()
+    scheduler.arrive()
 
-    async def bound() -> bool:
-        return len(cluster.binds) == 1
+    async def handed() -> bool:
+        return bool(bound_by_sessions(cluster))
 
-    await until_true(bound, "the session's placements bound")
-    [request] = cluster.binds
-    assert [(j.job_workflow_id, [p.pod for p in j.placements]) for j in request.jobs] == [
-        ("vcjob/ns/eval", ["c"]),
-        ("vcjob/ns/train", ["a", "b"]),
-    ]
+    await until_true(handed, "the next session given the placements to bind")
+    assert bound_by_sessions(cluster) == [("vcjob/ns/eval", ["c"]), ("vcjob/ns/train", ["a", "b"])]
+    binding = next(s for s in cluster.sessions if s.bind)
+    # It binds at once (no waiting), respecting what it binds, and no second activity binds.
+    assert binding.wait_seconds == 0
+    assert binding.assumed == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
+    assert cluster.binds == []
     assert await scheduler.assumed() == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
 
-    # The next session is told what it must respect, then sees `a` bound: confirmed.
+    # A later session sees `a` bound: confirmed; the rest stay assumed until seen bound.
     cluster.bound = ["ns/a"]
-    await scheduler.session()
+    scheduler.arrive()
 
     async def confirmed() -> bool:
         return await scheduler.assumed() == {"ns/b": "n2", "ns/c": "n1"}
 
     await until_true(confirmed, "bound pod's assumption confirmed")
-    later = [s for s in cluster.sessions if "ns/a" in s.assumed]
-    assert later and later[-1].assumed == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
-    assert len(cluster.binds) == 1  # a session that placed nothing binds nothing
+    assert len(bound_by_sessions(cluster)) == 2  # handed over once, never again
+
+
+async def test_an_idle_session_waits_for_work_from_where_the_last_one_read(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+
+    async def waited() -> bool:
+        return len(cluster.sessions) >= 3
+
+    await until_true(waited, "sessions ran")
+    first, second = cluster.sessions[1], cluster.sessions[2]
+    assert first.wait_seconds > 0 and first.bind == []
+    assert second.since == Arrivals(token="worker", count=2)  # the mark the one before returned
+    # Idle sessions back off: a longer wait each time, up to 8 periods.
+    assert second.wait_seconds > first.wait_seconds
 
 
 async def test_a_pod_that_could_not_be_bound_is_placed_again(scheduler: Scheduler) -> None:
     cluster = scheduler.cluster
     cluster.refuse = {"ns/x": "failed to bind to node n1: node not found"}
     cluster.to_place["vcjob/ns/run"] = [placed("x", "n1"), placed("y", "n2")]
-    await scheduler.session()
+    scheduler.arrive()
 
     async def dropped() -> bool:
-        return bool(cluster.binds) and await scheduler.assumed() == {"ns/y": "n2"}
+        return bool(bound_by_sessions(cluster)) and await scheduler.assumed() == {"ns/y": "n2"}
 
     await until_true(dropped, "the refused pod's assumption dropped, the other kept")
 
 
-async def test_binding_that_fails_drops_every_assumption_of_its_session(
+async def test_a_session_that_fails_drops_the_assumptions_it_was_binding(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+    cluster.binding_sessions_broken = True
+    cluster.to_place["vcjob/ns/run"] = [placed("x", "n1"), placed("y", "n2")]
+    scheduler.arrive()
+
+    async def dropped() -> bool:
+        tried = any(s.bind for s in cluster.sessions)
+        return tried and await scheduler.assumed() == {}
+
+    await until_true(dropped, "nothing assumed once the session binding it failed")
+
+
+async def test_gangs_with_volumes_to_bind_are_bound_by_their_own_activity(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+    with_claim = placed("v", "n1").model_copy(
+        update={"volumes": signals.VolumePlan(provision=["data"])}
+    )
+    cluster.to_place["vcjob/ns/vol"] = [with_claim]
+    cluster.to_place["vcjob/ns/plain"] = [placed("p", "n2")]
+    scheduler.arrive()
+
+    async def both() -> bool:
+        return bool(cluster.binds) and bool(bound_by_sessions(cluster))
+
+    await until_true(both, "each gang handed to its binder")
+    [request] = cluster.binds
+    assert [j.job_workflow_id for j in request.jobs] == ["vcjob/ns/vol"]
+    assert bound_by_sessions(cluster) == [("vcjob/ns/plain", ["p"])]
+
+
+async def test_binding_volumes_that_fails_drops_every_assumption_it_had(
     scheduler: Scheduler,
 ) -> None:
     cluster = scheduler.cluster
     cluster.binding_broken = True
-    cluster.to_place["vcjob/ns/run"] = [placed("x", "n1"), placed("y", "n2")]
-    await scheduler.session()
+    claims = signals.VolumePlan(provision=["data"])
+    cluster.to_place["vcjob/ns/run"] = [
+        placed("x", "n1").model_copy(update={"volumes": claims}),
+        placed("y", "n2"),
+    ]
+    scheduler.arrive()
 
     async def dropped() -> bool:
         return bool(cluster.binds) and await scheduler.assumed() == {}
@@ -186,7 +269,8 @@ async def test_binding_that_fails_drops_every_assumption_of_its_session(
 async def test_a_failed_bind_reported_by_a_job_drops_the_assumption(scheduler: Scheduler) -> None:
     """A BatchJobWorkflow or an older JobWorkflow that bound a gang itself reports back."""
     scheduler.cluster.to_place["vcjob/ns/run"] = [placed("p", "n3")]
-    await scheduler.session()
+    scheduler.cluster.bound = []
+    scheduler.arrive()
 
     async def assumed() -> bool:
         return await scheduler.assumed() == {"ns/p": "n3"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from activities.cluster import ClusterCache, Store
+from activities.messages import Arrivals
 
 pytestmark = pytest.mark.unit
 
@@ -42,3 +45,46 @@ def test_a_read_is_not_changed_by_later_events() -> None:
 def test_cache_reports_kinds_not_listed_yet() -> None:
     cache = ClusterCache({"nodes": lambda **_: None, "pods": lambda **_: None})
     assert cache.wait_synced(0.01) == ["nodes", "pods"]  # not started: nothing listed
+
+
+def waiting_pod(name: str, scheduler: str = "volcano") -> dict[str, object]:
+    return {
+        "metadata": {"name": name, "namespace": "a", "resourceVersion": "1"},
+        "spec": {"schedulerName": scheduler},
+        "status": {"phase": "Pending"},
+    }
+
+
+def _cache() -> tuple[ClusterCache, dict[str, object]]:
+    calls = {"pods": lambda **_: None, "podgroups": lambda **_: None, "nodes": lambda **_: None}
+    cache = ClusterCache(calls)
+    return cache, {r.kind: r for r in cache._reflectors}
+
+
+def _event(cache: ClusterCache, kind: str, type_: str, obj: dict[str, object]) -> None:
+    cache._applier(kind)(type_, obj)  # what the reflector thread calls
+
+
+def test_a_waiting_session_goes_on_when_a_pod_arrives_for_its_scheduler() -> None:
+    cache, _ = _cache()
+    since = cache.arrivals("volcano")
+    _event(cache, "pods", "ADDED", waiting_pod("other", scheduler="default-scheduler"))
+    assert cache.wait_for_work("volcano", since, 0.05, lambda: None) is False
+    beats: list[int] = []
+    timer = threading.Timer(0.1, _event, (cache, "pods", "ADDED", waiting_pod("p")))
+    timer.start()
+    assert cache.wait_for_work("volcano", since, 10.0, lambda: beats.append(1)) is True
+    assert cache.arrivals("volcano").count == since.count + 1
+    # One that arrived before the wait began, after the mark, is not missed.
+    _event(cache, "podgroups", "ADDED", {"metadata": {"name": "g", "namespace": "a"}})
+    assert cache.wait_for_work("volcano", cache.arrivals("volcano"), 0.01, lambda: None) is False
+    assert cache.wait_for_work("volcano", since, 0.01, lambda: None) is True
+
+
+def test_a_mark_from_another_worker_counts_arrivals_from_now() -> None:
+    cache, _ = _cache()
+    _event(cache, "pods", "ADDED", waiting_pod("p"))
+    elsewhere = Arrivals(token="another worker", count=0)
+    # The arrival above predates the wait: only later ones end it.
+    assert cache.wait_for_work("volcano", elsewhere, 0.05, lambda: None) is False
+    assert cache.has("nodes", "/n1") is None  # nodes not listed yet: it cannot say

@@ -6,7 +6,6 @@ UID precondition that no longer holds); the real thing is exercised in tests/e2e
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from models.keys import JobKey
 from scheduling.config import Action
 from scheduling.result import Eviction, EvictReason
 from scheduling.snapshot import NodeName, PodKey
+from tests.unit.activities.test_sessions import FakeCache
 from tests.unit.scheduling.builders import gang, make_node, make_queue, running
 
 pytestmark = pytest.mark.unit
@@ -162,17 +162,6 @@ def _world() -> dict[str, list[Obj]]:
         "hypernodes": [],
         "csinodes": [],
     }
-
-
-class FakeCache:
-    def __init__(self, world: dict[str, list[Obj]]) -> None:
-        self.world = world
-
-    def wait_synced(self, timeout: float) -> list[str]:
-        return []
-
-    def read(self) -> dict[str, list[Obj]]:
-        return copy.deepcopy(self.world)
 
 
 def _session(monkeypatch: pytest.MonkeyPatch, core: FakeCore) -> None:

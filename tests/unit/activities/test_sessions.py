@@ -16,9 +16,15 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import cluster, events, kube, options, sessions
-from activities.messages import RecordEventInput, SessionInput, SessionReport
-from models import vcjob
+from activities import binding, cluster, events, kube, options, sessions
+from activities.messages import (
+    Arrivals,
+    JobPlacements,
+    RecordEventInput,
+    SessionInput,
+    SessionReport,
+)
+from models import signals, vcjob
 from tests.unit.scheduling.builders import gang, make_node, make_queue
 
 pytestmark = pytest.mark.unit
@@ -30,12 +36,22 @@ class FakeCache:
     def __init__(self, world: dict[str, list[Obj]], missing: list[str] | None = None) -> None:
         self.world = world
         self.missing = missing or []
+        self.waits: list[tuple[str, Arrivals | None, float]] = []
 
     def wait_synced(self, timeout: float) -> list[str]:
         return self.missing
 
     def read(self) -> dict[str, list[Obj]]:
         return copy.deepcopy(self.world)
+
+    def arrivals(self, scheduler: str) -> Arrivals:
+        return Arrivals(token="fake", count=7)
+
+    def wait_for_work(
+        self, scheduler: str, since: Arrivals | None, seconds: float, alive: Any
+    ) -> bool:
+        self.waits.append((scheduler, since, seconds))
+        return False
 
 
 class FakeApi:
@@ -218,3 +234,52 @@ def test_a_session_heartbeats_so_one_on_a_dead_worker_is_retried_soon(
     assert len(beats) >= 5  # read, snapshot, decide, each write, placements
     assert options.SESSION.heartbeat is not None
     assert options.SESSION.heartbeat <= timedelta(seconds=15) < options.SESSION.start_to_close
+
+
+def test_a_session_binds_what_the_last_one_placed_first_and_places_a_refused_pod_again(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    world = _world(gang("run", 1, phase="Inqueue"), nodes=2)
+    cache = FakeCache(world)
+    monkeypatch.setattr(cluster, "cluster", lambda: cache)
+    handed: list[list[JobPlacements]] = []
+
+    def bind_gangs(jobs: list[JobPlacements], timeout: float) -> tuple[int, dict[str, str]]:
+        handed.append(jobs)
+        return 0, {"default/run-worker-0": "failed to bind to node n0: node not found"}
+
+    monkeypatch.setattr(binding, "bind_gangs", bind_gangs)
+    last = JobPlacements(
+        job_workflow_id="vcjob/default/run",
+        namespace="default",
+        placements=[signals.PlacedPod(pod="run-worker-0", node="n0")],
+    )
+    request = SessionInput(
+        scheduler_name="volcano",
+        session=2,
+        assumed={"default/run-worker-0": "n0"},
+        bind=[last],
+        wait_seconds=4.0,
+    )
+    report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
+    assert handed == [[last]] and cache.waits == []  # bound at once, no waiting
+    assert report.bind_failed == {
+        "default/run-worker-0": "failed to bind to node n0: node not found"
+    }
+    # No longer assumed, so this very session places it again.
+    assert [p.pod for j in report.jobs for p in j.placements] == ["run-worker-0"]
+    assert report.arrivals == Arrivals(token="fake", count=7)
+
+
+def test_a_session_with_nothing_to_bind_waits_for_work_from_the_last_mark(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    cache = FakeCache(_world())
+    monkeypatch.setattr(cluster, "cluster", lambda: cache)
+    mark = Arrivals(token="fake", count=3)
+    request = SessionInput(
+        scheduler_name="volcano", session=5, assumed={}, wait_seconds=2.0, since=mark
+    )
+    report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
+    assert cache.waits == [("volcano", mark, 2.0)]
+    assert report.jobs == [] and report.bind_failed == {}

@@ -114,13 +114,15 @@ async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
 
 
 async def test_lease_lost_drops_pending_batches() -> None:
-    # A pending pod wakes the scheduler through a batch that nothing else flushes.
-    pending = pod()
-    pending["spec"]["schedulerName"] = "volcano"
-    sender, _, _ = await run_term(False, [], {K.JOB: [job()], K.POD: [pending]})
-    assert signals.SIGNAL_JOB_OBSERVED in sender.names()
-    assert signals.SIGNAL_WORK_ARRIVED not in sender.names()
-    assert sender.abandoned
+    sender = Sender()
+    calls = {k: Endpoint([], [], k) for k in K}
+    term = pipeline.Pipeline(calls, lambda *_: True, sender, delay=60)  # type: ignore[arg-type]
+    # A Job's pod snapshot waiting in a batch that nothing else flushes.
+    ref = events.JobRef("ns", "train")
+    snapshot = signals.PodSnapshot(name="train-w-0", uid="u0", task="w", phase="Running")
+    term._coalescer.add(events.PodUpdate(ref, snapshot), now=0.0)
+    await term.finish(graceful=False)
+    assert sender.names() == [] and sender.abandoned
 
 
 @pytest.mark.parametrize(

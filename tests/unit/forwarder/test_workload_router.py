@@ -110,15 +110,16 @@ def test_pod_sent_once_until_relisted() -> None:
     assert len(again) == 1
 
 
-def test_annotated_pending_pod_wakes_its_scheduler_once() -> None:
+def test_an_annotated_pod_is_forgotten_and_sends_nothing() -> None:
+    """Its scheduler hears of it from the worker's cluster cache (`scheduling.arrivals`)."""
     r = router.Router()
     r.route(added(K.WORKLOAD_POD, pod()))
     out = route_all(
         r,
         modified(K.WORKLOAD_POD, pod(notes=GROUPED)),
-        modified(K.WORKLOAD_POD, pod(notes=GROUPED)),
+        modified(K.WORKLOAD_POD, pod()),
     )
-    assert out == [events.WorkUpdate(events.SchedulerRef("volcano"), "pod joined its podgroup")]
+    assert len(out) == 1  # only the un-annotated pod seen again after being forgotten
 
 
 def test_deleted_pod_forgotten() -> None:

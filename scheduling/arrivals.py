@@ -1,0 +1,48 @@
+"""Which watch events wake a gang scheduler's waiting session.
+
+A session waits for work in the worker that runs it, next to the cluster cache, instead of a
+timer in the SchedulerWorkflow and a `work_arrived` signal per burst: the cache asks this of
+every change it applies. Work is a pod that arrived waiting for a node, a pod that joined its
+PodGroup while waiting (its gang can be placed now), and a new PodGroup to enqueue (it names no
+scheduler: its Job's default one is woken). Anything else waits for the scheduler's period.
+Pure: the objects are the apiserver's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from models import labels
+from models.defaults import DEFAULT_SCHEDULER
+
+Obj = Mapping[str, Any]
+
+
+def _waiting(pod: Obj) -> bool:
+    """Pending on no node, not going."""
+    spec = pod.get("spec") or {}
+    meta = pod.get("metadata") or {}
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    return not spec.get("nodeName") and phase == "Pending" and not meta.get("deletionTimestamp")
+
+
+def _group(pod: Obj | None) -> str:
+    annotations = ((pod or {}).get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(labels.GROUP_NAME) or "")
+
+
+def woken(kind: str, type_: str, before: Obj | None, after: Obj) -> str | None:
+    """The scheduler this change is work for (`kind` as the cluster cache names its stores:
+    "pods", "podgroups"); None: no one's."""
+    if kind == "podgroups":
+        return DEFAULT_SCHEDULER if type_ == "ADDED" else None
+    if kind != "pods" or type_ == "DELETED" or not _waiting(after):
+        return None
+    name = (after.get("spec") or {}).get("schedulerName")
+    if not name:
+        return None
+    if type_ == "ADDED" or before is None:
+        return str(name)
+    joined = _group(after) and not _group(before)
+    return str(name) if joined else None
