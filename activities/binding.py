@@ -242,9 +242,9 @@ def _volumes_of(
     """Each placed pod's volumes (reverted if they fail); the pods whose volumes failed."""
     failed: dict[str, str] = {}
     for placed in placements:
-        plan = placed.volumes
-        if not plan.static and not plan.provision:
+        if not placed.binds_volumes:
             continue
+        plan = placed.volumes
         volumes = VolumesInput(
             namespace=namespace,
             pod=placed.pod,
@@ -289,9 +289,7 @@ def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[in
     and "<ns>/<pod>" → why for those that were not. A pod that could not be bound gets
     PodScheduled=False saying why; the caller drops its assumption, so a later session places
     it again."""
-    with_volumes = [
-        j for j in jobs if any(p.volumes.static or p.volumes.provision for p in j.placements)
-    ]
+    with_volumes = [j for j in jobs if any(p.binds_volumes for p in j.placements)]
     failed: dict[tuple[str, str], str] = {}
     if with_volumes:
         with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:

@@ -178,6 +178,9 @@ class SessionInput(Message):
     # ... and, with nothing to bind, how long to wait for an arrival after `since` first.
     wait_seconds: float = 0.0
     since: Arrivals | None = None
+    # This session's placements are bound by the next: the PodGroup status of those gangs
+    # waits for it (one write with the pods bound, not one before and one after).
+    bind_next: bool = False
 
 
 class SessionReport(Message):

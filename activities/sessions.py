@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, TypeVar
 
@@ -34,10 +34,12 @@ from activities.messages import (
     Unschedulable,
 )
 from models import scheduling
+from models.keys import JobKey
 from scheduling import placements, writes
 from scheduling.actions import run_session
 from scheduling.objects import ParseMemo, snapshot_from_objects
 from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.result import Placement
 from scheduling.volumes import Storage
 from scheduling.writes import GroupStatusWrite, JobNotice, PodScheduledWrite, QueueAllocatedWrite
 from service import metrics
@@ -143,6 +145,21 @@ def _waited() -> float:
     return (info.started_time - info.current_attempt_scheduled_time).total_seconds()
 
 
+def _held(
+    placed: Sequence[Placement],
+    groups: Mapping[JobKey, ObservedGroup],
+    gangs: Sequence[placements.GangPlacements],
+) -> set[JobKey]:
+    """PodGroups of the gangs the next session binds: their status waits for it, which writes
+    the Scheduled condition and, the pods bound, Running at once (one write, not two)."""
+    with_volumes = {g.job_workflow_id for g in gangs if any(p.binds_volumes for p in g.placements)}
+    return {
+        p.job
+        for p in placed
+        if (g := groups.get(p.job)) is not None and placements.job_workflow(g) not in with_volumes
+    }
+
+
 @activity.defn(name="schedule_session")
 def schedule_session(request: SessionInput) -> SessionReport:
     """One session, counted and timed (caldera_scheduling_session_duration_seconds)."""
@@ -154,12 +171,15 @@ def _session(request: SessionInput) -> SessionReport:
     clock = _Clock()
     cache = _cache()
     assumed, bind_failed = request.assumed, dict[str, str]()
+    bound_now: frozenset[str] = frozenset()
     if request.bind:
         # The previous session's placements first (their assumptions were recorded when it
         # returned): a pod that could not be bound is no longer assumed, so this session
         # places it again.
         _, bind_failed = binding.bind_gangs(request.bind, BIND_VOLUME_TIMEOUT)
         assumed = {pod: node for pod, node in assumed.items() if pod not in bind_failed}
+        handed = {f"{j.namespace}/{p.pod}" for j in request.bind for p in j.placements}
+        bound_now = frozenset(handed - bind_failed.keys())
         clock.lap("bind")
     elif request.wait_seconds > 0:
         cache.wait_for_work(
@@ -180,6 +200,7 @@ def _session(request: SessionInput) -> SessionReport:
         world["priority"],
         scheduler_names=(request.scheduler_name,),
         assumed=assumed,
+        bound=bound_now,
         memo=_PARSED[request.scheduler_name],
         storage=storage,
         hyper_nodes=world["hypernodes"],
@@ -191,9 +212,15 @@ def _session(request: SessionInput) -> SessionReport:
     pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}
     queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
     session = request.session
+    gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
+    held = _held(result.placements, groups, gangs) if request.bind_next else set()
     _side_by_side(
         _write_pod_group,
-        writes.group_writes(result.phase_updates, result.conditions, groups, session),
+        [
+            w
+            for w in writes.group_writes(result.phase_updates, result.conditions, groups, session)
+            if w.key not in held
+        ],
     )
     _side_by_side(_write_pod_scheduled, writes.pod_scheduled_writes(result.pod_conditions, pods))
     for write in writes.queue_allocated_writes(result.queue_allocated, queues):
@@ -203,7 +230,6 @@ def _session(request: SessionInput) -> SessionReport:
     }
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
     clock.lap("write")
-    gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
     bound = placements.confirmed(assumed, pods)
     pending = placements.still_pending(snapshot, result)
     clock.lap("placements")

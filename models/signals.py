@@ -272,6 +272,11 @@ class PlacedPod(Payload):
     node: str
     volumes: VolumePlan = Field(default_factory=VolumePlan)
 
+    @property
+    def binds_volumes(self) -> bool:
+        """Its claims are bound on its node first (which may wait minutes for a provisioner)."""
+        return bool(self.volumes.static or self.volumes.provision)
+
 
 class PodsPlaced(Payload):
     """Sent by the SchedulerWorkflow to a JobWorkflow: bind these pods (a whole gang)."""

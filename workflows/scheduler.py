@@ -133,6 +133,7 @@ class SchedulerWorkflow:
                     bind=binding_now,
                     wait_seconds=wait,
                     since=self._arrivals,
+                    bind_next=True,
                 ),
                 options.SESSION,
                 f"session {number}: bind {pods} pods, then place" if pods else f"session {number}",
@@ -246,4 +247,4 @@ class SchedulerWorkflow:
 
 
 def _binds_volumes(job: JobPlacements) -> bool:
-    return any(p.volumes.static or p.volumes.provision for p in job.placements)
+    return any(p.binds_volumes for p in job.placements)

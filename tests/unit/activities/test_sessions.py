@@ -283,3 +283,29 @@ def test_a_session_with_nothing_to_bind_waits_for_work_from_the_last_mark(
     report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
     assert cache.waits == [("volcano", mark, 2.0)]
     assert report.jobs == [] and report.bind_failed == {}
+
+
+def test_a_gang_bound_by_the_next_session_gets_one_status_write_with_its_pods_bound(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    """Volcano writes Scheduled when it allocates and Running once the pods are bound; the
+    session that binds them writes both at once."""
+    world = _world(gang("run", 1, phase="Inqueue"))
+    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    monkeypatch.setattr(binding, "bind_gangs", lambda jobs, timeout: (1, {}))
+    placing = SessionInput(scheduler_name="volcano", session=1, assumed={}, bind_next=True)
+    report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, placing)
+    [job] = report.jobs
+    assert api.of("podgroups") == []  # held for the session that binds it
+
+    binding_session = SessionInput(
+        scheduler_name="volcano",
+        session=2,
+        assumed={"default/run-worker-0": job.placements[0].node},
+        bind=report.jobs,
+        bind_next=True,
+    )
+    ActivityEnvironment().run(sessions.schedule_session, binding_session)
+    [(key, status)] = api.of("podgroups")
+    assert key == "default/run" and status["phase"] == "Running"
+    assert [c["type"] for c in status["conditions"]] == ["Scheduled"]
