@@ -5,6 +5,7 @@ The file is kept in write-ahead-log mode with `synchronous=NORMAL`: a commit is 
 the log instead of a rewrite and two fsyncs, and a committed transaction survives the server
 process crashing (only a power cut can lose the last ones). `CALDERA_TEMPORAL_SQLITE_PRAGMAS`
 replaces the pragmas (comma-separated `name=value`; empty: the server's defaults).
+`CALDERA_TEMPORAL_GOGC` sets the server's Go garbage-collection target (`GOGC`; unset: Go's).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from service import search_attributes
 
 DEFAULT_PORT: Final = 7233
 PRAGMAS_VARIABLE: Final = "CALDERA_TEMPORAL_SQLITE_PRAGMAS"
+GOGC_VARIABLE: Final = "CALDERA_TEMPORAL_GOGC"
 DEFAULT_PRAGMAS: Final = "journal_mode=wal,synchronous=normal"
 DEFAULT_UI_PORT: Final = 8233
 _TYPE_NAMES: Final = {SearchAttributeIndexedValueType.KEYWORD: "Keyword"}
@@ -106,7 +108,8 @@ def start(
     for pragma in pragmas():
         argv += ["--sqlite-pragma", pragma]
     argv += search_attribute_flags()
-    proc = processes.start("temporal", argv, workdir / "logs")
+    gogc = os.environ.get(GOGC_VARIABLE)
+    proc = processes.start("temporal", argv, workdir / "logs", {"GOGC": gogc} if gogc else None)
     try:
         processes.wait_until(
             proc, lambda: _listening(port) and _listening(ui_port), timeout, "listening"
