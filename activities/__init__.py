@@ -27,6 +27,7 @@ from activities import (
     status,
     volumes,
     workloads,
+    writes,
 )
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
@@ -36,6 +37,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     podgroups.ensure_pod_group,
     podgroups.delete_pod_group,
     status.write_job_status,
+    writes.apply_writes,  # a decision's status, PodGroup and pod writes as one local activity
     events.record_event,
     jobs.delete_job,
     volumes.ensure_volumes,

@@ -54,7 +54,10 @@ def write_event(request: RecordEventInput) -> None:
         "count": 1,
     }
     with errors.kube_call(f"record event on {request.kind} {request.name}"):
-        kube.core().create_namespaced_event(request.namespace, kube.body(body))
+        made = kube.core().create_namespaced_event(
+            request.namespace, kube.body(body), _preload_content=False
+        )
+        kube.unread(made)
 
 
 def try_event(request: RecordEventInput) -> None:

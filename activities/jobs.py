@@ -19,7 +19,14 @@ def delete_job(request: DeleteJobInput) -> Done:
     with errors.kube_call(
         f"delete job {request.namespace}/{request.name}", ok=frozenset({404, 409})
     ):
-        kube.custom().delete_namespaced_custom_object(
-            vcjob.GROUP, vcjob.VERSION, request.namespace, "jobs", request.name, body=options
+        deleted = kube.custom().delete_namespaced_custom_object(
+            vcjob.GROUP,
+            vcjob.VERSION,
+            request.namespace,
+            "jobs",
+            request.name,
+            body=options,
+            _preload_content=False,
         )
+        kube.unread(deleted)
     return Done()

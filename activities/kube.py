@@ -11,6 +11,7 @@ import functools
 from typing import Any
 
 from kubernetes import client
+from urllib3.response import BaseHTTPResponse
 
 from service import kube
 
@@ -34,6 +35,18 @@ def core() -> client.CoreV1Api:
 
 def custom() -> client.CustomObjectsApi:
     return client.CustomObjectsApi(api())
+
+
+def unread(response: object) -> None:
+    """Done with the raw response of a call made with `_preload_content=False`, whose answer
+    nobody reads: the client skips deserialising it into typed models (a pod into V1Pod
+    costs more than the request's own work in Python) and still raises ApiException, with
+    status, reason and body, on a non-2xx answer. Its connection goes back to the pool
+    rather than staying held by the unread body. Anything else (a test's fake client
+    answers None) needs nothing."""
+    if isinstance(response, BaseHTTPResponse):
+        response.drain_conn()
+        response.release_conn()
 
 
 def body(doc: dict[str, Any]) -> Any:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from models import batchv1, signals, vcjob
 
@@ -111,6 +111,67 @@ class VolumesResult(Done):
     that began before the names were reported recorded `ensure_volumes` answering `Done`."""
 
     claims: list[str] = []
+
+
+# -- one decision's short writes of a Volcano Job, as one local activity (`activities.writes`) --
+
+
+class WriteStatusStep(Message):
+    activity: Literal["write_job_status"] = "write_job_status"  # the call it stands for
+    input: WriteStatusInput
+
+
+class EnsurePodGroupStep(Message):
+    activity: Literal["ensure_pod_group"] = "ensure_pod_group"
+    input: EnsurePodGroupInput
+
+
+class DeletePodGroupStep(Message):
+    activity: Literal["delete_pod_group"] = "delete_pod_group"
+    input: PodGroupInput
+
+
+class CreatePodsStep(Message):
+    activity: Literal["create_pods"] = "create_pods"
+    input: CreatePodsInput
+
+
+class DeletePodsStep(Message):
+    activity: Literal["delete_pods"] = "delete_pods"
+    input: PodsInput
+
+
+WriteStep = Annotated[
+    WriteStatusStep | EnsurePodGroupStep | DeletePodGroupStep | CreatePodsStep | DeletePodsStep,
+    Field(discriminator="activity"),
+]
+
+
+class WritesInput(Message):
+    steps: list[WriteStep]  # in the order the decision's effects came
+
+
+class StepOutcome(Message):
+    """What one step came to, as its own activity would have ended."""
+
+    error: str = ""  # "": done; else the error its own activity would have failed with
+    namespace_gone: bool = False  # the error says the namespace is going (no step runs after)
+    created: CreatePodsResult | None = None  # a pod creation's result; None: not one, or failed
+    deleted: DeletePodsResult | None = None  # a pod deletion's result; None: not one, or failed
+
+
+class WritesResult(Message):
+    # One per step carried out, in order; fewer than the steps when the namespace went.
+    outcomes: list[StepOutcome]
+
+
+class WritesFailed(Message):
+    """The details of an attempt that failed with a step's retryable error: which step, and
+    what the steps before it came to (the shell hands back that step's failure alone once
+    the attempts run out, and goes on after it)."""
+
+    step: int
+    outcomes: list[StepOutcome]
 
 
 class Placement(Message):

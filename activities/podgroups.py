@@ -94,9 +94,10 @@ def ensure_pod_group(request: EnsurePodGroupInput) -> Done:
     }
     created = False
     with errors.kube_call(f"create podgroup {namespace}/{name}", ok=errors.EXISTS_OK):
-        kube.custom().create_namespaced_custom_object(
-            _GROUP, _VERSION, namespace, _PLURAL, manifest
+        made = kube.custom().create_namespaced_custom_object(
+            _GROUP, _VERSION, namespace, _PLURAL, manifest, _preload_content=False
         )
+        kube.unread(made)
         created = True
     if not created:
         current = _read(namespace, name)
@@ -120,15 +121,17 @@ def _update(namespace: str, name: str, current: dict[str, Any], spec: dict[str, 
     patch = {k: spec.get(k) for k in mutable if current.get("spec", {}).get(k) != spec.get(k)}
     if patch:
         with errors.kube_call(f"update podgroup {namespace}/{name}"):
-            kube.custom().patch_namespaced_custom_object(
-                _GROUP, _VERSION, namespace, _PLURAL, name, {"spec": patch}
+            patched = kube.custom().patch_namespaced_custom_object(
+                _GROUP, _VERSION, namespace, _PLURAL, name, {"spec": patch}, _preload_content=False
             )
+            kube.unread(patched)
 
 
 @activity.defn(name="delete_pod_group")
 def delete_pod_group(request: PodGroupInput) -> Done:
     with errors.kube_call(f"delete podgroup {request.namespace}/{request.name}", ok=errors.GONE_OK):
-        kube.custom().delete_namespaced_custom_object(
-            _GROUP, _VERSION, request.namespace, _PLURAL, request.name
+        deleted = kube.custom().delete_namespaced_custom_object(
+            _GROUP, _VERSION, request.namespace, _PLURAL, request.name, _preload_content=False
         )
+        kube.unread(deleted)
     return Done()

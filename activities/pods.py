@@ -8,8 +8,10 @@ doing, not an eviction.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.common import MetricCounter
@@ -25,7 +27,29 @@ from activities.messages import (
 from models import labels
 from service import metrics
 
-_PARALLEL = 16
+_PARALLEL = 16  # requests in flight per call
+# One pool per process, as many threads as the client keeps connections: a pool made per call
+# started a thread per pod and joined them all again, for every creation of a one-pod job.
+_POOL = ThreadPoolExecutor(max_workers=kube.CONNECTIONS, thread_name_prefix="caldera-pods")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def fan_out(call: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """`call` over `items`, at most `_PARALLEL` at once on the process's pool; one item runs
+    in the caller's thread. Every call runs to its end before the first error (in item order)
+    is raised, as a pool of the call's own did on leaving its `with`."""
+    if len(items) < 2:
+        return [call(item) for item in items]
+    window = threading.BoundedSemaphore(_PARALLEL)
+    futures: list[Future[R]] = []
+    for item in items:
+        window.acquire()
+        future = _POOL.submit(call, item)
+        future.add_done_callback(lambda _: window.release())
+        futures.append(future)
+    wait(futures)
+    return [f.result() for f in futures]
 
 
 def _create(namespace: str, manifest: dict[str, Any], counter: MetricCounter) -> bool:
@@ -33,7 +57,10 @@ def _create(namespace: str, manifest: dict[str, Any], counter: MetricCounter) ->
     name = manifest["metadata"]["name"]
     created = False
     with errors.kube_call(f"create pod {namespace}/{name}", ok=errors.EXISTS_OK):
-        kube.core().create_namespaced_pod(namespace, kube.body(manifest))
+        made = kube.core().create_namespaced_pod(
+            namespace, kube.body(manifest), _preload_content=False
+        )
+        kube.unread(made)
         created = True
         counter.add(1)
     return created
@@ -82,14 +109,13 @@ def create_pods(request: CreatePodsInput) -> CreatePodsResult:
     start = 0
     # Counted as each is created: what a failed attempt created is "existing" on the retry.
     counter = metrics.PODS_CREATED.on(metrics.activity_meter())
-    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
-        for size in slow_start_batches(len(manifests)):
-            batch = manifests[start : start + size]
-            results = list(pool.map(lambda m: _create(namespace, m, counter), batch))
-            for manifest, fresh in zip(batch, results, strict=True):
-                (created if fresh else existing).append(manifest["metadata"]["name"])
-            start += size
-            batch_done(start)
+    for size in slow_start_batches(len(manifests)):
+        batch = manifests[start : start + size]
+        results = fan_out(lambda m: _create(namespace, m, counter), batch)
+        for manifest, fresh in zip(batch, results, strict=True):
+            (created if fresh else existing).append(manifest["metadata"]["name"])
+        start += size
+        batch_done(start)
     activity.logger.info(
         "pods created job=%s/%s created=%d existing=%d",
         namespace,
@@ -106,21 +132,20 @@ def _kill(namespace: str, name: str) -> bool:
     patch = {"metadata": {"annotations": {labels.OUT_OF_SYNC: "true"}}}
     gone = True
     with errors.kube_call(f"mark pod {namespace}/{name} out of sync", ok=errors.GONE_OK):
-        core.patch_namespaced_pod(name, namespace, patch)
+        kube.unread(core.patch_namespaced_pod(name, namespace, patch, _preload_content=False))
         gone = False
     if gone:
         return False
     deleted = False
     with errors.kube_call(f"delete pod {namespace}/{name}", ok=errors.GONE_OK):
-        core.delete_namespaced_pod(name, namespace)
+        kube.unread(core.delete_namespaced_pod(name, namespace, _preload_content=False))
         deleted = True
     return deleted
 
 
 @activity.defn(name="delete_pods")
 def delete_pods(request: PodsInput) -> DeletePodsResult:
-    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
-        results = list(pool.map(lambda n: _kill(request.namespace, n), request.names))
+    results = fan_out(lambda n: _kill(request.namespace, n), request.names)
     deleted = [n for n, d in zip(request.names, results, strict=True) if d]
     gone = [n for n, d in zip(request.names, results, strict=True) if not d]
     return DeletePodsResult(deleted=deleted, gone=gone)
@@ -129,7 +154,7 @@ def delete_pods(request: PodsInput) -> DeletePodsResult:
 def _absent(namespace: str, name: str) -> bool:
     absent = True
     with errors.kube_call(f"read pod {namespace}/{name}", ok=errors.GONE_OK):
-        kube.core().read_namespaced_pod(name, namespace)
+        kube.unread(kube.core().read_namespaced_pod(name, namespace, _preload_content=False))
         absent = False
     return absent
 
@@ -138,6 +163,5 @@ def _absent(namespace: str, name: str) -> bool:
 def check_pods(request: PodsInput) -> CheckPodsResult:
     """Which of these pods the apiserver no longer has (a pod created and gone again while no
     forwarder watched is in no list and no watch)."""
-    with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
-        absent = list(pool.map(lambda n: _absent(request.namespace, n), request.names))
+    absent = fan_out(lambda n: _absent(request.namespace, n), request.names)
     return CheckPodsResult(absent=[n for n, a in zip(request.names, absent, strict=True) if a])

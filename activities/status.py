@@ -28,14 +28,16 @@ def replace_status(
     patch = [{"op": "add", "path": "/status", "value": status}]
     what = plural.removesuffix("s")
     with errors.kube_call(f"write status of {what} {namespace}/{name}", ok=errors.GONE_OK):
-        kube.custom().patch_namespaced_custom_object_status(
+        written = kube.custom().patch_namespaced_custom_object_status(
             *group,
             namespace,
             plural,
             name,
             patch,
             _content_type="application/json-patch+json",
+            _preload_content=False,
         )
+        kube.unread(written)
 
 
 @activity.defn(name="write_job_status")

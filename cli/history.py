@@ -50,9 +50,7 @@ def timeline(events: Sequence[Event], run_id: str = "") -> list[Entry]:
     story = _Story()
     entries = []
     for event in events:
-        found = story.read(event)
-        if found is not None:
-            kind, detail = found
+        for kind, detail in story.read(event):
             entries.append(
                 Entry(
                     time=str(event.get("eventTime", "")),
@@ -115,11 +113,18 @@ class _Story:
             "WORKFLOW_EXECUTION_TIMED_OUT": lambda e, a: ("timed out", ""),
         }
 
-    def read(self, event: Event) -> tuple[str, str] | None:
-        """(kind, detail), or None for bookkeeping nobody asks about."""
+    def read(self, event: Event) -> list[tuple[str, str]]:
+        """(kind, detail) of each entry; none for bookkeeping nobody asks about."""
         kind = str(event.get("eventType", "")).removeprefix(PREFIX)
         reader = self._readers.get(kind)
-        return reader(event, _attributes(event)) if reader else None
+        attributes = _attributes(event)
+        found = reader(event, attributes) if reader else None
+        entries = [found] if found is not None else []
+        if kind == "WORKFLOW_EXECUTION_STARTED" and not attributes.get("continuedExecutionRunId"):
+            # A job's first phase comes with the forwarder's start request, not as an upsert.
+            given = self._upserted(event, attributes)
+            entries += [given] if given is not None else []
+        return entries
 
     def _started(self, event: Event, a: Mapping[str, Any]) -> tuple[str, str]:
         detail = str((a.get("workflowType") or {}).get("name", ""))
@@ -168,6 +173,9 @@ class _Story:
             parts.append(f"after {info['attempt']} attempts")
         if a.get("failure"):
             return "local activity failed", "; ".join([*parts, _failure(a)])
+        failed = _failed_steps(decode(_first((a.get("details") or {}).get("result"))))
+        if failed:
+            return "local activity failed", "; ".join([*parts, *failed])
         return "local activity", "; ".join(parts)
 
     def _timer_started(self, event: Event, a: Mapping[str, Any]) -> tuple[str, str]:
@@ -255,6 +263,20 @@ def _failure(a: Mapping[str, Any], key: str = "failure") -> str:
     if cause.get("message") and cause["message"] not in message:
         message = f"{message}: {cause['message']}" if message else str(cause["message"])
     return message.splitlines()[0] if message else ""
+
+
+def _failed_steps(result: Any) -> list[str]:
+    """The steps of a decision's writes done together (`apply_writes`, whose summary lists
+    them in order) that failed: the activity completes, its outcomes say which writes did
+    not, each error naming its object."""
+    outcomes = result.get("outcomes") if isinstance(result, Mapping) else None
+    if not isinstance(outcomes, list):
+        return []
+    return [
+        f"step {i + 1}: {str(o['error']).splitlines()[0]}"
+        for i, o in enumerate(outcomes)
+        if isinstance(o, Mapping) and o.get("error")
+    ]
 
 
 def _hint(payload: Any) -> str:

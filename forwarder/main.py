@@ -41,7 +41,10 @@ class Options:
 
     def job_start(self) -> signals.JobStart:
         settings = signals.ControllerSettings(
-            scheduler_override=self.scheduler_override, local_pod_writes=True, local_writes=True
+            scheduler_override=self.scheduler_override,
+            local_pod_writes=True,
+            local_writes=True,
+            one_write_per_decision=True,
         )
         return signals.JobStart(settings=settings)
 

@@ -18,6 +18,7 @@ import logging
 import time
 from typing import Final
 
+from pydantic import ValidationError
 from temporalio.client import Client
 from temporalio.common import (
     SearchAttributePair,
@@ -27,8 +28,9 @@ from temporalio.common import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from controllers.batchjob import tracking
 from forwarder.routing import events, logs
-from models import signals, task_queues
+from models import batchv1, signals, task_queues, vcjob
 from service import metrics, search_attributes
 
 logger = logging.getLogger(__name__)
@@ -60,7 +62,8 @@ _QUIET: Final = frozenset(
 
 def start_attributes(target: events.Target, payload: object) -> TypedSearchAttributes:
     """A job's search attributes, set in the start request: the workflow upserts only what
-    differs, so a new job's visibility record is written with them, not once more per key."""
+    differs, so a new job's visibility record is written with them, not once more per key
+    (its first phase included: a new Volcano Job's Pending costs no upsert event)."""
     if not isinstance(target, events.JobRef | events.BatchJobRef | events.CronJobRef):
         return TypedSearchAttributes.empty
     pairs: list[SearchAttributePair[str]] = [
@@ -72,7 +75,33 @@ def start_attributes(target: events.Target, payload: object) -> TypedSearchAttri
         queue = spec.get("queue") if isinstance(spec, dict) else None
         queue = queue if isinstance(queue, str) else ""
         pairs.append(SearchAttributePair(search_attributes.QUEUE, queue))
+    phase = _first_phase(target, payload)
+    if phase is not None:
+        pairs.append(SearchAttributePair(search_attributes.JOB_PHASE, phase))
     return TypedSearchAttributes(pairs)
+
+
+def _first_phase(target: events.Target, payload: object) -> str | None:
+    """The phase a job's workflow shows from its first task, read from the object it starts
+    with; None: nothing to go by (not a job observed, or a status that does not parse).
+
+    A Volcano Job without a phase is new: its core's first phase is Pending. A batch/v1 Job's
+    is the one-word phase of its recorded status, which its core adopts (Pending for a new
+    Job, whose first sync sets startTime: that Running is upserted as before)."""
+    if not isinstance(payload, signals.JobObserved):
+        return None
+    status = payload.job.get("status")
+    status = status if isinstance(status, dict) else {}
+    if isinstance(target, events.JobRef):
+        state = status.get("state")
+        phase = state.get("phase") if isinstance(state, dict) else None
+        return phase if isinstance(phase, str) and phase else str(vcjob.JobPhase.PENDING)
+    if isinstance(target, events.BatchJobRef):
+        try:
+            return tracking.phase(batchv1.BatchJobStatus.model_validate(status))
+        except ValidationError:
+            return None
+    return None
 
 
 def _size(target: events.Target, payload: object) -> str:

@@ -117,6 +117,9 @@ class ControllerSettings(Payload):
     # Short writes are local without evaluating the `local-kube-writes` patch (its marker and
     # search attribute upsert); off in runs started before, whose histories hold the marker.
     local_writes: bool = False
+    # A decision's consecutive short writes go by one local activity without evaluating the
+    # `caldera-one-write-per-decision` patch; off in runs started before (or until it is asked).
+    one_write_per_decision: bool = False
 
 
 class TaskView(Payload):

@@ -35,6 +35,17 @@ def _known_local() -> bool:
     return isinstance(shell, KnowsLocalWrites) and shell.local_writes()
 
 
+def local() -> bool:
+    """Short writes run as local activities in this run (asks the patch unless the run's
+    input says so)."""
+    return _known_local() or workflow.patched(LOCAL_WRITES)
+
+
+def fit(summary: str) -> str:
+    """A summary cut to Temporal's limit, which counts bytes, on a character's boundary."""
+    return summary.encode()[:SUMMARY_LIMIT].decode(errors="ignore")
+
+
 @overload
 async def run(
     activity: Callable[[A], Awaitable[R]], arg: A, options: ActivityOptions, summary: str
@@ -46,7 +57,7 @@ async def run(activity: Callable[[A], R], arg: A, options: ActivityOptions, summ
 
 
 async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, summary: str) -> Any:
-    if options.local and (_known_local() or workflow.patched(LOCAL_WRITES)):
+    if options.local and local():
         try:
             return await workflow.execute_local_activity(
                 activity,
@@ -54,7 +65,7 @@ async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, su
                 start_to_close_timeout=options.start_to_close,
                 schedule_to_close_timeout=options.schedule_to_close,
                 retry_policy=options.retry,
-                summary=summary[:SUMMARY_LIMIT],
+                summary=fit(summary),
             )
         except ActivityError:
             raise
@@ -79,5 +90,5 @@ async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, su
         heartbeat_timeout=options.heartbeat,
         retry_policy=options.retry,
         task_queue=options.task_queue,
-        summary=summary[:SUMMARY_LIMIT],
+        summary=fit(summary),
     )

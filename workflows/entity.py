@@ -4,7 +4,9 @@ An entity is one Kubernetes object with a durable memory. Signal and update hand
 append to the inbox; `run` feeds each input to the kind's pure `decide` and carries out the
 returned effects in order. What every kind does the same way lives here: the inbox, durable
 timers, continue-as-new, the effects shared by all cores (Events, timers, the phase shown in
-the UI, the gang scheduler's placements) and the handing back of an activity that gave up.
+the UI, the gang scheduler's placements), a decision's consecutive short writes carried out
+together where the kind says they may be (`workflows.writes`), and the handing back of an
+activity that gave up.
 A kind gives the shell its state, its `decide` and the effects only it has; the shell knows
 no kind's types.
 """
@@ -17,17 +19,16 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import events as event_activities
     from activities import options, pods
-    from activities.messages import NAMESPACE_GONE, PodsInput, RecordEventInput
+    from activities.messages import PodsInput, RecordEventInput
     from controllers import effects as fx
     from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired
     from models import signals
     from service import metrics, search_attributes
-    from workflows import activity_call, placing, visibility
+    from workflows import activity_call, placing, visibility, writes
     from workflows.inbox import Inbox, continue_due
     from workflows.timers import Timers
 
@@ -124,6 +125,8 @@ class Entity(Generic[S, I, E]):
         self._start_over: signals.JobObserved | None = None
         self._max_history = max_history
         self._report_failures = report_failures
+        # The kind's writes of one decision that go together; None: each goes alone.
+        self._batch = kind.batch_writes if isinstance(kind, writes.Batches) else None
 
     def accept(self, item: I) -> int:
         return self.inbox.accept(item)
@@ -196,29 +199,37 @@ class Entity(Generic[S, I, E]):
         decision = self._kind.decide(before, item, workflow.now())
         self.state = decision.state
         self._kind.decided(before, self.state)
-        for effect in decision.effects:
-            try:
-                await self._apply(effect)
-            except ActivityError as e:
-                if self._failed(getattr(effect, "kind", type(effect).__name__), e):
-                    break  # the namespace is going: the decision's other writes would be too
+        effects, done = decision.effects, 0
+        while done < len(effects):
+            batch = self._batch(effects[done:]) if self._batch is not None else ()
+            if len(batch) > 1:
+                settled, failures = await writes.together(batch)
+            else:
+                settled, failures = 1, await self._alone(effects[done])
+            done += settled
+            for f in failures:
+                self._failed(f)
+            if any(f.namespace_gone for f in failures):
+                break  # the namespace is going: the decision's other writes would be too
 
-    def _failed(self, effect: str, e: ActivityError) -> bool:
-        """Hand the failure to the core (or log it); True when the namespace is going."""
-        cause = str(e.cause) if e.cause is not None else str(e)
-        gone = isinstance(e.cause, ApplicationError) and e.cause.type == NAMESPACE_GONE
+    async def _alone(self, effect: E | fx.Shared) -> list[writes.Failed]:
+        try:
+            await self._apply(effect)
+        except ActivityError as e:
+            return [writes.failed(getattr(effect, "kind", type(effect).__name__), e)]
+        return []
+
+    def _failed(self, f: writes.Failed) -> None:
+        """Hand the failure to the core, or log it."""
         if self._report_failures:
             # Handled next, before anything else: the core decides what a failure costs.
-            failed = ActionFailed(effect=effect, error=cause, namespace_gone=gone)
+            failed = ActionFailed(effect=f.effect, error=f.error, namespace_gone=f.namespace_gone)
             self.inbox.internal(failed, first=True)
         else:
+            name = self._kind.ref(self.state).name
             workflow.logger.warning(
-                "effect failed object=%s effect=%s error=%s",
-                self._kind.ref(self.state).name,
-                effect,
-                cause,
+                "effect failed object=%s effect=%s error=%s", name, f.effect, f.error
             )
-        return gone
 
     async def _apply(self, effect: E | fx.Shared) -> None:
         match effect:
@@ -275,25 +286,6 @@ class Entity(Generic[S, I, E]):
         )
 
     async def _record(self, effect: fx.RecordEvent) -> None:
-        """Best effort: an Event that cannot be written is logged, and the story goes on."""
-        ref = self._kind.ref(self.state)
-        try:
-            await activity_call.run(
-                event_activities.record_event,
-                RecordEventInput(
-                    namespace=ref.namespace,
-                    name=ref.name,
-                    uid=ref.uid,
-                    type=effect.type,
-                    reason=effect.reason,
-                    message=effect.message,
-                    api_version=ref.api_version,
-                    kind=ref.kind,
-                ),
-                options.KUBE_EVENT,
-                f"event {effect.reason}: {effect.message}",
-            )
-        except ActivityError:
-            workflow.logger.warning(
-                "event not recorded object=%s/%s reason=%s", ref.namespace, ref.name, effect.reason
-            )
+        ref = self._kind.ref(self.state).model_dump()
+        kind, reason, message = effect.type, effect.reason, effect.message
+        await writes.record(RecordEventInput(**ref, type=kind, reason=reason, message=message))

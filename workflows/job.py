@@ -9,10 +9,14 @@ Patches in force:
   `JobRecord.job_io`): the volumes step runs before the PodGroup and its claim names, and the
   plugins step's markers, come back to the core as inputs (`controllers.job.results`), which
   keeps them in `status.controlledResources`. A history from before replays without them.
+- `caldera-one-write-per-decision` (`workflows.writes`; asked at a run's first decision with
+  two short writes in a row, unless its settings say so, and a yes kept in them): the
+  consecutive status, PodGroup and pod writes of one decision go by one local activity.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
@@ -22,16 +26,8 @@ from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import jobs, options, podgroups, pods, status, volumes
-    from activities.messages import (
-        CreatePodsInput,
-        DeleteJobInput,
-        EnsurePodGroupInput,
-        JobInput,
-        PodGroupInput,
-        PodsInput,
-        WriteStatusInput,
-    )
+    from activities import jobs, options, volumes
+    from activities.messages import DeleteJobInput, JobInput
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
     from controllers.job import clock, controller, reconcile, resources, results, views
@@ -41,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from models import signals, vcjob
     from models.bus import Action
     from service import search_attributes
-    from workflows import activity_call
+    from workflows import activity_call, jobwrites, writes
     from workflows.entity import Entity
     from workflows.jobshell import JobShell
 
@@ -70,6 +66,7 @@ class JobWorkflow(JobShell[JobRecord]):
 
     @workflow.init
     def __init__(self, start: JobWorkflowInput) -> None:
+        self._one_write: bool | None = None  # this run's answer to ONE_WRITE; None: not asked
         state = start.state or JobRecord(settings=start.settings)
         self._entity = Entity[JobRecord, controller.Input, job_fx.Own](
             self, state, start.max_history, progress=JobRecord.pod_counts
@@ -92,7 +89,32 @@ class JobWorkflow(JobShell[JobRecord]):
             state = state.model_copy(update={"job_io": workflow.patched(JOB_IO)})
         if reconcile.asks_legacy(state, item):
             state = state.model_copy(update={"legacy_pod_groups": workflow.patched(LEGACY)})
-        return controller.decide(state, item, now)
+        return self._writes_together(controller.decide(state, item, now))
+
+    def _writes_together(self, decision: controller.Decision) -> controller.Decision:
+        """Ask the patch once, at the run's first decision with writes to batch, the same
+        input on every replay; a yes is kept in the settings the run carries on, so neither
+        a later decision nor the next run asks again."""
+        settings = decision.state.settings
+        if settings.one_write_per_decision or self._one_write is not None:
+            return decision
+        if not jobwrites.pair(decision.effects, settings):
+            return decision
+        self._one_write = workflow.patched(writes.ONE_WRITE)
+        if not self._one_write:
+            return decision
+        settings = settings.model_copy(update={"one_write_per_decision": True})
+        state = decision.state.model_copy(update={"settings": settings})
+        return decision.model_copy(update={"state": state})
+
+    def batch_writes(self, effects: Sequence[object]) -> list[writes.Write]:
+        """The status, PodGroup and pod writes at the head of `effects`, where they go
+        together: the patch in force and the run's writes local."""
+        state = self._entity.state
+        if not state.settings.one_write_per_decision:
+            return []
+        batch = jobwrites.leading(effects, state.identity, state.settings)
+        return batch if len(batch) > 1 and activity_call.local() else []
 
     def carry(
         self, state: JobRecord, start_over: signals.JobObserved | None, max_history: int
@@ -197,28 +219,14 @@ class JobWorkflow(JobShell[JobRecord]):
     async def apply(self, effect: job_fx.Own) -> None:
         who = self._entity.state.identity
         match effect:
-            case job_fx.WriteStatus():
-                phase = str(effect.status.state.phase or "") if effect.status.state else ""
-                await activity_call.run(
-                    status.write_job_status,
-                    WriteStatusInput(namespace=who.namespace, name=who.name, status=effect.status),
-                    options.KUBE_WRITE,
-                    f"write status {phase}",
-                )
-            case job_fx.EnsurePodGroup():
-                await activity_call.run(
-                    podgroups.ensure_pod_group,
-                    EnsurePodGroupInput(job=effect.job, look_up=effect.look_up),
-                    options.KUBE_WRITE,
-                    "ensure PodGroup",
-                )
-            case job_fx.DeletePodGroup():
-                await activity_call.run(
-                    podgroups.delete_pod_group,
-                    PodGroupInput(namespace=who.namespace, name=effect.name),
-                    options.KUBE_WRITE,
-                    f"delete PodGroup {effect.name}",
-                )
+            case (
+                job_fx.WriteStatus()
+                | job_fx.EnsurePodGroup()
+                | job_fx.DeletePodGroup()
+                | job_fx.CreatePods()
+                | job_fx.DeletePods()
+            ):
+                await jobwrites.write(effect, who, self._entity.state.settings).alone()
             case job_fx.EnsurePlugins():
                 applied = await activity_call.run(
                     ensure_plugins,
@@ -244,27 +252,6 @@ class JobWorkflow(JobShell[JobRecord]):
                 )
                 if self._entity.state.job_io:
                     self._report(results.VolumesEnsured(claims=ensured.claims))
-            case job_fx.CreatePods():
-                await activity_call.run(
-                    pods.create_pods,
-                    CreatePodsInput(
-                        job=effect.job,
-                        version=effect.version,
-                        retry_count=effect.retry_count,
-                        pods=effect.pods,
-                        scheduler_override=effect.scheduler_override,
-                        pod_group=effect.pod_group,
-                    ),
-                    options.pod_batch(self._entity.state.settings.local_pod_writes),
-                    f"create {len(effect.pods)} pods (version {effect.version})",
-                )
-            case job_fx.DeletePods():
-                await activity_call.run(
-                    pods.delete_pods,
-                    PodsInput(namespace=who.namespace, names=effect.names),
-                    options.pod_batch(self._entity.state.settings.local_pod_writes),
-                    f"delete {len(effect.names)} pods: {effect.why}",
-                )
             case fx.DeleteJob():
                 await activity_call.run(
                     jobs.delete_job,

@@ -64,7 +64,7 @@ def _closed_by_parent(obj: Obj) -> bool:
 
 
 def queue_observed(obj: Obj) -> signals.QueueObserved:
-    return signals.QueueObserved(queue=dict(obj))
+    return signals.QueueObserved(queue=translate.payload_of(obj))
 
 
 def child_observed(obj: Obj) -> signals.ChildQueueObserved:

@@ -106,7 +106,19 @@ def job_fingerprint(obj: Obj) -> JobFingerprint:
 
 
 def job_observed(obj: Obj) -> signals.JobObserved:
-    return signals.JobObserved(job=dict(obj))
+    return signals.JobObserved(job=payload_of(obj))
+
+
+def payload_of(obj: Obj) -> dict[str, Any]:
+    """The object as a signal carries it: without `metadata.managedFields`, the apiserver's
+    record of which client set which field (often larger than the spec), which no core reads;
+    every signal and history event that holds the object is that much smaller. The
+    annotations stay whole, `kubectl.kubernetes.io/last-applied-configuration` too: a Job's
+    are copied onto its PodGroup, as Volcano copies them."""
+    meta = metadata(obj)
+    if "managedFields" not in meta:
+        return dict(obj)
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 # --- Pods -----------------------------------------------------------------------------------

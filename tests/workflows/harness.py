@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import typing
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,14 +16,17 @@ from typing import Any, Protocol, TypeVar
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import TypedSearchAttributes
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities import writes
 from activities.messages import (
     BindPlacementsInput,
     BindPodsResult,
+    CheckPodsResult,
     CreatePodsInput,
     CreatePodsResult,
     DeletePodsResult,
@@ -30,6 +34,9 @@ from activities.messages import (
     JobInput,
     PodsInput,
     VolumesResult,
+    WritesInput,
+    WritesResult,
+    WriteStep,
 )
 from activities.plugins import PluginsInput, PluginsResult
 from activities.volumes import missing_claim
@@ -48,6 +55,8 @@ class Calls:
 
     log: list[tuple[str, Any]] = field(default_factory=list)
     gone: bool = False  # True: every write answers as into a deleted namespace
+    # Activity name → the error each of its calls fails with (made afresh for every call).
+    failing: dict[str, Callable[[], Exception]] = field(default_factory=dict)
     missing_claims: set[str] = field(default_factory=set)  # named claims that do not exist
 
     def write(self, name: str, arg: Any) -> None:
@@ -56,6 +65,8 @@ class Calls:
             raise ApplicationError(
                 f"{name}: namespace is being terminated", type="NamespaceGone", non_retryable=True
             )
+        if name in self.failing:
+            raise self.failing[name]()
 
     def named(self, name: str) -> list[Any]:
         return [arg for n, arg in self.log if n == name]
@@ -67,6 +78,12 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         calls.write("create_pods", r)
         name = r.job.metadata.name
         return CreatePodsResult(created=[f"{name}-{t}-{i}" for t, i in r.pods], existing=[])
+
+    @activity.defn(name="check_pods")
+    def check_pods(r: PodsInput) -> CheckPodsResult:
+        """Every pod asked about is absent (asked after a refused creation)."""
+        calls.log.append(("check_pods", r))
+        return CheckPodsResult(absent=r.names)
 
     @activity.defn(name="delete_pods")
     def delete_pods(r: PodsInput) -> DeletePodsResult:
@@ -121,27 +138,58 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         calls.log.append(("remove_plugins", r))
         return PluginsResult(controlled={})
 
-    return [
-        create_pods,
-        delete_pods,
-        ensure_plugins,
-        remove_plugins,
-        done("ensure_pod_group"),
-        done("delete_pod_group"),
-        done("write_job_status"),
-        done("record_event"),
-        done("delete_job"),
-        ensure_volumes,
-        done("write_queue_status"),
-        done("patch_queue"),
-        done("mark_unschedulable"),
-        bind_placements,
-    ]
+    alone: dict[str, Callable[..., Any]] = {
+        "create_pods": create_pods,
+        "delete_pods": delete_pods,
+        "check_pods": check_pods,
+        "ensure_plugins": ensure_plugins,
+        "remove_plugins": remove_plugins,
+        **{
+            name: done(name)
+            for name in (
+                "ensure_pod_group",
+                "delete_pod_group",
+                "write_job_status",
+                "record_event",
+                "delete_job",
+                "write_queue_status",
+                "patch_queue",
+                "mark_unschedulable",
+            )
+        },
+        "ensure_volumes": ensure_volumes,
+        "bind_placements": bind_placements,
+    }
+    return [*alone.values(), together(alone)]
+
+
+def together(alone: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
+    """`apply_writes`, the real one's order and error handling (`activities.writes`) over the
+    fakes of the steps' own activities: every step is recorded under its own activity's name
+    and input, as if it had run alone."""
+    convert = pydantic_data_converter.payload_converter
+
+    def run(step: WriteStep) -> CreatePodsResult | DeletePodsResult | None:
+        fake = alone[step.activity]
+        # The input as the fake would get it from the server: through the payload converter.
+        wants = next(iter(typing.get_type_hints(fake).values()))
+        (arg,) = convert.from_payloads(convert.to_payloads([step.input]), [wants])
+        result = fake(arg)
+        return result if isinstance(result, CreatePodsResult | DeletePodsResult) else None
+
+    @activity.defn(name="apply_writes")
+    def apply_writes(r: WritesInput) -> WritesResult:
+        return writes.carry_out(r, run)
+
+    return apply_writes
 
 
 @contextlib.asynccontextmanager
-async def serving(env: WorkflowEnvironment, queue: str, calls: Calls) -> AsyncIterator[None]:
-    """A worker for the job and queue workflows on `queue`, with fake activities."""
+async def serving(
+    env: WorkflowEnvironment, queue: str, calls: Calls, refused: frozenset[str] = frozenset()
+) -> AsyncIterator[None]:
+    """A worker for the job and queue workflows on `queue`, with fake activities; `refused`:
+    patches new runs take the old branch of, as runs of a worker from before them would."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         async with Worker(
             env.client,
@@ -150,6 +198,7 @@ async def serving(env: WorkflowEnvironment, queue: str, calls: Calls) -> AsyncIt
             workflow_runner=sandbox.runner(),
             activities=fakes(calls),
             activity_executor=pool,
+            patch_activation_callback=lambda asked: asked.patch_id not in refused,
         ):
             yield
 
@@ -162,10 +211,12 @@ class Harness:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def running(cls, env: WorkflowEnvironment) -> AsyncIterator[Harness]:
+    async def running(
+        cls, env: WorkflowEnvironment, refused: frozenset[str] = frozenset()
+    ) -> AsyncIterator[Harness]:
         calls = Calls()
         queue = f"tq-{uuid.uuid4()}"
-        async with serving(env, queue, calls):
+        async with serving(env, queue, calls, refused):
             yield cls(env, queue, calls)
 
     async def submit(
@@ -181,7 +232,10 @@ class Harness:
             JobWorkflowInput(
                 settings=settings
                 or signals.ControllerSettings(
-                    scheduler_override="default-scheduler", local_pod_writes=True, local_writes=True
+                    scheduler_override="default-scheduler",
+                    local_pod_writes=True,
+                    local_writes=True,
+                    one_write_per_decision=True,
                 ),
                 max_history=max_history,
             ),

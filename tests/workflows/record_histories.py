@@ -171,6 +171,8 @@ STORIES = {
     # Recorded before the `caldera-job-io` patch (claim names in the spec, markers), and on it.
     "volumes_and_plugins": (Harness, _volumes_and_plugins),
     "job_io_volumes_and_plugins": (Harness, _volumes_and_plugins),
+    # On `caldera-one-write-per-decision`: a decision's writes by one local activity.
+    "one_write_restart_with_timeout": (Harness, _restart_with_timeout),
 }
 
 

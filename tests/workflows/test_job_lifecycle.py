@@ -176,9 +176,11 @@ async def test_a_forwarder_started_run_writes_only_what_it_learns(h: Harness) ->
         for e in events
         if e.HasField("marker_recorded_event_attributes")
     ]
-    # Namespace, name and queue came with the start: only the phases are upserted (Pending,
-    # Running), and no patch marker is needed to learn that writes are local.
-    assert len(upserts) == 2 and "core_patch" not in markers, (len(upserts), markers)
+    # Namespace, name, queue and the first phase (Pending) came with the start: only Running
+    # is upserted, and no patch marker is needed to learn that writes are local and go
+    # together (ensure PodGroup, create pods, write status Pending: one marker).
+    assert len(upserts) == 1 and "core_patch" not in markers, (len(upserts), markers)
+    assert markers == ["core_local_activity"] * 2, markers
     described = (await handle.describe()).typed_search_attributes
     assert described.get(search_attributes.QUEUE) == "default"
     assert described.get(search_attributes.NAMESPACE) == "test"

@@ -1,6 +1,7 @@
 """Recorded JobWorkflow, BatchJobWorkflow and QueueWorkflow histories still replay: a change
 that would break running workflows (a new command sequence without `workflow.patched`) fails
-here. The histories without a prefix were recorded before the entity shell; `entity_*` on it."""
+here. The histories without a prefix were recorded before the entity shell; `entity_*` on it;
+`one_write_*` with a decision's short writes by one local activity."""
 
 from __future__ import annotations
 

@@ -264,3 +264,53 @@ def test_local_activities_read_as_their_writes_and_patches_are_left_out() -> Non
             "record_event: event Started: pods up; after 3 attempts; 403 Forbidden",
         ),
     ]
+
+
+def _outcomes(*errors: str) -> dict[str, Any]:
+    return {"payloads": [_payload({"outcomes": [{"error": e} for e in errors]})]}
+
+
+def test_writes_done_together_read_as_their_steps_and_a_failed_one() -> None:
+    """`apply_writes` completes whatever its steps came to: a failed step is read from its
+    outcomes, by its place in the summary's list."""
+    steps = "ensure PodGroup · create 1 pods (version 0) · write status Pending"
+    done = {"activity_type": "apply_writes", "attempt": 1}
+
+    def marker(event_id: int, result: dict[str, Any]) -> dict[str, Any]:
+        event = _marker(event_id, done, steps)
+        event["markerRecordedEventAttributes"]["details"]["result"] = result
+        return event
+
+    invalid = "Invalid: create pod test/one-worker-0: 422 Invalid: spec\nmore"
+    events = [
+        marker(1, _outcomes("", "", "")),
+        marker(2, _outcomes("", invalid, "")),
+        marker(3, _outcomes("", "NamespaceGone: namespace test is being terminated")),
+    ]
+    assert _kinds(history.timeline(events)) == [
+        ("local activity", f"apply_writes: {steps}"),
+        (
+            "local activity failed",
+            f"apply_writes: {steps}; "
+            "step 2: Invalid: create pod test/one-worker-0: 422 Invalid: spec",
+        ),
+        (
+            "local activity failed",
+            f"apply_writes: {steps}; step 2: NamespaceGone: namespace test is being terminated",
+        ),
+    ]
+
+
+def test_the_first_phase_given_with_the_start_reads_as_a_phase() -> None:
+    """The forwarder sets a new job's first phase in its start request, which the workflow
+    then need not upsert: the story still says Pending, once, at the first run's start."""
+    given = {"searchAttributes": {"indexedFields": {"CalderaJobPhase": _payload("Pending")}}}
+    first = {"workflowType": {"name": "JobWorkflow"}, **given}
+    continued = {**first, "continuedExecutionRunId": "run-a"}
+    assert _kinds(history.timeline([_event(1, "WORKFLOW_EXECUTION_STARTED", first)])) == [
+        ("started", "JobWorkflow"),
+        ("phase", "Pending"),
+    ]
+    assert _kinds(history.timeline([_event(1, "WORKFLOW_EXECUTION_STARTED", continued)])) == [
+        ("started", "JobWorkflow, continued from run run-a"),
+    ]

@@ -79,6 +79,13 @@ def test_queue_observed_carries_whole_object() -> None:
     assert qt.queue_observed(obj) == signals.QueueObserved(queue=obj)
 
 
+def test_queue_observed_leaves_out_managed_fields() -> None:
+    obj = queue(running=2)
+    managed = [{"manager": "vc-scheduler", "operation": "Update", "subresource": "status"}]
+    stored = {**obj, "metadata": {**obj["metadata"], "managedFields": managed}}
+    assert qt.queue_observed(stored) == signals.QueueObserved(queue=obj)
+
+
 POD_GROUP_QUEUES = [
     pytest.param(pod_group(queue="q1"), "q1", id="named"),
     pytest.param(pod_group(), "default", id="unset-is-default"),

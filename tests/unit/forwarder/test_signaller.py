@@ -90,6 +90,7 @@ async def test_job_observed_is_signal_with_start() -> None:
                     SearchAttributePair(search_attributes.NAMESPACE, "ns"),
                     SearchAttributePair(search_attributes.JOB_NAME, "a"),
                     SearchAttributePair(search_attributes.QUEUE, ""),
+                    SearchAttributePair(search_attributes.JOB_PHASE, "Pending"),
                 ]
             ),
         }
@@ -182,6 +183,56 @@ def test_summary_says_queue_and_size(
 ) -> None:
     observed = signals.JobObserved(job={"metadata": {"name": "x"}, "spec": spec})
     assert signaller.summary(target, observed) == expected
+
+
+def _attributes(target: events.Target, job: dict[str, object]) -> dict[str, str]:
+    found = signaller.start_attributes(target, signals.JobObserved(job=job))
+    return {pair.key.name: pair.value for pair in found}
+
+
+@pytest.mark.parametrize(
+    ("target", "status", "phase"),
+    [
+        pytest.param(events.JobRef("ns", "a"), None, "Pending", id="vcjob-new"),
+        pytest.param(events.JobRef("ns", "a"), {"state": {}}, "Pending", id="vcjob-no-phase"),
+        pytest.param(
+            events.JobRef("ns", "a"), {"state": {"phase": "Running"}}, "Running", id="vcjob-running"
+        ),
+        pytest.param(events.JobRef("ns", "a"), {"state": "bad"}, "Pending", id="vcjob-malformed"),
+        pytest.param(events.BatchJobRef("ns", "b"), None, "Pending", id="batch-new"),
+        pytest.param(
+            events.BatchJobRef("ns", "b"),
+            {"startTime": "2025-01-01T00:00:00Z"},
+            "Running",
+            id="batch-started",
+        ),
+        pytest.param(
+            events.BatchJobRef("ns", "b"),
+            {"conditions": [{"type": "Complete", "status": "True"}]},
+            "Complete",
+            id="batch-complete",
+        ),
+        pytest.param(
+            events.BatchJobRef("ns", "b"), {"conditions": "bad"}, None, id="batch-malformed"
+        ),
+    ],
+)
+def test_start_attributes_carry_the_first_phase(
+    target: events.Target, status: dict[str, object] | None, phase: str | None
+) -> None:
+    """The phase the workflow shows first is set in the start request, so the workflow's
+    upsert of it finds nothing to change and records no event."""
+    job: dict[str, object] = {"metadata": {"name": "x"}, "spec": {"queue": "q1"}}
+    if status is not None:
+        job["status"] = status
+    assert _attributes(target, job).get(search_attributes.JOB_PHASE.name) == phase
+
+
+def test_start_attributes_of_a_cron_job_or_another_payload_have_no_phase() -> None:
+    cron = signaller.start_attributes(events.CronJobRef("ns", "c"), signals.JobObserved(job={}))
+    assert search_attributes.JOB_PHASE.name not in {p.key.name for p in cron}
+    gone = signaller.start_attributes(events.JobRef("ns", "a"), signals.JobDeleted(uid="u"))
+    assert search_attributes.JOB_PHASE.name not in {p.key.name for p in gone}
 
 
 def test_summary_fits_temporal_limit() -> None:

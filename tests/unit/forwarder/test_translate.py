@@ -123,6 +123,23 @@ def test_job_observed_carries_whole_object() -> None:
     assert translate.job_observed(obj) == signals.JobObserved(job=obj)
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def test_job_observed_leaves_out_managed_fields_only() -> None:
+    """managedFields is the apiserver's bookkeeping no core reads; the annotations stay whole
+    (a Job's are copied onto its PodGroup, last-applied-configuration too, as Volcano does)."""
+    obj = job(phase="Running")
+    managed = [{"manager": "kubectl-client-side-apply", "operation": "Update", "fieldsV1": {}}]
+    notes = {LAST_APPLIED: '{"kind":"Job"}'}
+    meta = {**obj["metadata"], "managedFields": managed, "annotations": notes}
+    stored = {**obj, "metadata": meta}
+    sent = translate.job_observed(stored).job
+    assert "managedFields" not in sent["metadata"]
+    assert sent == {**obj, "metadata": {**obj["metadata"], "annotations": notes}}
+    assert stored["metadata"]["managedFields"] == managed, "the watched object is left alone"
+
+
 POD_GROUP_ROUTES = [
     pytest.param(pod_group(), events.JobRef("ns", "train"), id="owned-by-job"),
     pytest.param(pod_group(owners=[]), None, id="no-owner"),
