@@ -18,7 +18,7 @@ import collections
 import contextvars
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final, TypeVar
 
 from temporalio import activity
@@ -49,6 +49,9 @@ T = TypeVar("T")
 
 
 BIND_VOLUME_TIMEOUT: Final = BindSessionInput.model_fields["volume_timeout_seconds"].default
+
+# Binds the last session's placements beside the session (one at a time: sessions are too).
+_BINDING: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-binding")
 
 # One per scheduler: its SchedulerWorkflow runs its sessions one at a time.
 _PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
@@ -147,16 +150,22 @@ def _waited() -> float:
 
 def _held(
     placed: Sequence[Placement],
+    binding_now: Sequence[JobPlacements],
     groups: Mapping[JobKey, ObservedGroup],
     gangs: Sequence[placements.GangPlacements],
 ) -> set[JobKey]:
-    """PodGroups of the gangs the next session binds: their status waits for it, which writes
-    the Scheduled condition and, the pods bound, Running at once (one write, not two)."""
+    """PodGroups of the gangs placed now (bound by the next session) or being bound now: their
+    status waits for the session that sees the pods bound, which writes the Scheduled
+    condition and Running at once (one write, not two a session apart)."""
     with_volumes = {g.job_workflow_id for g in gangs if any(p.binds_volumes for p in g.placements)}
-    return {
+    by_workflow = {placements.job_workflow(g): key for key, g in groups.items()}
+    held = {
         p.job
         for p in placed
         if (g := groups.get(p.job)) is not None and placements.job_workflow(g) not in with_volumes
+    }
+    return held | {
+        by_workflow[j.job_workflow_id] for j in binding_now if j.job_workflow_id in by_workflow
     }
 
 
@@ -170,17 +179,12 @@ def schedule_session(request: SessionInput) -> SessionReport:
 def _session(request: SessionInput) -> SessionReport:
     clock = _Clock()
     cache = _cache()
-    assumed, bind_failed = request.assumed, dict[str, str]()
-    bound_now: frozenset[str] = frozenset()
+    binder: Future[tuple[int, dict[str, str]]] | None = None
     if request.bind:
-        # The previous session's placements first (their assumptions were recorded when it
-        # returned): a pod that could not be bound is no longer assumed, so this session
-        # places it again.
-        _, bind_failed = binding.bind_gangs(request.bind, BIND_VOLUME_TIMEOUT)
-        assumed = {pod: node for pod, node in assumed.items() if pod not in bind_failed}
-        handed = {f"{j.namespace}/{p.pod}" for j in request.bind for p in j.placements}
-        bound_now = frozenset(handed - bind_failed.keys())
-        clock.lap("bind")
+        # The previous session's placements (assumed since it returned) are bound while this
+        # session reads, decides and writes: it counts them on their nodes meanwhile.
+        context = contextvars.copy_context()  # heartbeats and logs from the binding thread
+        binder = _BINDING.submit(context.run, binding.bind_gangs, request.bind, BIND_VOLUME_TIMEOUT)
     elif request.wait_seconds > 0:
         cache.wait_for_work(
             request.scheduler_name, request.since, request.wait_seconds, activity.heartbeat
@@ -199,8 +203,7 @@ def _session(request: SessionInput) -> SessionReport:
         world["queues"],
         world["priority"],
         scheduler_names=(request.scheduler_name,),
-        assumed=assumed,
-        bound=bound_now,
+        assumed=request.assumed,
         memo=_PARSED[request.scheduler_name],
         storage=storage,
         hyper_nodes=world["hypernodes"],
@@ -213,7 +216,7 @@ def _session(request: SessionInput) -> SessionReport:
     queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
     session = request.session
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
-    held = _held(result.placements, groups, gangs) if request.bind_next else set()
+    held = _held(result.placements, request.bind, groups, gangs) if request.bind_next else set()
     _side_by_side(
         _write_pod_group,
         [
@@ -230,7 +233,11 @@ def _session(request: SessionInput) -> SessionReport:
     }
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
     clock.lap("write")
-    bound = placements.confirmed(assumed, pods)
+    bound = placements.confirmed(request.assumed, pods)
+    bind_failed: dict[str, str] = {}
+    if binder is not None:
+        _, bind_failed = binder.result()  # a pod not bound is placed again by the next session
+        clock.lap("bind")
     pending = placements.still_pending(snapshot, result)
     clock.lap("placements")
     activity.logger.info(

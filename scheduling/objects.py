@@ -13,7 +13,7 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -272,7 +272,6 @@ def snapshot_from_objects(
     scheduler_names: Sequence[str] = ("volcano",),
     default_queue: str = "default",
     assumed: Mapping[str, str] | None = None,  # None: no placement awaiting its bind
-    bound: Set[str] = frozenset(),  # assumed pods this session bound, not in the cache yet
     memo: ParseMemo | None = None,  # None: parse every pod
     storage: Storage | None = None,  # None: no PV known, so no pod's volumes restrict its node
     hyper_nodes: Iterable[Obj] = (),
@@ -309,9 +308,9 @@ def snapshot_from_objects(
                 task = task.model_copy(update=update)
         target = (assumed or {}).get(task.key)
         if task.status is TaskStatus.PENDING and target:
-            # Bound a moment ago by this very session: as the cache will show it.
-            status = TaskStatus.BOUND if task.key in bound else TaskStatus.BINDING
-            task = task.model_copy(update={"status": status, "node_name": NodeName(target)})
+            task = task.model_copy(
+                update={"status": TaskStatus.BINDING, "node_name": NodeName(target)}
+            )
         if task.node_name and task.status not in COMPLETED:
             on_nodes.setdefault(task.node_name, []).append(task)
             placed.append(pod_on_node(task, task.node_name))

@@ -8,12 +8,13 @@ double-books a node. A pod that could not be bound drops its assumption and is p
 
 Patches in force:
 - `caldera-session-folds-binding` (asked once per run): one activity per session and nothing
-  else. A session first binds what the previous one placed (recorded as assumptions when it
-  returned), or, with nothing to bind, waits for work in the worker next to the cluster cache
+  else. A session binds what the previous one placed (recorded as assumptions when it
+  returned), or, with nothing to bind, first waits for work in the worker next to the cluster cache
   (`activities.cluster`: a pod waiting for a node, a new PodGroup) for up to the period. So a
   session costs one activity and one workflow task: no timer, no `work_arrived` signals, no
-  second activity to bind. Gangs with volumes to bind still go to `bind_session` in the
-  background (volume binding may wait minutes for a provisioner).
+  second activity to bind (the binding runs beside the session's own reads and writes, as it
+  ran beside the next session before). Gangs with volumes to bind still go to `bind_session`
+  in the background (volume binding may wait minutes for a provisioner).
 - `handoffs-in-background`: a session's placements are carried out while the next session
   runs (before it, each session waited for them all).
 - `binds-in-session`: this workflow binds its placements itself, in one activity per session
@@ -68,6 +69,7 @@ class SchedulerWorkflow:
         self._handoffs: set[asyncio.Task[None]] = set()
         self._to_bind = list(start.to_bind)
         self._arrivals = start.arrivals
+        self._just_bound = False  # the last session bound pods
 
     @workflow.signal(name=signals.SIGNAL_WORK_ARRIVED)
     def work_arrived(self, work: signals.WorkArrived) -> None:
@@ -122,7 +124,11 @@ class SchedulerWorkflow:
         number = self._state.session
         binding_now, self._to_bind = self._to_bind, []
         pods = sum(len(j.placements) for j in binding_now)
-        wait = 0.0 if binding_now else session.period(self._state, self._period).total_seconds()
+        # Right after a binding, the next session looks at once: it sees those pods bound and
+        # writes their PodGroups' status (held until then).
+        settle = binding_now or self._just_bound
+        wait = 0.0 if settle else session.period(self._state, self._period).total_seconds()
+        self._just_bound = bool(binding_now)
         try:
             result = await activity_call.run(
                 sessions.schedule_session,
@@ -136,7 +142,7 @@ class SchedulerWorkflow:
                     bind_next=True,
                 ),
                 options.SESSION,
-                f"session {number}: bind {pods} pods, then place" if pods else f"session {number}",
+                f"session {number}, binding {pods} pods" if pods else f"session {number}",
             )
         except ActivityError as e:
             workflow.logger.warning(

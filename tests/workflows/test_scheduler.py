@@ -167,9 +167,18 @@ async def test_placements_are_assumed_then_bound_by_the_next_session_and_confirm
 
     await until_true(handed, "the next session given the placements to bind")
     assert bound_by_sessions(cluster) == [("vcjob/ns/eval", ["c"]), ("vcjob/ns/train", ["a", "b"])]
-    binding = next(s for s in cluster.sessions if s.bind)
-    # It binds at once (no waiting), respecting what it binds, and no second activity binds.
-    assert binding.wait_seconds == 0
+    binding = next(i for i, s in enumerate(cluster.sessions) if s.bind)
+
+    async def settled() -> bool:
+        return len(cluster.sessions) > binding + 1
+
+    await until_true(settled, "a session after the binding one")
+    # It binds at once (no waiting), and the one after it looks at once too (it writes the
+    # bound gangs' status); no second activity binds.
+    after = cluster.sessions[binding + 1]
+    assert cluster.sessions[binding].wait_seconds == 0 and after.wait_seconds == 0
+    assert after.bind == []
+    binding = cluster.sessions[binding]
     assert binding.assumed == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}
     assert cluster.binds == []
     assert await scheduler.assumed() == {"ns/a": "n1", "ns/b": "n2", "ns/c": "n1"}

@@ -236,7 +236,7 @@ def test_a_session_heartbeats_so_one_on_a_dead_worker_is_retried_soon(
     assert options.SESSION.heartbeat <= timedelta(seconds=15) < options.SESSION.start_to_close
 
 
-def test_a_session_binds_what_the_last_one_placed_first_and_places_a_refused_pod_again(
+def test_a_session_binds_what_the_last_one_placed_and_reports_what_it_could_not_bind(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
     world = _world(gang("run", 1, phase="Inqueue"), nodes=2)
@@ -266,8 +266,8 @@ def test_a_session_binds_what_the_last_one_placed_first_and_places_a_refused_pod
     assert report.bind_failed == {
         "default/run-worker-0": "failed to bind to node n0: node not found"
     }
-    # No longer assumed, so this very session places it again.
-    assert [p.pod for j in report.jobs for p in j.placements] == ["run-worker-0"]
+    # Counted on its node while it was being bound: placed again by the next session.
+    assert report.jobs == []
     assert report.arrivals == Arrivals(token="fake", count=7)
 
 
@@ -285,27 +285,29 @@ def test_a_session_with_nothing_to_bind_waits_for_work_from_the_last_mark(
     assert report.jobs == [] and report.bind_failed == {}
 
 
-def test_a_gang_bound_by_the_next_session_gets_one_status_write_with_its_pods_bound(
+def test_a_gang_gets_one_status_write_once_its_pods_are_seen_bound(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
-    """Volcano writes Scheduled when it allocates and Running once the pods are bound; the
-    session that binds them writes both at once."""
+    """Volcano writes Scheduled when it allocates and Running once the pods are bound; here the
+    status waits while the gang is placed and bound, and is written once, Running."""
     world = _world(gang("run", 1, phase="Inqueue"))
     monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
     monkeypatch.setattr(binding, "bind_gangs", lambda jobs, timeout: (1, {}))
     placing = SessionInput(scheduler_name="volcano", session=1, assumed={}, bind_next=True)
     report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, placing)
     [job] = report.jobs
-    assert api.of("podgroups") == []  # held for the session that binds it
-
+    assert api.of("podgroups") == []  # held while the next session binds it
+    node = job.placements[0].node
+    assumed = {"default/run-worker-0": node}
     binding_session = SessionInput(
-        scheduler_name="volcano",
-        session=2,
-        assumed={"default/run-worker-0": job.placements[0].node},
-        bind=report.jobs,
-        bind_next=True,
+        scheduler_name="volcano", session=2, assumed=assumed, bind=report.jobs, bind_next=True
     )
     ActivityEnvironment().run(sessions.schedule_session, binding_session)
+    assert api.of("podgroups") == []  # held while it is being bound
+
+    world["pods"][0]["spec"]["nodeName"] = node  # the cache shows it bound
+    settling = SessionInput(scheduler_name="volcano", session=3, assumed=assumed, bind_next=True)
+    ActivityEnvironment().run(sessions.schedule_session, settling)
     [(key, status)] = api.of("podgroups")
     assert key == "default/run" and status["phase"] == "Running"
     assert [c["type"] for c in status["conditions"]] == ["Scheduled"]
