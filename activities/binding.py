@@ -79,9 +79,10 @@ def _bind_one(namespace: str, pod: str, uid: str, node: str, exists: NodeCheck) 
     core = kube.core()
     try:
         # The generated client cannot read the Binding it gets back; the status code is enough.
-        core.create_namespaced_pod_binding(
+        bound = core.create_namespaced_pod_binding(
             pod, namespace, kube.body(binding), _preload_content=False
         )
+        kube.unread(bound)
     except client.ApiException as e:
         if e.status not in (errors.NOT_FOUND, errors.CONFLICT):
             with errors.kube_call(f"bind pod {namespace}/{pod} to {node}"):
@@ -180,7 +181,10 @@ def write_pod_scheduled(namespace: str, entry: Unschedulable) -> None:
     if entry.nominated_node:
         status["nominatedNodeName"] = entry.nominated_node
     with errors.kube_call(f"mark pod {namespace}/{entry.pod} unschedulable", ok=errors.GONE_OK):
-        kube.core().patch_namespaced_pod_status(entry.pod, namespace, {"status": status})
+        written = kube.core().patch_namespaced_pod_status(
+            entry.pod, namespace, {"status": status}, _preload_content=False
+        )
+        kube.unread(written)
 
 
 def _claim(namespace: str, name: str) -> Any:

@@ -15,8 +15,9 @@ from urllib3.response import BaseHTTPResponse
 
 from service import kube
 
-# Activity threads (worker.MAX_ACTIVITIES) plus the session's parallel status writes.
-CONNECTIONS = 64
+# Activity threads (worker.MAX_ACTIVITIES), the session's parallel status writes, the binding
+# beside it and the pod writes: beyond this, every request past the pool redoes a TLS handshake.
+CONNECTIONS = 128
 
 
 @functools.cache

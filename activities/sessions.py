@@ -77,7 +77,7 @@ def _side_by_side(write: Callable[[T], None], items: list[T]) -> None:
 def _write_pod_group(write: GroupStatusWrite) -> None:
     _tell_job(write.notice)
     with errors.kube_call(f"write status of podgroup {write.key}", ok=errors.GONE_OK):
-        kube.custom().patch_namespaced_custom_object_status(
+        written = kube.custom().patch_namespaced_custom_object_status(
             _G,
             _V,
             write.namespace,
@@ -85,7 +85,9 @@ def _write_pod_group(write: GroupStatusWrite) -> None:
             write.name,
             {"status": write.status()},
             _content_type="application/merge-patch+json",
+            _preload_content=False,
         )
+        kube.unread(written)
 
 
 def _write_pod_scheduled(write: PodScheduledWrite) -> None:
@@ -100,14 +102,16 @@ def _write_pod_scheduled(write: PodScheduledWrite) -> None:
 
 def _write_queue_allocated(write: QueueAllocatedWrite) -> None:
     with errors.kube_call(f"write allocated of queue {write.queue}", ok=errors.GONE_OK):
-        kube.custom().patch_cluster_custom_object_status(
+        written = kube.custom().patch_cluster_custom_object_status(
             _G,
             _V,
             "queues",
             write.queue,
             {"status": {"allocated": dict(write.allocated)}},
             _content_type="application/merge-patch+json",
+            _preload_content=False,
         )
+        kube.unread(written)
 
 
 def _tell_job(notice: JobNotice | None) -> None:

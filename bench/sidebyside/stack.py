@@ -190,7 +190,9 @@ def profile(stack: Stack, out: Path) -> Process | None:
     if worker is None or not Path(spy).exists():
         return None
     out.parent.mkdir(parents=True, exist_ok=True)
-    argv = [spy, "record", "--format", "raw", "--rate", "50", "-p", str(worker.pid), "-o", str(out)]
+    # Non-blocking: a paused worker (83 threads stopped 50 times a second) ran at half speed.
+    argv = [spy, "record", "--nonblocking", "--format", "raw", "--rate", "50"]
+    argv += ["-p", str(worker.pid), "-o", str(out)]
     return processes.start("py-spy", argv, stack.logs())
 
 

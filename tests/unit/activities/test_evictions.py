@@ -41,7 +41,7 @@ class FakeCore:
         if uid and self.pods[key] != uid:
             raise ApiException(status=409, reason="Conflict")
 
-    def patch_namespaced_pod_status(self, name: str, namespace: str, body: Obj) -> None:
+    def patch_namespaced_pod_status(self, name: str, namespace: str, body: Obj, **_: Any) -> None:
         key = f"{namespace}/{name}"
         self._check(key, body.get("metadata", {}).get("uid"))
         self.calls.append(("patch", key, body["status"]))

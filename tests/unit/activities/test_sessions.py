@@ -68,7 +68,7 @@ class FakeApi:
         _, _, plural, name, body = args
         self.writes.append((plural, name, body["status"]))
 
-    def patch_namespaced_pod_status(self, name: str, namespace: str, body: Obj) -> None:
+    def patch_namespaced_pod_status(self, name: str, namespace: str, body: Obj, **_: Any) -> None:
         self.writes.append(("pods", f"{namespace}/{name}", body["status"]))
 
     def of(self, plural: str) -> list[tuple[str, Any]]:
