@@ -346,8 +346,9 @@ def test_a_job_whose_queue_closed_before_its_podgroup_was_made_runs_once_it_open
         controllers[controllers.index(worker)] = started
 
     def refused() -> bool:
+        # The PodGroup is ensured with the decision's other writes (`apply_writes`).
         return any(
-            "ensure_pod_group" in line and f"vcjob/{namespace}/early" in line
+            "apply_writes" in line and f"vcjob/{namespace}/early" in line
             for line in processes.log_text(started).splitlines()
             if "Completing activity as failed" in line
         )

@@ -132,8 +132,11 @@ def test_job_run_list_view_abort_resume_history_delete(
     assert ("update completed", "resume: Aborted → Restarting") in events
     assert ("signal", "job_observed") in events
     assert any(k == "signal" and d.startswith("pods_changed: svc-server-") for k, d in events)
-    # A job started by the forwarder deletes pods by local activity: one marker.
-    assert any(k == "local activity" and d.startswith("delete_pods") for k, d in events), events
+    # A job started by the forwarder deletes pods by local activity, with the rest of the
+    # decision's writes: one marker.
+    assert any(
+        k == "local activity" and d.startswith("apply_writes: delete ") for k, d in events
+    ), events
     phases = [d for k, d in events if k == "phase"]
     assert phases[-5:] == ["Aborting", "Aborted", "Restarting", "Pending", "Running"], phases
     as_json = json.loads(_ok(_caldera(e2e_stack, "job", "history", "svc", "-n", ns, "-o", "json")))
