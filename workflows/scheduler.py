@@ -36,7 +36,13 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities import binding, options, sessions
-    from activities.messages import Arrivals, BindSessionInput, JobPlacements, SessionInput
+    from activities.messages import (
+        Arrivals,
+        BindSessionInput,
+        JobPlacements,
+        SessionInput,
+        SessionReport,
+    )
     from controllers.scheduler import session
     from controllers.scheduler.session import SchedulerState
     from models import signals, task_queues
@@ -129,25 +135,18 @@ class SchedulerWorkflow:
         settle = binding_now or self._just_bound
         wait = 0.0 if settle else session.period(self._state, self._period).total_seconds()
         self._just_bound = bool(binding_now)
-        try:
-            result = await activity_call.run(
-                sessions.schedule_session,
-                SessionInput(
-                    scheduler_name=self._state.name,
-                    session=number,
-                    assumed=session.live(self._state, now),
-                    bind=binding_now,
-                    wait_seconds=wait,
-                    since=self._arrivals,
-                    bind_next=True,
-                ),
-                options.SESSION,
-                f"session {number}, binding {pods} pods" if pods else f"session {number}",
-            )
-        except ActivityError as e:
-            workflow.logger.warning(
-                "session failed scheduler=%s session=%d error=%s", self._state.name, number, e.cause
-            )
+        request = SessionInput(
+            scheduler_name=self._state.name,
+            session=number,
+            assumed=session.live(self._state, now),
+            bind=binding_now,
+            wait_seconds=wait,
+            since=self._arrivals,
+            bind_next=True,
+        )
+        summary = f"session {number}, binding {pods} pods" if pods else f"session {number}"
+        result = await self._schedule(request, summary)
+        if result is None:
             # What it was to bind may or may not be bound: placed again once the cache says.
             unbound = {
                 f"{j.namespace}/{p.pod}": "session failed"
@@ -155,7 +154,6 @@ class SchedulerWorkflow:
                 for p in j.placements
             }
             self._state = session.dropped(self._state, signals.BindFailed(pods=unbound))
-            self._state = self._state.model_copy(update={"session": number + 1})
             self._arrivals = None
             return
         self._arrivals = result.arrivals
@@ -172,25 +170,30 @@ class SchedulerWorkflow:
             self._handoffs.add(task)
             task.add_done_callback(self._handoffs.discard)
 
-    async def _session(self) -> None:
-        now = workflow.now()
-        number = self._state.session
+    async def _schedule(self, request: SessionInput, summary: str) -> SessionReport | None:
+        """The session activity; None when it failed (the next session is its work)."""
         try:
-            result = await activity_call.run(
-                sessions.schedule_session,
-                SessionInput(
-                    scheduler_name=self._state.name,
-                    session=number,
-                    assumed=session.live(self._state, now),
-                ),
-                options.SESSION,
-                f"session {number}",
+            return await activity_call.run(
+                sessions.schedule_session, request, options.SESSION, summary
             )
         except ActivityError as e:
             workflow.logger.warning(
-                "session failed scheduler=%s session=%d error=%s", self._state.name, number, e.cause
+                "session failed scheduler=%s session=%d error=%s",
+                self._state.name,
+                request.session,
+                e.cause,
             )
-            self._state = self._state.model_copy(update={"session": number + 1})
+            self._state = self._state.model_copy(update={"session": request.session + 1})
+            return None
+
+    async def _session(self) -> None:
+        now = workflow.now()
+        number = self._state.session
+        request = SessionInput(
+            scheduler_name=self._state.name, session=number, assumed=session.live(self._state, now)
+        )
+        result = await self._schedule(request, f"session {number}")
+        if result is None:
             return
         placements = [(j.job_workflow_id, j.namespace, j.placements) for j in result.jobs]
         self._state, handoffs = session.after_session(
