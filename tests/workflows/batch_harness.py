@@ -130,6 +130,6 @@ async def until(
     handle: WorkflowHandle[Any, Any],
     check: Callable[[signals.BatchJobView], bool],
     what: str,
-    timeout: float = 10,
+    timeout: float = 30,
 ) -> signals.BatchJobView:
     return await settled(lambda: view(handle), check, what, timeout)

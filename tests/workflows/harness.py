@@ -327,7 +327,7 @@ async def settled(
 
 
 async def last_run(
-    client: Client, workflow_id: str, max_history: int, timeout: float = 10
+    client: Client, workflow_id: str, max_history: int, timeout: float = 30
 ) -> WorkflowHandle[Any, Any]:
     """The latest run of a workflow that continues as new, once it stays open: its history is
     under the budget and no workflow task is pending. Polled by describe, not by query: the
@@ -349,7 +349,7 @@ async def until(
     handle: WorkflowHandle[Any, Any],
     check: Callable[[signals.JobView], bool],
     what: str,
-    timeout: float = 10,
+    timeout: float = 30,
 ) -> signals.JobView:
     return await settled(lambda: view(handle), check, what, timeout)
 
