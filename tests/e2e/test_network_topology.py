@@ -160,8 +160,16 @@ def test_a_tier_1_gang_is_kept_in_one_rack_and_one_too_big_for_a_rack_waits(
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
 
     _submit(api, namespace, fabric, "trio", 3, {"mode": "hard", "highestTierAllowed": 1})
-    message = eventually(lambda: _unschedulable(api, namespace, "trio"), 90, "trio refused")
-    assert "no HyperNode of tier 1 or lower has room for the gang" in message
+    # A session may first see the gang before slow start made all three pods ("not enough
+    # valid pods"): wait for the verdict on the whole gang.
+    refusal = "no HyperNode of tier 1 or lower has room for the gang"
+
+    def refused() -> str | None:
+        message = _unschedulable(api, namespace, "trio")
+        return message if message and refusal in message else None
+
+    message = eventually(refused, 90, "trio refused")
+    assert refusal in message
     assert _bound(api, namespace, "trio", 0) == []
 
 

@@ -219,7 +219,12 @@ def test_evicted_job_with_a_restart_policy_restarts_and_waits_pending(
                 names.append(f"l{i}")
         return names
 
-    victims = eventually(restarted, 60, "the victims' jobs counted a restart")
+    # Each victim's job writes its restart on its own: wait for all three, not the first.
+    def all_restarted() -> list[str] | None:
+        found = restarted()
+        return found if len(found) >= 3 else None
+
+    victims = eventually(all_restarted, 60, "the victims' jobs counted a restart")
     assert len(victims) == 3, victims
     for name in victims:
         eventually(
