@@ -293,7 +293,7 @@ def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[in
     and "<ns>/<pod>" → why for those that were not. A pod that could not be bound gets
     PodScheduled=False saying why; the caller drops its assumption, so a later session places
     it again."""
-    with_volumes = [j for j in jobs if any(p.binds_volumes for p in j.placements)]
+    with_volumes = [j for j in jobs if j.binds_volumes]
     failed: dict[tuple[str, str], str] = {}
     if with_volumes:
         with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:

@@ -221,6 +221,11 @@ class JobPlacements(Message):
     namespace: str
     placements: list[signals.PlacedPod]
 
+    @property
+    def binds_volumes(self) -> bool:
+        """Some of its pods' claims are bound first (`bind_session`, in the background)."""
+        return any(p.binds_volumes for p in self.placements)
+
 
 class Arrivals(Message):
     """Where a worker's count of a scheduler's arrivals stood (`activities.cluster`)."""

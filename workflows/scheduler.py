@@ -163,8 +163,8 @@ class SchedulerWorkflow:
         self._state, _ = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
         )
-        with_volumes = [j for j in result.jobs if _binds_volumes(j)]
-        self._to_bind = [j for j in result.jobs if not _binds_volumes(j)]
+        with_volumes = [j for j in result.jobs if j.binds_volumes]
+        self._to_bind = [j for j in result.jobs if not j.binds_volumes]
         if with_volumes:
             task = asyncio.create_task(self._bind(number, with_volumes))
             self._handoffs.add(task)
@@ -253,7 +253,3 @@ class SchedulerWorkflow:
                 pods={f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
             )
         return None
-
-
-def _binds_volumes(job: JobPlacements) -> bool:
-    return any(p.binds_volumes for p in job.placements)
