@@ -23,6 +23,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports --no-cache
 
 crds: $(BIN)/.installed
 	$(BIN)/caldera crds

@@ -9,10 +9,10 @@ CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, defa
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_CONF (a
 volcano-scheduler.conf file) or CALDERA_SCHEDULER_CONFIGMAP (`<namespace>/<name>` of a
 ConfigMap holding one), CALDERA_SCHEDULER_ACTIONS (Volcano's `actions` string, replacing the
-configuration's; see `activities/scheduler_config.py`), CALDERA_HYPERNODE_DISCOVERY (a
+configuration's; see `activities/scheduler_conf.py`), CALDERA_HYPERNODE_DISCOVERY (a
 volcano-controller.conf file) or CALDERA_CONTROLLER_CONFIGMAP (`<namespace>/<name>` of a
 ConfigMap holding one): either starts HyperNode discovery from node labels (see
-`activities/controller_config.py`), CALDERA_WORKFLOW_SANDBOX
+`activities/controller_conf.py`), CALDERA_WORKFLOW_SANDBOX
 (`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
 one evicted replays its whole history on its next task; each costs some hundred KiB).
@@ -41,7 +41,7 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
-from activities import controller_config
+from activities import controller_conf
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
@@ -97,7 +97,7 @@ async def run(metrics_address: str = "") -> int:
         ):
             for name in schedulers:
                 await _ensure_scheduler(client, name)
-            if controller_config.configured():
+            if controller_conf.configured():
                 await _ensure_hypernode_discovery(client, queue)
             log.info(
                 "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
@@ -143,7 +143,7 @@ async def _ensure_scheduler(client: Client, name: str) -> None:
 
 async def _ensure_hypernode_discovery(client: Client, queue: str) -> None:
     """The cluster's one HyperNodeDiscoveryWorkflow runs while any worker does, once discovery
-    is configured (started once, kept; see `activities/controller_config.py`)."""
+    is configured (started once, kept; see `activities/controller_conf.py`)."""
     await client.start_workflow(
         HyperNodeDiscoveryWorkflow.run,
         HyperNodeDiscoveryInput(),

@@ -15,8 +15,9 @@ from typing import Any
 from kubernetes import client
 from temporalio import activity
 
-from activities import batchpodspec, errors, kube
+from activities import errors, kube
 from activities.messages import BatchJobInput, BatchJobStatusInput, DeleteJobInput, Done
+from controllers.batchjob import podspec
 from models import scheduling
 
 
@@ -56,7 +57,7 @@ def delete_batch_job(request: DeleteJobInput) -> Done:
 def ensure_batch_pod_group(request: BatchJobInput) -> Done:
     """Create the Job's PodGroup (AlreadyExists is success: it is never changed afterwards)."""
     job = request.job
-    group = batchpodspec.pod_group(job)
+    group = podspec.pod_group(job)
     namespace = job.metadata.namespace or "default"
     with errors.kube_call(f"create podgroup {namespace}/{job.pod_group_name}", ok=errors.EXISTS_OK):
         kube.custom().create_namespaced_custom_object(

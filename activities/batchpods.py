@@ -18,16 +18,16 @@ from typing import Final, TypeVar
 from kubernetes.client import ApiException
 from temporalio import activity
 
-from activities import batchpodspec, errors, events, kube
+from activities import errors, kube, kube_events
 from activities.messages import (
     CreateJobPodsInput,
     CreateJobPodsResult,
     DeleteJobPodsInput,
     Done,
-    RecordEventInput,
     RemoveFinalizersInput,
 )
 from activities.pods import batch_done, slow_start_batches
+from controllers.batchjob import podspec
 from models import batchv1
 from models.batchv1 import CreatedPod, NewPod
 
@@ -49,18 +49,8 @@ def _parallel(fn: Callable[[T], R], items: list[T]) -> list[R]:
 
 def _event(job: batchv1.BatchJob, type_: str, reason: str, message: str) -> None:
     """The job controller's Events on the Job; best effort."""
-    meta = job.metadata
-    events.try_event(
-        RecordEventInput(
-            namespace=meta.namespace or "",
-            name=meta.name or "",
-            uid=meta.uid or "",
-            type=type_,
-            reason=reason,
-            message=message,
-            api_version=batchv1.API_VERSION,
-            kind=batchv1.KIND,
-        )
+    kube_events.try_event_on(
+        job.metadata, type_, reason, message, batchv1.API_VERSION, batchv1.KIND
     )
 
 
@@ -69,7 +59,7 @@ def _create(job: batchv1.BatchJob, pod: NewPod) -> CreatedPod | str:
     namespace = job.metadata.namespace or "default"
     core = kube.core()
     try:
-        made = core.create_namespaced_pod(namespace, kube.body(batchpodspec.build_pod(job, pod)))
+        made = core.create_namespaced_pod(namespace, kube.body(podspec.build_pod(job, pod)))
     except ApiException as e:
         if e.status != errors.CONFLICT:
             why = f"{e.status} {e.reason}: {(e.body or '')[:300]}"

@@ -39,7 +39,7 @@ from activities.messages import (
     Unschedulable,
     VolumesInput,
 )
-from models import signals
+from models.signals import scheduler as scheduler_signals
 from service import metrics
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -241,7 +241,7 @@ def _check(request: VolumesInput) -> bool:
 
 
 def _volumes_of(
-    namespace: str, placements: Sequence[signals.PlacedPod], timeout: float
+    namespace: str, placements: Sequence[scheduler_signals.PlacedPod], timeout: float
 ) -> dict[str, str]:
     """Each placed pod's volumes (reverted if they fail); the pods whose volumes failed."""
     failed: dict[str, str] = {}
@@ -265,7 +265,7 @@ def _volumes_of(
     return failed
 
 
-def _node(p: signals.PlacedPod) -> Placement:
+def _node(p: scheduler_signals.PlacedPod) -> Placement:
     return Placement(pod=p.pod, uid=p.uid, node=p.node)
 
 

@@ -23,7 +23,7 @@ from kubernetes import client
 from activities import kube
 from activities.messages import Arrivals
 from models import scheduling, topology
-from scheduling import arrivals
+from scheduling.cache import arrivals
 from service import reflector
 
 logger = logging.getLogger(__name__)
@@ -91,7 +91,8 @@ class Store:
 
 class ClusterCache:
     """Stores for every kind a session reads, each kept by its own reflector thread, and the
-    count of arrivals (`scheduling.arrivals`) per scheduler, which a waiting session waits on."""
+    count of arrivals (`scheduling.cache.arrivals`) per scheduler, which a waiting session
+    waits on."""
 
     def __init__(self, calls: Mapping[str, reflector.ListCall]) -> None:
         self._stores = {kind: Store() for kind in calls}

@@ -21,10 +21,10 @@ from typing import Any, Final
 from kubernetes import client
 from temporalio import activity
 
-from activities import errors, events, kube
+from activities import errors, kube, kube_events
 from activities.messages import RecordEventInput
 from models import scheduling
-from scheduling.result import Eviction
+from scheduling.api.result import Eviction
 
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"  # v1.PodReasonPreemptionByScheduler
@@ -109,7 +109,7 @@ def _record(eviction: Eviction, group: Mapping[str, Any] | None) -> None:
             )
         )
     for note in notes:  # best effort: the pod's conditions and the job's history say it too
-        events.try_event(note)
+        kube_events.try_event(note)
 
 
 def _evict(eviction: Eviction, group: Mapping[str, Any] | None) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities import controller_config, errors, kube
+from activities import controller_conf, errors, kube
 from controllers.hypernode import discovery
 from controllers.hypernode.members import NodeLabels
 from models import topology
@@ -111,7 +111,7 @@ def _apply(plan: discovery.Plan) -> None:
 
 @activity.defn(name="discover_hypernodes")
 def discover_hypernodes(request: DiscoverHyperNodesInput) -> DiscoverHyperNodesResult:
-    config = controller_config.discovery_config()
+    config = controller_conf.discovery_config()
     unsupported = list(config.unsupported())
     if unsupported:
         activity.logger.warning(

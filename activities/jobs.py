@@ -1,4 +1,4 @@
-"""Job-level side effects: the TTL deletion (the volumes have `activities.volumes`)."""
+"""Job-level side effects: the TTL deletion (the volumes have `activities.claims`)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models import batchv1, signals, vcjob
+from models import batchv1, vcjob
+from models.signals import scheduler as scheduler_signals
 
 NAMESPACE_GONE: Final = "NamespaceGone"  # an activity's error type: the namespace is going
 
@@ -219,7 +220,7 @@ class VolumesInput(Message):
 class JobPlacements(Message):
     job_workflow_id: str
     namespace: str
-    placements: list[signals.PlacedPod]
+    placements: list[scheduler_signals.PlacedPod]
 
     @property
     def binds_volumes(self) -> bool:
@@ -259,7 +260,7 @@ class SessionReport(Message):
 
 class BindPlacementsInput(Message):
     namespace: str
-    placements: list[signals.PlacedPod]
+    placements: list[scheduler_signals.PlacedPod]
     volume_timeout_seconds: float = 120.0
 
 

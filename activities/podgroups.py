@@ -12,9 +12,9 @@ from typing import Any
 from kubernetes import client
 from temporalio import activity
 
-from activities import errors, kube, podspec
+from activities import errors, kube
 from activities.messages import Done, EnsurePodGroupInput, PodGroupInput
-from controllers.job import reconcile
+from controllers.job import podspec, reconcile
 from models import scheduling
 from models.scheduling import NetworkTopologySpec
 from models.vcjob import Job

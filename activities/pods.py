@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.common import MetricCounter
+from temporalio.exceptions import ApplicationError
 
-from activities import errors, kube, plugins, podspec
+from activities import errors, kube
 from activities.messages import (
     CheckPodsResult,
     CreatePodsInput,
@@ -24,6 +25,8 @@ from activities.messages import (
     DeletePodsResult,
     PodsInput,
 )
+from controllers.job import plugins, podspec
+from controllers.job.plugins import support as plugin_base
 from models import labels
 from service import metrics
 
@@ -83,27 +86,31 @@ def slow_start_batches(count: int) -> list[int]:
     return sizes
 
 
+def _manifest(request: CreatePodsInput, task: str, index: int) -> dict[str, Any]:
+    """The pod as the job controller builds it, its plugins applied. A plugin that refuses the
+    pod (ray without its head task) is a non-retryable Invalid error: a retry would build the
+    same pod, and the job ends as Volcano's does once its sync keeps failing (TerminateJob)."""
+    job = request.job
+    pod = podspec.build_pod(
+        job,
+        task,
+        index,
+        request.version,
+        request.retry_count,
+        request.scheduler_override,
+        request.pod_group,
+    )
+    try:
+        return plugins.on_pod_create(job, pod, task, index)
+    except plugin_base.PodRefused as e:
+        raise ApplicationError(str(e), type="Invalid", non_retryable=True) from e
+
+
 @activity.defn(name="create_pods")
 def create_pods(request: CreatePodsInput) -> CreatePodsResult:
     job = request.job
     namespace = job.metadata.namespace or "default"
-    manifests = [
-        plugins.on_pod_create(
-            job,
-            podspec.build_pod(
-                job,
-                task,
-                index,
-                request.version,
-                request.retry_count,
-                request.scheduler_override,
-                request.pod_group,
-            ),
-            task,
-            index,
-        )
-        for task, index in request.pods
-    ]
+    manifests = [_manifest(request, task, index) for task, index in request.pods]
     created: list[str] = []
     existing: list[str] = []
     start = 0

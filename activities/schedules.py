@@ -35,7 +35,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.messages import Done
 from controllers.cronjob import plan
-from models import keys, signals
+from models import keys
+from models.signals import cronjob as cronjob_signals
 from service import search_attributes
 
 OVERLAP = {
@@ -107,8 +108,8 @@ def schedule(request: ApplyScheduleInput) -> Schedule:
         ]
     )
     action = ScheduleActionStartWorkflow(
-        signals.CRON_RUN_WORKFLOW,
-        signals.CronRunStart(namespace=request.namespace, name=request.name),
+        cronjob_signals.CRON_RUN_WORKFLOW,
+        cronjob_signals.CronRunStart(namespace=request.namespace, name=request.name),
         id=keys.cron_run_workflow_id(request.namespace, request.name),
         task_queue=activity.info().task_queue,
         typed_search_attributes=attributes,

@@ -1,6 +1,6 @@
 """One scheduling session (the SchedulerWorkflow's activity): bind what the last session
-placed, or wait for work; read the cluster, decide with `scheduling.run_session`, write what the
-scheduler owns, return the placements.
+placed, or wait for work; read the cluster, decide with
+`scheduling.actions.registry.run_session`, write what the scheduler owns, return the placements.
 
 Every decision is pure and lives in `scheduling/`: the placements (`actions`), which PodGroup
 statuses, pod conditions and queue totals change (`writes`), where each placement goes and
@@ -24,7 +24,7 @@ from typing import Final, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import binding, cluster, errors, events, evictions, kube, scheduler_config
+from activities import binding, cluster, errors, evictions, kube, kube_events, scheduler_conf
 from activities.messages import (
     BindSessionInput,
     JobPlacements,
@@ -35,13 +35,18 @@ from activities.messages import (
 )
 from models import scheduling
 from models.keys import JobKey
-from scheduling import placements, writes
-from scheduling.actions import run_session
-from scheduling.objects import ParseMemo, snapshot_from_objects
-from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
-from scheduling.result import Placement
-from scheduling.volumes import Storage
-from scheduling.writes import GroupStatusWrite, JobNotice, PodScheduledWrite, QueueAllocatedWrite
+from scheduling.actions.registry import run_session
+from scheduling.api.result import Placement
+from scheduling.cache import placements, writes
+from scheduling.cache.objects import ParseMemo, snapshot_from_objects
+from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.cache.volumes import Storage
+from scheduling.cache.writes import (
+    GroupStatusWrite,
+    JobNotice,
+    PodScheduledWrite,
+    QueueAllocatedWrite,
+)
 from service import metrics
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
@@ -126,7 +131,7 @@ def _tell_job(notice: JobNotice | None) -> None:
         reason="Unschedulable",
         message=notice.message,
     )
-    events.try_event(event)  # best effort: the PodGroup condition says it too
+    kube_events.try_event(event)  # best effort: the PodGroup condition says it too
 
 
 class _Clock:
@@ -213,7 +218,7 @@ def _session(request: SessionInput) -> SessionReport:
         hyper_nodes=world["hypernodes"],
     )
     clock.lap("snapshot")
-    result = run_session(snapshot, scheduler_config.session_config())
+    result = run_session(snapshot, scheduler_conf.session_config())
     clock.lap("decide")
     groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}
     pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}

@@ -17,10 +17,11 @@ from typing import Any, Final
 import yaml
 
 from cli import jobview, output, remote, verbs
+from cli.apiserver import JOBS, Resources
 from cli.clients import CliError, Connections, add_arguments, guarded
-from cli.resources import JOBS, Resources
-from models import keys, signals, vcjob
+from models import keys, vcjob
 from models.bus import Action
+from models.signals import job as job_signals
 
 LIST_HEADERS: Final = (
     "NAME",
@@ -49,7 +50,7 @@ ACTIONS: Final = {
 async def _update(
     conn: Connections, wid: str, action: Action, args: argparse.Namespace, what: str
 ) -> str:
-    cmd = signals.JobCommand(reason=args.reason, message=args.message)
+    cmd = job_signals.JobCommand(reason=args.reason, message=args.message)
     result = await remote.job_command(conn, wid, action, cmd, what)
     return f"{result.action}: {result.phase_before} → {result.phase_after}"
 

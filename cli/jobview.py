@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from cli import output
-from models import scheduling, signals
+from models import scheduling
+from models.signals import job as job_signals
 
 Obj = dict[str, Any]
 POD_COUNTS: Final = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
@@ -50,7 +51,7 @@ def list_row(job: Obj, now: datetime, with_namespace: bool) -> list[object]:
 
 
 def summary(
-    job: Obj, workflow_id: str, workflow: signals.JobView | str, url: str, now: datetime
+    job: Obj, workflow_id: str, workflow: job_signals.JobView | str, url: str, now: datetime
 ) -> dict[str, Any]:
     """workflow: the status query's answer, or why it could not be had."""
     meta = job.get("metadata") or {}
@@ -136,7 +137,7 @@ def _policy(p: Obj) -> str:
     return f"{when} → {p.get('action')}{after}"
 
 
-def _workflow(workflow_id: str, workflow: signals.JobView | str) -> dict[str, Any]:
+def _workflow(workflow_id: str, workflow: job_signals.JobView | str) -> dict[str, Any]:
     if isinstance(workflow, str):
         return {"id": workflow_id, "error": workflow}
     return {

@@ -10,10 +10,10 @@ import os
 from typing import Final
 from urllib.parse import quote
 
-from cli.devstack import temporal
+from cli.devstack import temporal_dev
 
 UI_ENV: Final = "CALDERA_UI_URL"
-DEFAULT_UI: Final = f"http://localhost:{temporal.DEFAULT_UI_PORT}"
+DEFAULT_UI: Final = f"http://localhost:{temporal_dev.DEFAULT_UI_PORT}"
 
 
 def default_ui() -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from admission import lookup as admission_lookup
 from admission import server as admission_server
 from cli import clients, crds, jobs, queues
-from cli.devstack import processes, stack, temporal, webhook
+from cli.devstack import processes, stack, temporal_dev, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 from forwarder import main as forwarder_main
@@ -104,8 +104,8 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--node-cpu", default="32")
     up.add_argument("--node-memory", default="256Gi")
     up.add_argument("--node-pods", type=int, default=110)
-    up.add_argument("--temporal-port", type=int, default=temporal.DEFAULT_PORT)
-    up.add_argument("--ui-port", type=int, default=temporal.DEFAULT_UI_PORT)
+    up.add_argument("--temporal-port", type=int, default=temporal_dev.DEFAULT_PORT)
+    up.add_argument("--ui-port", type=int, default=temporal_dev.DEFAULT_UI_PORT)
     up.add_argument(
         "--temporal",
         choices=("dev", "server"),

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from cli import output, remote, verbs
+from cli.apiserver import QUEUES, Resources
 from cli.clients import Connections, add_arguments, guarded
-from cli.resources import QUEUES, Resources
-from models import keys, scheduling, signals
+from models import keys, scheduling
 from models.bus import Action
+from models.signals import queue as queue_signals
 
 LIST_HEADERS: Final = (
     "NAME",
@@ -78,7 +79,7 @@ def list_row(queue: dict[str, Any], now: datetime) -> list[object]:
 
 
 def summary(
-    queue: dict[str, Any], view: signals.QueueView | str, url: str, now: datetime
+    queue: dict[str, Any], view: queue_signals.QueueView | str, url: str, now: datetime
 ) -> dict[str, Any]:
     """view: the workflow's status query answer, or why it could not be had."""
     meta = queue.get("metadata") or {}
@@ -141,13 +142,13 @@ def render(s: dict[str, Any]) -> str:
 async def _update(
     conn: Connections, wid: str, action: Action, args: argparse.Namespace, what: str
 ) -> str:
-    cmd = signals.QueueCommand(reason=args.reason)
+    cmd = queue_signals.QueueCommand(reason=args.reason)
     result = await remote.queue_command(conn, wid, action, cmd, what)
     return f"{result.action}: {result.state_before} → {result.state_after}"
 
 
 def _summary(
-    queue: dict[str, Any], wid: str, view: signals.QueueView | str, url: str, now: datetime
+    queue: dict[str, Any], wid: str, view: queue_signals.QueueView | str, url: str, now: datetime
 ) -> dict[str, Any]:
     return summary(queue, view, url, now)  # the workflow id follows from the queue's name
 

@@ -16,8 +16,9 @@ from temporalio.converter import PayloadCodec
 
 from cli import history
 from cli.clients import CliError, Connections
-from models import signals
 from models.bus import Action
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from workflows.job import JobWorkflow
 from workflows.queue import QueueWorkflow
 
@@ -36,8 +37,8 @@ QUEUE_UPDATES: Final = {
 
 
 async def job_command(
-    conn: Connections, workflow_id: str, action: Action, command: signals.JobCommand, what: str
-) -> signals.JobCommandResult:
+    conn: Connections, workflow_id: str, action: Action, command: job_signals.JobCommand, what: str
+) -> job_signals.JobCommandResult:
     client = await conn.temporal()
     handle = client.get_workflow_handle_for(JobWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):
@@ -48,23 +49,23 @@ async def queue_command(
     conn: Connections,
     workflow_id: str,
     action: Action,
-    command: signals.QueueCommand,
+    command: queue_signals.QueueCommand,
     what: str,
-) -> signals.QueueCommandResult:
+) -> queue_signals.QueueCommandResult:
     client = await conn.temporal()
     handle = client.get_workflow_handle_for(QueueWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):
         return await conn.answer(handle.execute_update(QUEUE_UPDATES[action], command))
 
 
-async def job_view(conn: Connections, workflow_id: str, what: str) -> signals.JobView:
+async def job_view(conn: Connections, workflow_id: str, what: str) -> job_signals.JobView:
     client = await conn.temporal()
     handle = client.get_workflow_handle_for(JobWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):
         return await conn.answer(handle.query(JobWorkflow.status, rpc_timeout=conn.timeout))
 
 
-async def queue_view(conn: Connections, workflow_id: str, what: str) -> signals.QueueView:
+async def queue_view(conn: Connections, workflow_id: str, what: str) -> queue_signals.QueueView:
     client = await conn.temporal()
     handle = client.get_workflow_handle_for(QueueWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from cli import bus, output, remote
+from cli.apiserver import COMMANDS, Kind, Obj, Resources
 from cli.clients import CliError, Connections, guarded
-from cli.resources import COMMANDS, Kind, Obj, Resources
 from models.bus import Action
 
 V = TypeVar("V")  # the workflow's status query answer

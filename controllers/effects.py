@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from models import signals
+from models.signals import job as job_signals
+from models.signals import scheduler as scheduler_signals
 
 
 class Effect(BaseModel):
@@ -42,7 +43,7 @@ class StartOver(Effect):
     """A new object under the same name: continue as new with a fresh state for it."""
 
     kind: Literal["StartOver"] = "StartOver"
-    observed: signals.JobObserved
+    observed: job_signals.JobObserved
 
 
 class StartTimer(Effect):
@@ -75,7 +76,7 @@ class BindPlacements(Effect):
 
     kind: Literal["BindPlacements"] = "BindPlacements"
     session: int
-    placements: list[signals.PlacedPod]
+    placements: list[scheduler_signals.PlacedPod]
 
 
 class MarkUnschedulable(Effect):

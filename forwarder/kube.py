@@ -13,7 +13,7 @@ from typing import Final
 import urllib3
 from kubernetes import client
 
-from forwarder.routing import events
+from forwarder.routing import envelopes
 from models import batchv1, bus, jobflow, labels, scheduling, vcjob
 from models.defaults import DEFAULT_SCHEDULER
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
@@ -27,14 +27,14 @@ CONFLICT: Final = 409
 TRANSIENT: Final = (client.ApiException, urllib3.exceptions.HTTPError, OSError)
 
 
-def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
+def list_call(api: client.ApiClient, kind: envelopes.Kind) -> ListCall:
     """The cluster-wide list endpoint of `kind`; the same callable lists and watches."""
-    if kind is events.Kind.POD:
+    if kind is envelopes.Kind.POD:
         # Only pods that carry Volcano's job-name label: everything else is not ours.
         return functools.partial(
             client.CoreV1Api(api).list_pod_for_all_namespaces, label_selector=labels.JOB_NAME
         )
-    if kind is events.Kind.WORKLOAD_POD:
+    if kind is envelopes.Kind.WORKLOAD_POD:
         # Pods naming Volcano's scheduler, but not a Volcano Job's (the pod watch above has
         # those): which of them need a PodGroup is decided client side.
         return functools.partial(
@@ -42,23 +42,23 @@ def list_call(api: client.ApiClient, kind: events.Kind) -> ListCall:
             field_selector=f"spec.schedulerName={DEFAULT_SCHEDULER}",
             label_selector=f"!{labels.JOB_NAME}",
         )
-    if kind is events.Kind.BATCH_JOB:
+    if kind is envelopes.Kind.BATCH_JOB:
         # Every batch/v1 Job: whose spec.managedBy is Caldera's is decided client side.
         return client.BatchV1Api(api).list_job_for_all_namespaces
-    if kind is events.Kind.BATCH_POD:
+    if kind is envelopes.Kind.BATCH_POD:
         # Pods the apiserver's Job selector labels; the owner reference says whose they are.
         return functools.partial(
             client.CoreV1Api(api).list_pod_for_all_namespaces,
             label_selector=batchv1.CONTROLLER_UID_LABEL,
         )
     group, version = {
-        events.Kind.JOB: (vcjob.GROUP, vcjob.VERSION),
-        events.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
-        events.Kind.COMMAND: (bus.GROUP, bus.VERSION),
-        events.Kind.QUEUE: (scheduling.GROUP, scheduling.VERSION),  # cluster-scoped anyway
-        events.Kind.JOBFLOW: (jobflow.GROUP, jobflow.VERSION),
-        events.Kind.JOBTEMPLATE: (jobflow.GROUP, jobflow.VERSION),
-        events.Kind.CRON_JOB: (vcjob.GROUP, vcjob.VERSION),
+        envelopes.Kind.JOB: (vcjob.GROUP, vcjob.VERSION),
+        envelopes.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
+        envelopes.Kind.COMMAND: (bus.GROUP, bus.VERSION),
+        envelopes.Kind.QUEUE: (scheduling.GROUP, scheduling.VERSION),  # cluster-scoped anyway
+        envelopes.Kind.JOBFLOW: (jobflow.GROUP, jobflow.VERSION),
+        envelopes.Kind.JOBTEMPLATE: (jobflow.GROUP, jobflow.VERSION),
+        envelopes.Kind.CRON_JOB: (vcjob.GROUP, vcjob.VERSION),
     }[kind]
     custom = client.CustomObjectsApi(api)
     return functools.partial(custom.list_cluster_custom_object, group, version, kind.value)
@@ -77,7 +77,7 @@ def delete_command(api: client.ApiClient, namespace: str, name: str, uid: str) -
             bus.GROUP,
             bus.VERSION,
             namespace,
-            events.Kind.COMMAND.value,
+            envelopes.Kind.COMMAND.value,
             name,
             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid)),
             _request_timeout=REQUEST_TIMEOUT,

@@ -21,8 +21,8 @@ from temporalio.client import Client
 from temporalio.common import MetricMeter
 
 from forwarder import kube, leader, pipeline, signaller
-from forwarder.routing import coalesce, events
-from models import signals
+from forwarder.routing import coalesce, envelopes
+from models.signals import job as job_signals
 from service import logs, metrics, temporal
 
 logger = logging.getLogger(__name__)
@@ -39,14 +39,14 @@ class Options:
     metrics_address: str = ""  # host:port of the Prometheus endpoint; "": none
     log_format: str = "text"  # service.logs.FORMATS
 
-    def job_start(self) -> signals.JobStart:
-        settings = signals.ControllerSettings(
+    def job_start(self) -> job_signals.JobStart:
+        settings = job_signals.ControllerSettings(
             scheduler_override=self.scheduler_override,
             local_pod_writes=True,
             local_writes=True,
             one_write_per_decision=True,
         )
-        return signals.JobStart(settings=settings)
+        return job_signals.JobStart(settings=settings)
 
 
 async def run(options: Options, stop: asyncio.Event) -> None:
@@ -80,7 +80,7 @@ async def _lead(
     for task in (holding, stopping):
         task.add_done_callback(lambda _: halt.set())
     term = pipeline.Pipeline(
-        {kind: kube.list_call(api, kind) for kind in events.Kind},
+        {kind: kube.list_call(api, kind) for kind in envelopes.Kind},
         functools.partial(kube.delete_command, api),
         signaller.Signaller(client, options.job_start(), meters=meters),
         options.coalesce,

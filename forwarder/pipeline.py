@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from forwarder import kube, signaller, watch
-from forwarder.routing import coalesce, events, logs, router
+from forwarder.routing import coalesce, envelopes, logs, router
 from service import metrics
 
 logger = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 DELETE_ATTEMPTS: Final = 4
 # The workflows' own objects.
 FIRST: Final = frozenset(
-    {events.Kind.JOB, events.Kind.QUEUE, events.Kind.BATCH_JOB, events.Kind.CRON_JOB}
+    {envelopes.Kind.JOB, envelopes.Kind.QUEUE, envelopes.Kind.BATCH_JOB, envelopes.Kind.CRON_JOB}
 )
 DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → deleted by us?
 
@@ -37,7 +37,7 @@ DeleteCommand = Callable[[str, str, str], bool]  # (namespace, name, uid) → de
 class Pipeline:
     def __init__(
         self,
-        calls: Mapping[events.Kind, kube.ListCall],
+        calls: Mapping[envelopes.Kind, kube.ListCall],
         delete_command: DeleteCommand,
         sender: signaller.Signaller,
         delay: float = coalesce.DEFAULT_DELAY,
@@ -49,17 +49,17 @@ class Pipeline:
         self._sender = sender
         self._router = router.Router()
         self._coalescer = coalesce.Coalescer(delay)
-        self._inbox: asyncio.Queue[events.Inbound | None] = asyncio.Queue()  # None: halt
+        self._inbox: asyncio.Queue[envelopes.Inbound | None] = asyncio.Queue()  # None: halt
         self._watchers: list[watch.Watcher] = []
-        self._listed: set[events.Kind] = set()  # which of FIRST have been listed once
+        self._listed: set[envelopes.Kind] = set()  # which of FIRST have been listed once
         self._synced = False  # FIRST listed and signalled; the other watches are running
-        self._relisted: set[events.Kind] = set()  # kinds listed at least once this term
+        self._relisted: set[envelopes.Kind] = set()  # kinds listed at least once this term
 
     async def run(self, halt: asyncio.Event) -> None:
         """Forward until `halt` is set; then stop the watches (call `finish` next)."""
         loop = asyncio.get_running_loop()
 
-        def emit(item: events.Inbound) -> None:  # called from watch threads
+        def emit(item: envelopes.Inbound) -> None:  # called from watch threads
             with contextlib.suppress(RuntimeError):  # a closed loop: the process is exiting
                 loop.call_soon_threadsafe(self._inbox.put_nowait, item)
 
@@ -82,7 +82,7 @@ class Pipeline:
                 if item is None:
                     break
                 await self._handle(item)
-                if isinstance(item, events.Relisted) and item.kind in FIRST:
+                if isinstance(item, envelopes.Relisted) and item.kind in FIRST:
                     await self._synced_first(item.kind, emit)
                 self._submit(self._coalescer.due(time.monotonic()))
         finally:
@@ -102,23 +102,23 @@ class Pipeline:
         await self._sender.join()
         logger.info("forwarding stopped signals_sent=%d", self._sender.sent)
 
-    def _start(self, kind: events.Kind, emit: Callable[[events.Inbound], None]) -> None:
+    def _start(self, kind: envelopes.Kind, emit: Callable[[envelopes.Inbound], None]) -> None:
         watcher = watch.Watcher(kind, self._calls[kind], emit)
         self._watchers.append(watcher)
         watcher.start()
 
     async def _synced_first(
-        self, kind: events.Kind, emit: Callable[[events.Inbound], None]
+        self, kind: envelopes.Kind, emit: Callable[[envelopes.Inbound], None]
     ) -> None:
         self._listed.add(kind)
         if self._synced or self._listed != FIRST:
             return
         self._synced = True
         await self._sender.join()  # every listed Job's and Queue's workflow exists now
-        for later in sorted(set(events.Kind) - FIRST):
+        for later in sorted(set(envelopes.Kind) - FIRST):
             self._start(later, emit)
 
-    async def _handle(self, item: events.Inbound) -> None:
+    async def _handle(self, item: envelopes.Inbound) -> None:
         self._count(item)
         try:
             outgoing = self._router.route(item)
@@ -128,18 +128,18 @@ class Pipeline:
             return
         received = item.received  # where each outgoing signal's lag starts
         for out in outgoing:
-            if isinstance(out, events.Batched):
+            if isinstance(out, envelopes.Batched):
                 self._coalescer.add(out, time.monotonic(), received)
-            elif isinstance(out, events.Signal):
+            elif isinstance(out, envelopes.Signal):
                 out = dataclasses.replace(out, received=received)
                 self._submit(self._coalescer.add_signal(out))
             elif await self._consume(out):
                 signal = dataclasses.replace(out.signal, received=received)
                 self._submit(self._coalescer.add_signal(signal))
 
-    def _count(self, item: events.Inbound) -> None:
+    def _count(self, item: envelopes.Inbound) -> None:
         kind = str(item.kind)
-        if isinstance(item, events.Observed):
+        if isinstance(item, envelopes.Observed):
             self._meters.events.add(1, {"kind": kind, "type": item.type})
             return
         reason = "expired" if item.kind in self._relisted else "initial"
@@ -147,11 +147,11 @@ class Pipeline:
         self._meters.relists.add(1, {"kind": kind, "reason": reason})
         self._meters.events.add(len(item.objects), {"kind": kind, "type": "LISTED"})
 
-    def _submit(self, outgoing: list[events.Signal]) -> None:
+    def _submit(self, outgoing: list[envelopes.Signal]) -> None:
         for s in outgoing:
             self._sender.submit(s)
 
-    async def _consume(self, command: events.ConsumeCommand) -> bool:
+    async def _consume(self, command: envelopes.ConsumeCommand) -> bool:
         """Delete the Command; True only if this replica deleted it (at-most-once delivery)."""
         log = logs.for_target(logger, command.signal.target)
         delay = 0.2

@@ -29,8 +29,16 @@ from temporalio.common import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from controllers.batchjob import tracking
-from forwarder.routing import events, logs
-from models import batchv1, signals, task_queues, vcjob
+from forwarder.routing import envelopes, logs
+from models import batchv1, task_queues, vcjob
+from models.signals import batchjob as batchjob_signals
+from models.signals import common as common_signals
+from models.signals import cronjob as cronjob_signals
+from models.signals import job as job_signals
+from models.signals import jobflow as jobflow_signals
+from models.signals import podgroup as podgroup_signals
+from models.signals import queue as queue_signals
+from models.signals import scheduler as scheduler_signals
 from service import metrics, search_attributes
 
 logger = logging.getLogger(__name__)
@@ -56,21 +64,25 @@ TRANSIENT: Final = frozenset(
 
 # Batches are the bulk of the traffic; the rest tells the story of a Job or Queue.
 _QUIET: Final = frozenset(
-    {signals.SIGNAL_PODS_CHANGED, signals.SIGNAL_POD_GROUPS_CHANGED, signals.SIGNAL_WORK_ARRIVED}
+    {
+        job_signals.SIGNAL_PODS_CHANGED,
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED,
+        scheduler_signals.SIGNAL_WORK_ARRIVED,
+    }
 )
 
 
-def start_attributes(target: events.Target, payload: object) -> TypedSearchAttributes:
+def start_attributes(target: envelopes.Target, payload: object) -> TypedSearchAttributes:
     """A job's search attributes, set in the start request: the workflow upserts only what
     differs, so a new job's visibility record is written with them, not once more per key
     (its first phase included: a new Volcano Job's Pending costs no upsert event)."""
-    if not isinstance(target, events.JobRef | events.BatchJobRef | events.CronJobRef):
+    if not isinstance(target, envelopes.JobRef | envelopes.BatchJobRef | envelopes.CronJobRef):
         return TypedSearchAttributes.empty
     pairs: list[SearchAttributePair[str]] = [
         SearchAttributePair(search_attributes.NAMESPACE, target.namespace),
         SearchAttributePair(search_attributes.JOB_NAME, target.name),
     ]
-    if isinstance(target, events.JobRef) and isinstance(payload, signals.JobObserved):
+    if isinstance(target, envelopes.JobRef) and isinstance(payload, job_signals.JobObserved):
         spec = payload.job.get("spec")
         queue = spec.get("queue") if isinstance(spec, dict) else None
         queue = queue if isinstance(queue, str) else ""
@@ -81,22 +93,22 @@ def start_attributes(target: events.Target, payload: object) -> TypedSearchAttri
     return TypedSearchAttributes(pairs)
 
 
-def _first_phase(target: events.Target, payload: object) -> str | None:
+def _first_phase(target: envelopes.Target, payload: object) -> str | None:
     """The phase a job's workflow shows from its first task, read from the object it starts
     with; None: nothing to go by (not a job observed, or a status that does not parse).
 
     A Volcano Job without a phase is new: its core's first phase is Pending. A batch/v1 Job's
     is the one-word phase of its recorded status, which its core adopts (Pending for a new
     Job, whose first sync sets startTime: that Running is upserted as before)."""
-    if not isinstance(payload, signals.JobObserved):
+    if not isinstance(payload, job_signals.JobObserved):
         return None
     status = payload.job.get("status")
     status = status if isinstance(status, dict) else {}
-    if isinstance(target, events.JobRef):
+    if isinstance(target, envelopes.JobRef):
         state = status.get("state")
         phase = state.get("phase") if isinstance(state, dict) else None
         return phase if isinstance(phase, str) and phase else str(vcjob.JobPhase.PENDING)
-    if isinstance(target, events.BatchJobRef):
+    if isinstance(target, envelopes.BatchJobRef):
         try:
             return tracking.phase(batchv1.BatchJobStatus.model_validate(status))
         except ValidationError:
@@ -104,14 +116,14 @@ def _first_phase(target: events.Target, payload: object) -> str | None:
     return None
 
 
-def _size(target: events.Target, payload: object) -> str:
+def _size(target: envelopes.Target, payload: object) -> str:
     """What the start's payload says of a job's size and queue, for its summary; "" : not a
     job observed."""
-    if not isinstance(payload, signals.JobObserved):
+    if not isinstance(payload, job_signals.JobObserved):
         return ""
     spec = payload.job.get("spec")
     spec = spec if isinstance(spec, dict) else {}
-    if isinstance(target, events.JobRef):
+    if isinstance(target, envelopes.JobRef):
         tasks = spec.get("tasks")
         pods = sum(
             t["replicas"]
@@ -122,7 +134,7 @@ def _size(target: events.Target, payload: object) -> str:
         minimum = spec.get("minAvailable")
         gang = f", minAvailable {minimum}" if isinstance(minimum, int) else ""
         return f" · queue {queue} · {pods} pods{gang}"
-    if isinstance(target, events.BatchJobRef):
+    if isinstance(target, envelopes.BatchJobRef):
         parallelism, completions = spec.get("parallelism"), spec.get("completions")
         sizes = [f"parallelism {parallelism if isinstance(parallelism, int) else 1}"]
         if isinstance(completions, int):
@@ -131,18 +143,18 @@ def _size(target: events.Target, payload: object) -> str:
     return ""
 
 
-def summary(target: events.Target, payload: object = None) -> str:
+def summary(target: envelopes.Target, payload: object = None) -> str:
     """The UI's one line for the workflow: the object, and for a job its queue and size as
     first observed (the start's payload; None: the object alone)."""
-    if isinstance(target, events.WorkloadRef):
+    if isinstance(target, envelopes.WorkloadRef):
         text = f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
         return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
-    if isinstance(target, events.FlowRef):
+    if isinstance(target, envelopes.FlowRef):
         return f"Volcano JobFlow {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
-    if isinstance(target, events.CronJobRef):
+    if isinstance(target, envelopes.CronJobRef):
         return f"Volcano CronJob {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
-    kind = "Queue" if isinstance(target, events.QueueRef) else "Job"
-    owner = "Kubernetes" if isinstance(target, events.BatchJobRef) else "Volcano"
+    kind = "Queue" if isinstance(target, envelopes.QueueRef) else "Job"
+    owner = "Kubernetes" if isinstance(target, envelopes.BatchJobRef) else "Volcano"
     text = f"{owner} {kind} {target.key}{_size(target, payload)}"
     return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
 
@@ -153,7 +165,7 @@ class Signaller:
     def __init__(
         self,
         client: Client,
-        start: signals.JobStart,
+        start: job_signals.JobStart,
         task_queue: str = task_queues.CONTROLLERS,
         concurrency: int = CONCURRENCY,
         queue_task_queue: str = task_queues.QUEUES,
@@ -165,11 +177,11 @@ class Signaller:
         self._task_queue = task_queue
         self._queue_task_queue = queue_task_queue
         self._slots = asyncio.Semaphore(concurrency)
-        self._lanes: dict[str, collections.deque[events.Signal]] = {}
+        self._lanes: dict[str, collections.deque[envelopes.Signal]] = {}
         self._drainers: dict[str, asyncio.Task[None]] = {}
         self.sent = 0  # signals the server accepted, for logs and tests
 
-    def submit(self, signal: events.Signal) -> None:
+    def submit(self, signal: envelopes.Signal) -> None:
         wid = signal.target.workflow_id
         self._lanes.setdefault(wid, collections.deque()).append(signal)
         if wid not in self._drainers:
@@ -198,7 +210,7 @@ class Signaller:
             del self._lanes[wid]
             del self._drainers[wid]
 
-    async def _send(self, signal: events.Signal) -> None:
+    async def _send(self, signal: envelopes.Signal) -> None:
         log = logs.for_target(logger, signal.target)
         delay = BACKOFF[0]
         for attempt in itertools.count(1):
@@ -231,33 +243,33 @@ class Signaller:
                 self._meters.dropped.add(1, {"signal": signal.name, "reason": "lost"})
                 return
 
-    def _sent(self, signal: events.Signal) -> None:
+    def _sent(self, signal: envelopes.Signal) -> None:
         labels = {"signal": signal.name}
         self._meters.sent.add(1, labels)
         if signal.received is not None:
             self._meters.lag.record(max(0.0, time.monotonic() - signal.received), labels)
 
-    async def _deliver(self, signal: events.Signal) -> None:
+    async def _deliver(self, signal: envelopes.Signal) -> None:
         target = signal.target
         if not signal.start:
             await self._client.get_workflow_handle(target.workflow_id).signal(
                 signal.name, signal.payload
             )
             return
-        start: signals.Payload = self._start
-        workflow = signals.JOB_WORKFLOW
+        start: common_signals.Payload = self._start
+        workflow = job_signals.JOB_WORKFLOW
         task_queue = self._task_queue
-        if isinstance(target, events.QueueRef):
-            start, workflow = signals.QueueStart(), signals.QUEUE_WORKFLOW
+        if isinstance(target, envelopes.QueueRef):
+            start, workflow = queue_signals.QueueStart(), queue_signals.QUEUE_WORKFLOW
             task_queue = self._queue_task_queue
-        elif isinstance(target, events.BatchJobRef):
-            start, workflow = signals.BatchJobStart(), signals.BATCH_JOB_WORKFLOW
-        elif isinstance(target, events.WorkloadRef):
-            start, workflow = signals.PodGroupStart(), signals.POD_GROUP_WORKFLOW
-        elif isinstance(target, events.FlowRef):
-            start, workflow = signals.FlowStart(), signals.JOBFLOW_WORKFLOW
-        elif isinstance(target, events.CronJobRef):
-            start, workflow = signals.CronJobStart(), signals.CRON_JOB_WORKFLOW
+        elif isinstance(target, envelopes.BatchJobRef):
+            start, workflow = batchjob_signals.BatchJobStart(), batchjob_signals.BATCH_JOB_WORKFLOW
+        elif isinstance(target, envelopes.WorkloadRef):
+            start, workflow = podgroup_signals.PodGroupStart(), podgroup_signals.POD_GROUP_WORKFLOW
+        elif isinstance(target, envelopes.FlowRef):
+            start, workflow = jobflow_signals.FlowStart(), jobflow_signals.JOBFLOW_WORKFLOW
+        elif isinstance(target, envelopes.CronJobRef):
+            start, workflow = cronjob_signals.CronJobStart(), cronjob_signals.CRON_JOB_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

@@ -1,10 +1,10 @@
-"""The forwarder's watches: a reflector per kind whose sightings enter the pipeline as events."""
+"""The forwarder's watches: a reflector per kind whose sightings enter the pipeline as envelopes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from forwarder.routing import events
+from forwarder.routing import envelopes
 from service import reflector
 
 
@@ -13,15 +13,15 @@ class Watcher(reflector.Reflector):
 
     def __init__(
         self,
-        kind: events.Kind,
+        kind: envelopes.Kind,
         call: reflector.ListCall,
-        emit: Callable[[events.Inbound], None],
+        emit: Callable[[envelopes.Inbound], None],
         watch_seconds: tuple[int, int] = reflector.WATCH_SECONDS,
     ) -> None:
         super().__init__(
             kind,
             call,
-            on_list=lambda objects: emit(events.Relisted(kind, objects)),
-            on_event=lambda type_, obj: emit(events.Observed(kind, type_, obj)),
+            on_list=lambda objects: emit(envelopes.Relisted(kind, objects)),
+            on_event=lambda type_, obj: emit(envelopes.Observed(kind, type_, obj)),
             watch_seconds=watch_seconds,
         )

@@ -3,7 +3,7 @@ naming the Job (`job=<namespace>/<name>`) or Queue (`queue=<name>`) a line is ab
 
 Where the key comes from, first match wins:
 - `extra={"job": key}` / `{"queue": name}` at the call site, or an `ObjectLogger` bound to the
-  key (the forwarder's loggers in `forwarder/logs.py`);
+  key (the forwarder's loggers in `forwarder/routing/logs.py`);
 - the workflow id Temporal's `workflow.logger` and `activity.logger` put in `extra`
   (`temporal_workflow` / `temporal_activity`): `vcjob/<ns>/<name>` is the job, `queue/<name>`
   the queue, so every JobWorkflow line and every activity of a JobWorkflow names its job

@@ -104,7 +104,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/hypernodes.py", "delete_cluster_custom_object"): _p(
             "delete", "hypernodes", TOPOLOGY
         ),
-        ("activities/events.py", "create_namespaced_event"): _p("create", "events"),
+        ("activities/kube_events.py", "create_namespaced_event"): _p("create", "events"),
         # batch/v1 Jobs managed by Caldera (BatchJobWorkflow): pods, status, TTL deletion.
         ("activities/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),
         ("activities/batchpods.py", "read_namespaced_pod"): _p("get", "pods"),
@@ -118,40 +118,34 @@ NEEDS: Final[Mapping[str, Calls]] = {
             "create", "podgroups", SCHED
         ),
         ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
-        ("activities/volumes.py", "create_namespaced_persistent_volume_claim"): _p(
+        ("activities/claims.py", "create_namespaced_persistent_volume_claim"): _p(
             "create", "persistentvolumeclaims"
         ),
-        ("activities/volumes.py", "read_namespaced_persistent_volume_claim"): _p(
+        ("activities/claims.py", "read_namespaced_persistent_volume_claim"): _p(
             "get", "persistentvolumeclaims"
         ),
-        ("activities/volumes.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
-        ("activities/volumes.py", "replace_namespaced_custom_object"): _p("update", "jobs", BATCH),
+        ("activities/claims.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
+        ("activities/claims.py", "replace_namespaced_custom_object"): _p("update", "jobs", BATCH),
         # Plugins: svc (ConfigMap, Service, NetworkPolicy), ssh (the Secret <job>-ssh) and ray
         # (the Service <job>-head-svc).
-        ("activities/plugins/__init__.py", "read_namespaced_config_map"): _p("get", "configmaps"),
+        ("activities/plugins.py", "read_namespaced_config_map"): _p("get", "configmaps"),
         # The scheduler's configuration (CALDERA_SCHEDULER_CONFIGMAP).
         ("activities/configmaps.py", "read_namespaced_config_map"): _p("get", "configmaps"),
-        ("activities/plugins/__init__.py", "create_namespaced_config_map"): _p(
-            "create", "configmaps"
-        ),
-        ("activities/plugins/__init__.py", "replace_namespaced_config_map"): _p(
-            "update", "configmaps"
-        ),
-        ("activities/plugins/__init__.py", "delete_namespaced_config_map"): _p(
-            "delete", "configmaps"
-        ),
-        ("activities/plugins/__init__.py", "create_namespaced_service"): _p("create", "services"),
-        ("activities/plugins/__init__.py", "delete_namespaced_service"): _p("delete", "services"),
-        ("activities/plugins/__init__.py", "create_namespaced_network_policy"): _p(
+        ("activities/plugins.py", "create_namespaced_config_map"): _p("create", "configmaps"),
+        ("activities/plugins.py", "replace_namespaced_config_map"): _p("update", "configmaps"),
+        ("activities/plugins.py", "delete_namespaced_config_map"): _p("delete", "configmaps"),
+        ("activities/plugins.py", "create_namespaced_service"): _p("create", "services"),
+        ("activities/plugins.py", "delete_namespaced_service"): _p("delete", "services"),
+        ("activities/plugins.py", "create_namespaced_network_policy"): _p(
             "create", "networkpolicies", "networking.k8s.io"
         ),
-        ("activities/plugins/__init__.py", "delete_namespaced_network_policy"): _p(
+        ("activities/plugins.py", "delete_namespaced_network_policy"): _p(
             "delete", "networkpolicies", "networking.k8s.io"
         ),
-        ("activities/plugins/__init__.py", "read_namespaced_secret"): _p("get", "secrets"),
-        ("activities/plugins/__init__.py", "create_namespaced_secret"): _p("create", "secrets"),
-        ("activities/plugins/__init__.py", "replace_namespaced_secret"): _p("update", "secrets"),
-        ("activities/plugins/__init__.py", "delete_namespaced_secret"): _p("delete", "secrets"),
+        ("activities/plugins.py", "read_namespaced_secret"): _p("get", "secrets"),
+        ("activities/plugins.py", "create_namespaced_secret"): _p("create", "secrets"),
+        ("activities/plugins.py", "replace_namespaced_secret"): _p("update", "secrets"),
+        ("activities/plugins.py", "delete_namespaced_secret"): _p("delete", "secrets"),
         ("activities/podgroups.py", "list_priority_class"): _p(
             "list", "priorityclasses", "scheduling.k8s.io"
         ),

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+from controllers.parsed import ParsedJob, ParsedQueue
 from models import batchv1
+from models.scheduling import Queue
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from models.vcjob import Job
 
 
@@ -78,3 +82,20 @@ class BatchJobBuilder:
 
 def make_batch_job(name: str, namespace: str = "ns", uid: str = "job-uid") -> BatchJobBuilder:
     return BatchJobBuilder(name, namespace, uid)
+
+
+def observed_job(manifest: dict[str, Any]) -> ParsedJob[Job]:
+    """`job_observed` for a Volcano Job, parsed as the job shell hands it to the core."""
+    return ParsedJob(signal=job_signals.JobObserved(job=manifest), job=Job.model_validate(manifest))
+
+
+def observed_batch_job(manifest: dict[str, Any]) -> ParsedJob[batchv1.BatchJob]:
+    """`job_observed` for a batch/v1 Job, parsed as the job shell hands it to the core."""
+    signal = job_signals.JobObserved(job=manifest)
+    return ParsedJob(signal=signal, job=batchv1.BatchJob.model_validate(manifest))
+
+
+def observed_queue(manifest: dict[str, Any]) -> ParsedQueue:
+    """`queue_observed`, parsed as the queue shell hands it to the core."""
+    signal = queue_signals.QueueObserved(queue=manifest)
+    return ParsedQueue(signal=signal, queue=Queue.model_validate(manifest))

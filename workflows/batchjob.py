@@ -34,7 +34,9 @@ with workflow.unsafe.imports_passed_through():
     from controllers.batchjob import effects as batch_fx
     from controllers.batchjob.state import BatchJobRecord
     from controllers.outcomes import AnyOutcome
-    from models import batchv1, signals
+    from models import batchv1
+    from models.signals import batchjob as batchjob_signals
+    from models.signals import job as job_signals
     from workflows import activity_call
     from workflows.entity import Entity
     from workflows.jobshell import JobShell
@@ -45,16 +47,17 @@ UNIQUE_POD_NAMES = "unique-pod-names"
 
 class BatchJobWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.BatchJobStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.batchjob.BatchJobStart`, which must stay a subset of these fields
+    (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: BatchJobRecord | None = None  # None: a new job
-    observed: signals.JobObserved | None = None  # None: wait for the forwarder's first signal
+    observed: job_signals.JobObserved | None = None  # None: wait for the forwarder's first signal
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
-@workflow.defn(name=signals.BATCH_JOB_WORKFLOW)
+@workflow.defn(name=batchjob_signals.BATCH_JOB_WORKFLOW)
 class BatchJobWorkflow(JobShell[BatchJobRecord]):
     API_VERSION = batchv1.API_VERSION
     KIND = batchv1.KIND
@@ -70,7 +73,7 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
             self, state, start.max_history, progress=BatchJobRecord.pod_counts
         )
         if start.observed is not None:
-            self._entity.accept(start.observed)
+            self._observe(start.observed)
 
     @workflow.run
     async def run(self, start: BatchJobWorkflowInput) -> None:
@@ -84,7 +87,7 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
         return controller.decide(state, item, now)
 
     def carry(
-        self, state: BatchJobRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: BatchJobRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> BatchJobWorkflowInput:
         return BatchJobWorkflowInput(
             state=None if start_over else state, observed=start_over, max_history=max_history
@@ -95,15 +98,15 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
-    def pods_changed(self, changed: signals.BatchPodsChanged) -> None:
+    @workflow.signal(name=job_signals.SIGNAL_PODS_CHANGED)
+    def pods_changed(self, changed: batchjob_signals.BatchPodsChanged) -> None:
         self._entity.accept(changed)
 
     @workflow.query
-    def status(self) -> signals.BatchJobView:
+    def status(self) -> batchjob_signals.BatchJobView:
         state = self._entity.state
         who = state.identity
-        return signals.BatchJobView(
+        return batchjob_signals.BatchJobView(
             namespace=who.namespace,
             name=who.name,
             uid=who.uid,

@@ -27,23 +27,29 @@ with workflow.unsafe.imports_passed_through():
     from controllers.cronjob import effects as cj_fx
     from controllers.cronjob.state import CronJobRecord
     from controllers.outcomes import AnyOutcome
-    from models import cronjob, keys, signals, vcjob
+    from models import cronjob, keys, vcjob
+    from models.signals import common as common_signals
+    from models.signals import cronjob as cronjob_signals
+    from models.signals import job as job_signals
     from workflows import activity_call, messaging
     from workflows.entity import Entity, Ref
 
 
 class CronJobWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.CronJobStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.cronjob.CronJobStart`, which must stay a subset of these fields
+    (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: CronJobRecord | None = None  # None: a new CronJob
-    observed: signals.CronJobObserved | None = None  # a CronJob made again as the last run ended
+    observed: cronjob_signals.CronJobObserved | None = (
+        None  # a CronJob made again as the last run ended
+    )
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
-@workflow.defn(name=signals.CRON_JOB_WORKFLOW)
+@workflow.defn(name=cronjob_signals.CRON_JOB_WORKFLOW)
 class CronJobWorkflow:
     @workflow.init
     def __init__(self, start: CronJobWorkflowInput) -> None:
@@ -65,14 +71,14 @@ class CronJobWorkflow:
         return controller.decide(state, item, now)
 
     def carry(
-        self, state: CronJobRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: CronJobRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> CronJobWorkflowInput:
         return CronJobWorkflowInput(state=state, max_history=max_history)
 
     def made_again(
         self, state: CronJobRecord, item: object, max_history: int
     ) -> CronJobWorkflowInput | None:
-        if not isinstance(item, signals.CronJobObserved):
+        if not isinstance(item, cronjob_signals.CronJobObserved):
             return None
         if item.cron_job.metadata.uid == self.ref(state).uid:
             return None
@@ -102,34 +108,34 @@ class CronJobWorkflow:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_CRON_JOB_OBSERVED)
-    def cron_job_observed(self, observed: signals.CronJobObserved) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_CRON_JOB_OBSERVED)
+    def cron_job_observed(self, observed: cronjob_signals.CronJobObserved) -> None:
         self._entity.accept(observed)
 
-    @workflow.signal(name=signals.SIGNAL_CRON_JOB_DELETED)
-    def cron_job_deleted(self, deleted: signals.JobDeleted) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_CRON_JOB_DELETED)
+    def cron_job_deleted(self, deleted: common_signals.JobDeleted) -> None:
         self._entity.accept(deleted)
 
-    @workflow.signal(name=signals.SIGNAL_CRON_JOB_RUN_CHANGED)
-    def cron_job_run_changed(self, changed: signals.CronJobRunChanged) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_CRON_JOB_RUN_CHANGED)
+    def cron_job_run_changed(self, changed: cronjob_signals.CronJobRunChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_RUN_DUE)
-    def run_due(self, due: signals.RunDue) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_RUN_DUE)
+    def run_due(self, due: cronjob_signals.RunDue) -> None:
         self._entity.accept(due)
 
-    @workflow.signal(name=signals.SIGNAL_RUN_CREATED)
-    def run_created(self, created: signals.RunCreated) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_RUN_CREATED)
+    def run_created(self, created: cronjob_signals.RunCreated) -> None:
         self._entity.accept(created)
 
-    @workflow.signal(name=signals.SIGNAL_RUN_ENDED)
-    def run_ended(self, ended: signals.RunEnded) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_RUN_ENDED)
+    def run_ended(self, ended: cronjob_signals.RunEnded) -> None:
         self._entity.accept(ended)
 
     @workflow.query
-    def status(self) -> signals.CronJobView:
+    def status(self) -> cronjob_signals.CronJobView:
         state = self._entity.state
-        return signals.CronJobView(
+        return cronjob_signals.CronJobView(
             namespace=state.namespace,
             name=state.name,
             schedule_id=keys.cronjob_workflow_id(state.namespace, state.name),
@@ -174,10 +180,14 @@ class CronJobWorkflow:
                     f"delete schedule {effect.schedule_id}",
                 )
             case cj_fx.AnswerRun():
-                await messaging.tell(effect.workflow_id, signals.SIGNAL_RUN_ANSWERED, effect.answer)
+                await messaging.tell(
+                    effect.workflow_id, cronjob_signals.SIGNAL_RUN_ANSWERED, effect.answer
+                )
             case cj_fx.TellRun():
-                finished = signals.RunFinished(phase=effect.phase)
-                await messaging.tell(effect.workflow_id, signals.SIGNAL_RUN_FINISHED, finished)
+                finished = cronjob_signals.RunFinished(phase=effect.phase)
+                await messaging.tell(
+                    effect.workflow_id, cronjob_signals.SIGNAL_RUN_FINISHED, finished
+                )
             case cj_fx.WriteCronJobStatus():
                 await activity_call.run(
                     cronjobs.write_cron_job_status,

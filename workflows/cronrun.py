@@ -27,7 +27,8 @@ with workflow.unsafe.imports_passed_through():
     from activities import cronjobs, jobs, options
     from activities.messages import DeleteJobInput
     from controllers.cronjob.runs import FINISHED
-    from models import keys, signals
+    from models import keys
+    from models.signals import cronjob as cronjob_signals
     from workflows import activity_call, messaging
 
 SCHEDULED_START: Final = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
@@ -35,32 +36,32 @@ SCHEDULED_START: Final = SearchAttributeKey.for_datetime("TemporalScheduledStart
 ANSWER_WAIT: Final = timedelta(minutes=5)
 
 
-@workflow.defn(name=signals.CRON_RUN_WORKFLOW)
+@workflow.defn(name=cronjob_signals.CRON_RUN_WORKFLOW)
 class CronRunWorkflow:
     @workflow.init
-    def __init__(self, start: signals.CronRunStart) -> None:
-        self._answer: signals.RunAnswer | None = None  # None: not answered yet
-        self._finished: signals.RunFinished | None = None  # None: the Job has not ended
+    def __init__(self, start: cronjob_signals.CronRunStart) -> None:
+        self._answer: cronjob_signals.RunAnswer | None = None  # None: not answered yet
+        self._finished: cronjob_signals.RunFinished | None = None  # None: the Job has not ended
 
     def local_writes(self) -> bool:
         """Every run of this workflow began with local writes in force: no patch marker."""
         return True
 
-    @workflow.signal(name=signals.SIGNAL_RUN_ANSWERED)
-    def run_answered(self, answer: signals.RunAnswer) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_RUN_ANSWERED)
+    def run_answered(self, answer: cronjob_signals.RunAnswer) -> None:
         self._answer = answer
 
-    @workflow.signal(name=signals.SIGNAL_RUN_FINISHED)
-    def run_finished(self, finished: signals.RunFinished) -> None:
+    @workflow.signal(name=cronjob_signals.SIGNAL_RUN_FINISHED)
+    def run_finished(self, finished: cronjob_signals.RunFinished) -> None:
         self._finished = finished
 
     @workflow.run
-    async def run(self, start: signals.CronRunStart) -> str:
+    async def run(self, start: cronjob_signals.CronRunStart) -> str:
         info = workflow.info()
         owner = keys.cronjob_workflow_id(start.namespace, start.name)
         scheduled = info.typed_search_attributes.get(SCHEDULED_START) or workflow.now()
-        due = signals.RunDue(workflow_id=info.workflow_id, scheduled=scheduled)
-        if not await messaging.tell(owner, signals.SIGNAL_RUN_DUE, due):
+        due = cronjob_signals.RunDue(workflow_id=info.workflow_id, scheduled=scheduled)
+        if not await messaging.tell(owner, cronjob_signals.SIGNAL_RUN_DUE, due):
             return "no Job: the CronJob has no workflow"
         try:
             await workflow.wait_condition(
@@ -75,7 +76,7 @@ class CronRunWorkflow:
             return f"no Job: {answer.reason if answer else ''}"
         name = answer.job.metadata.name or ""
         created = await self._create(answer, info.workflow_id)
-        await messaging.tell(owner, signals.SIGNAL_RUN_CREATED, created)
+        await messaging.tell(owner, cronjob_signals.SIGNAL_RUN_CREATED, created)
         if created.error or not created.uid or not created.owned or created.phase in FINISHED:
             return f"no Job: {created.error or f'job {name} exists already'}"
         workflow.set_current_details(f"following Job `{name}`")
@@ -88,7 +89,9 @@ class CronRunWorkflow:
         phase = self._finished.phase if self._finished else ""
         return f"Job {name}: {phase}"
 
-    async def _create(self, answer: signals.RunAnswer, workflow_id: str) -> signals.RunCreated:
+    async def _create(
+        self, answer: cronjob_signals.RunAnswer, workflow_id: str
+    ) -> cronjob_signals.RunCreated:
         job = answer.job
         assert job is not None
         name = job.metadata.name or ""
@@ -102,8 +105,8 @@ class CronRunWorkflow:
             )
         except ActivityError as e:
             error = f"Failed to create job: {e.cause or e}"
-            return signals.RunCreated(workflow_id=workflow_id, name=name, error=error)
-        return signals.RunCreated(
+            return cronjob_signals.RunCreated(workflow_id=workflow_id, name=name, error=error)
+        return cronjob_signals.RunCreated(
             workflow_id=workflow_id,
             name=name,
             uid=made.uid,
@@ -113,7 +116,9 @@ class CronRunWorkflow:
             phase=made.phase,
         )
 
-    async def _replaced(self, namespace: str, created: signals.RunCreated, owner: str) -> None:
+    async def _replaced(
+        self, namespace: str, created: cronjob_signals.RunCreated, owner: str
+    ) -> None:
         try:
             await activity_call.run(
                 jobs.delete_job,
@@ -123,5 +128,5 @@ class CronRunWorkflow:
             )
         except ActivityError as e:
             workflow.logger.warning("replaced job not deleted job=%s: %s", created.name, e)
-        ended = signals.RunEnded(workflow_id=workflow.info().workflow_id, name=created.name)
-        await messaging.tell(owner, signals.SIGNAL_RUN_ENDED, ended)
+        ended = cronjob_signals.RunEnded(workflow_id=workflow.info().workflow_id, name=created.name)
+        await messaging.tell(owner, cronjob_signals.SIGNAL_RUN_ENDED, ended)

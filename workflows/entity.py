@@ -26,9 +26,9 @@ with workflow.unsafe.imports_passed_through():
     from activities.messages import PodsInput, RecordEventInput
     from controllers import effects as fx
     from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired
-    from models import signals
+    from models.signals import job as job_signals
     from service import metrics, search_attributes
-    from workflows import activity_call, placing, visibility, writes
+    from workflows import activity_call, binding, visibility, writes
     from workflows.inbox import Inbox, continue_due
     from workflows.timers import Timers
 
@@ -38,6 +38,7 @@ E = TypeVar("E")  # the kind's own effects
 I_contra = TypeVar("I_contra", contravariant=True)
 S_co = TypeVar("S_co", covariant=True)
 E_co = TypeVar("E_co", covariant=True)
+M = TypeVar("M", bound=BaseModel)  # the model a signal's object is parsed into
 MADE_AGAIN = "caldera-made-again"
 
 
@@ -53,15 +54,16 @@ class Ref(BaseModel):
     kind: str
 
 
-def parses(model: type[BaseModel], obj: object, signal: str) -> bool:
-    """The SDK drops a payload that is not the signal's type; one whose object is not the
-    entity's kind would fail every workflow task from then on, so it is dropped here, logged."""
+def parsed(model: type[M], obj: object, signal: str) -> M | None:
+    """`obj` validated as `model`; None: it is not one, and the signal is dropped. The SDK drops
+    a payload that is not the signal's type; one whose object is not the entity's kind would
+    fail every workflow task from then on, so it is dropped here, logged. The core is handed
+    what this returns (`controllers.parsed`), so the object is validated once."""
     try:
-        model.model_validate(obj)
+        return model.model_validate(obj)
     except ValidationError as e:
         workflow.logger.warning("%s dropped: not a %s: %s", signal, model.__name__, e)
-        return False
-    return True
+        return None
 
 
 class Decided(Protocol[S_co, E_co]):
@@ -90,7 +92,9 @@ class Kind(Protocol[S, I_contra, E]):
         """Carry out one of the kind's own effects; an ActivityError goes to the shell."""
         ...
 
-    def carry(self, state: S, start_over: signals.JobObserved | None, max_history: int) -> object:
+    def carry(
+        self, state: S, start_over: job_signals.JobObserved | None, max_history: int
+    ) -> object:
         """The next run's input: this state, or a fresh start for a new object (`start_over`)."""
         ...
 
@@ -122,7 +126,7 @@ class Entity(Generic[S, I, E]):
         self._kind = kind
         self._timers = Timers[fx.StartTimer](self._timer_fired)
         self._finished = False
-        self._start_over: signals.JobObserved | None = None
+        self._start_over: job_signals.JobObserved | None = None
         self._max_history = max_history
         self._report_failures = report_failures
         # The kind's writes of one decision that go together; None: each goes alone.
@@ -246,13 +250,13 @@ class Entity(Generic[S, I, E]):
             case fx.StartOver():
                 self._start_over = effect.observed
             case fx.BindPlacements():
-                result = await placing.bind(self._kind.ref(self.state).namespace, effect)
+                result = await binding.bind(self._kind.ref(self.state).namespace, effect)
                 if result.failed:
                     self.inbox.internal(BindOutcome(failed=result.failed), first=True)
             case fx.MarkUnschedulable():
-                await placing.mark_unschedulable(self._kind.ref(self.state).namespace, effect)
+                await binding.mark_unschedulable(self._kind.ref(self.state).namespace, effect)
             case fx.TellScheduler():
-                await placing.tell_scheduler(effect)
+                await binding.tell_scheduler(effect)
             case fx.CheckPods():
                 await self._check_pods(effect)
             case _:

@@ -26,16 +26,18 @@ from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import jobs, options, volumes
+    from activities import claims, jobs, options
     from activities.messages import DeleteJobInput, JobInput
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
-    from controllers.job import clock, controller, reconcile, resources, results, views
+    from controllers.job import clock, controller, markers, reconcile, results, views
     from controllers.job import effects as job_fx
     from controllers.job.state import JobRecord
     from controllers.outcomes import AnyOutcome
-    from models import signals, vcjob
+    from models import vcjob
     from models.bus import Action
+    from models.signals import common as common_signals
+    from models.signals import job as job_signals
     from service import search_attributes
     from workflows import activity_call, jobwrites, writes
     from workflows.entity import Entity
@@ -47,17 +49,17 @@ LEGACY = "caldera-legacy-pod-group"
 
 class JobWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.JobStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.job.JobStart`, which must stay a subset of these fields (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    settings: signals.ControllerSettings = signals.ControllerSettings()
+    settings: job_signals.ControllerSettings = job_signals.ControllerSettings()
     state: JobRecord | None = None  # None: a new job
-    observed: signals.JobObserved | None = None  # None: wait for the forwarder's first signal
+    observed: job_signals.JobObserved | None = None  # None: wait for the forwarder's first signal
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
-@workflow.defn(name=signals.JOB_WORKFLOW)
+@workflow.defn(name=job_signals.JOB_WORKFLOW)
 class JobWorkflow(JobShell[JobRecord]):
     API_VERSION = vcjob.API_VERSION
     KIND = vcjob.KIND
@@ -72,7 +74,7 @@ class JobWorkflow(JobShell[JobRecord]):
             self, state, start.max_history, progress=JobRecord.pod_counts
         )
         if start.observed is not None:
-            self._entity.accept(start.observed)
+            self._observe(start.observed)
 
     @workflow.run
     async def run(self, start: JobWorkflowInput) -> None:
@@ -83,7 +85,7 @@ class JobWorkflow(JobShell[JobRecord]):
     def decide(
         self, state: JobRecord, item: controller.Input | AnyOutcome, now: datetime
     ) -> controller.Decision:
-        if resources.asks_io(state, item):
+        if markers.asks_io(state, item):
             # Asked once per run, at the same input on every replay: a run from before the
             # patch replays without it, and a job with neither volumes nor plugins never asks.
             state = state.model_copy(update={"job_io": workflow.patched(JOB_IO)})
@@ -117,7 +119,7 @@ class JobWorkflow(JobShell[JobRecord]):
         return batch if len(batch) > 1 and activity_call.local() else []
 
     def carry(
-        self, state: JobRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: JobRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> JobWorkflowInput:
         return JobWorkflowInput(
             settings=state.settings,
@@ -137,16 +139,16 @@ class JobWorkflow(JobShell[JobRecord]):
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
-    def pods_changed(self, changed: signals.PodsChanged) -> None:
+    @workflow.signal(name=job_signals.SIGNAL_PODS_CHANGED)
+    def pods_changed(self, changed: job_signals.PodsChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
-    def pod_group_observed(self, observed: signals.PodGroupObserved) -> None:
+    @workflow.signal(name=job_signals.SIGNAL_POD_GROUP_OBSERVED)
+    def pod_group_observed(self, observed: job_signals.PodGroupObserved) -> None:
         self._entity.accept(observed)
 
-    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, command: signals.CommandIssued) -> None:
+    @workflow.signal(name=common_signals.SIGNAL_COMMAND_ISSUED)
+    def command_issued(self, command: common_signals.CommandIssued) -> None:
         self._entity.accept(command)
 
     # -- commands as updates (validated, answered once carried out) -----------------------------
@@ -156,58 +158,60 @@ class JobWorkflow(JobShell[JobRecord]):
         if why is not None:
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
 
-    async def _command(self, action: Action, cmd: signals.JobCommand) -> signals.JobCommandResult:
-        issued = signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
+    async def _command(
+        self, action: Action, cmd: job_signals.JobCommand
+    ) -> job_signals.JobCommandResult:
+        issued = common_signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
         before, after = await self._entity.command(issued)
-        return signals.JobCommandResult(action=action, phase_before=before, phase_after=after)
+        return job_signals.JobCommandResult(action=action, phase_before=before, phase_after=after)
 
     @workflow.update
-    async def abort(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
+    async def abort(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
         return await self._command(Action.ABORT_JOB, cmd)
 
     @abort.validator
-    def _abort_allowed(self, cmd: signals.JobCommand) -> None:
+    def _abort_allowed(self, cmd: job_signals.JobCommand) -> None:
         self._refuse(Action.ABORT_JOB)
 
     @workflow.update
-    async def restart(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
+    async def restart(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
         return await self._command(Action.RESTART_JOB, cmd)
 
     @restart.validator
-    def _restart_allowed(self, cmd: signals.JobCommand) -> None:
+    def _restart_allowed(self, cmd: job_signals.JobCommand) -> None:
         self._refuse(Action.RESTART_JOB)
 
     @workflow.update
-    async def resume(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
+    async def resume(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
         return await self._command(Action.RESUME_JOB, cmd)
 
     @resume.validator
-    def _resume_allowed(self, cmd: signals.JobCommand) -> None:
+    def _resume_allowed(self, cmd: job_signals.JobCommand) -> None:
         self._refuse(Action.RESUME_JOB)
 
     @workflow.update
-    async def terminate(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
+    async def terminate(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
         return await self._command(Action.TERMINATE_JOB, cmd)
 
     @terminate.validator
-    def _terminate_allowed(self, cmd: signals.JobCommand) -> None:
+    def _terminate_allowed(self, cmd: job_signals.JobCommand) -> None:
         self._refuse(Action.TERMINATE_JOB)
 
     @workflow.update
-    async def complete(self, cmd: signals.JobCommand) -> signals.JobCommandResult:
+    async def complete(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
         return await self._command(Action.COMPLETE_JOB, cmd)
 
     @complete.validator
-    def _complete_allowed(self, cmd: signals.JobCommand) -> None:
+    def _complete_allowed(self, cmd: job_signals.JobCommand) -> None:
         self._refuse(Action.COMPLETE_JOB)
 
     @workflow.query
-    def status(self) -> signals.JobView:
+    def status(self) -> job_signals.JobView:
         view = views.view(self._entity.state)
         return view.model_copy(update={"backlog": self._entity.inbox.backlog})
 
     @workflow.query
-    def delayed_actions(self) -> list[signals.DelayedActionView]:
+    def delayed_actions(self) -> list[job_signals.DelayedActionView]:
         return views.view(self._entity.state).delayed
 
     # -- the effects only a Volcano Job has ------------------------------------------------------
@@ -245,7 +249,7 @@ class JobWorkflow(JobShell[JobRecord]):
                 )
             case job_fx.EnsureVolumes():
                 ensured = await activity_call.run(
-                    volumes.ensure_volumes,
+                    claims.ensure_volumes,
                     JobInput(job=effect.job),
                     options.KUBE_WRITE,
                     "ensure volumes",

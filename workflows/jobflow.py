@@ -26,23 +26,26 @@ with workflow.unsafe.imports_passed_through():
     from controllers.jobflow import effects as jf_fx
     from controllers.jobflow.state import FlowRecord
     from controllers.outcomes import AnyOutcome
-    from models import jobflow, signals
+    from models import jobflow
+    from models.signals import common as common_signals
+    from models.signals import job as job_signals
+    from models.signals import jobflow as jobflow_signals
     from workflows import activity_call
     from workflows.entity import Entity, Ref
 
 
 class JobFlowWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.FlowStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.jobflow.FlowStart`, which must stay a subset of these fields (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: FlowRecord | None = None  # None: a new run
-    observed: signals.FlowObserved | None = None  # a flow made again as the last run ended
+    observed: jobflow_signals.FlowObserved | None = None  # a flow made again as the last run ended
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
-@workflow.defn(name=signals.JOBFLOW_WORKFLOW)
+@workflow.defn(name=jobflow_signals.JOBFLOW_WORKFLOW)
 class JobFlowWorkflow:
     @workflow.init
     def __init__(self, start: JobFlowWorkflowInput) -> None:
@@ -64,14 +67,14 @@ class JobFlowWorkflow:
         return controller.decide(state, item, now)
 
     def carry(
-        self, state: FlowRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: FlowRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> JobFlowWorkflowInput:
         return JobFlowWorkflowInput(state=state, max_history=max_history)
 
     def made_again(
         self, state: FlowRecord, item: object, max_history: int
     ) -> JobFlowWorkflowInput | None:
-        if not isinstance(item, signals.FlowObserved) or item.uid == state.uid:
+        if not isinstance(item, jobflow_signals.FlowObserved) or item.uid == state.uid:
             return None
         return JobFlowWorkflowInput(observed=item, max_history=max_history)
 
@@ -92,26 +95,26 @@ class JobFlowWorkflow:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_JOBFLOW_OBSERVED)
-    def jobflow_observed(self, seen: signals.FlowObserved) -> None:
+    @workflow.signal(name=jobflow_signals.SIGNAL_JOBFLOW_OBSERVED)
+    def jobflow_observed(self, seen: jobflow_signals.FlowObserved) -> None:
         self._entity.accept(seen)
 
-    @workflow.signal(name=signals.SIGNAL_JOBFLOW_DELETED)
-    def jobflow_deleted(self, deleted: signals.JobDeleted) -> None:
+    @workflow.signal(name=jobflow_signals.SIGNAL_JOBFLOW_DELETED)
+    def jobflow_deleted(self, deleted: common_signals.JobDeleted) -> None:
         self._entity.accept(deleted)
 
-    @workflow.signal(name=signals.SIGNAL_FLOW_JOB_CHANGED)
-    def flow_job_changed(self, changed: signals.FlowJobChanged) -> None:
+    @workflow.signal(name=jobflow_signals.SIGNAL_FLOW_JOB_CHANGED)
+    def flow_job_changed(self, changed: jobflow_signals.FlowJobChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_TEMPLATE_OBSERVED)
-    def job_template_observed(self, seen: signals.TemplateObserved) -> None:
+    @workflow.signal(name=jobflow_signals.SIGNAL_TEMPLATE_OBSERVED)
+    def job_template_observed(self, seen: jobflow_signals.TemplateObserved) -> None:
         self._entity.accept(seen)
 
     @workflow.query
-    def status(self) -> signals.FlowView:
+    def status(self) -> jobflow_signals.FlowView:
         state = self._entity.state
-        return signals.FlowView(
+        return jobflow_signals.FlowView(
             namespace=state.namespace,
             name=state.name,
             phase=state.status.phase,

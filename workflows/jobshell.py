@@ -12,11 +12,14 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
-    from models import signals
+    from controllers.parsed import ParsedJob
     from models.meta import Identity
+    from models.signals import common as common_signals
+    from models.signals import job as job_signals
+    from models.signals import scheduler as scheduler_signals
     from service import search_attributes
     from workflows import visibility
-    from workflows.entity import Ref, parses
+    from workflows.entity import Ref, parsed
 
 
 class Observed(Protocol):
@@ -27,7 +30,12 @@ class Observed(Protocol):
 
 
 S = TypeVar("S", bound=Observed)
-JobSignal = signals.JobObserved | signals.JobDeleted | signals.PodsPlaced | signals.PodsListed
+JobSignal = (
+    ParsedJob[Any]
+    | common_signals.JobDeleted
+    | scheduler_signals.PodsPlaced
+    | job_signals.PodsListed
+)
 
 
 class Inbox(Protocol):
@@ -55,32 +63,40 @@ class JobShell(Generic[S]):
                 ]
             )
 
-    def carry(self, state: S, start_over: signals.JobObserved | None, max_history: int) -> object:
+    def carry(
+        self, state: S, start_over: job_signals.JobObserved | None, max_history: int
+    ) -> object:
         raise NotImplementedError  # each job kind's own
 
     def made_again(self, state: S, item: object, max_history: int) -> object | None:
-        if not isinstance(item, signals.JobObserved):
+        if not isinstance(item, ParsedJob):
             return None
-        uid = (item.job.get("metadata") or {}).get("uid")
-        return None if uid == state.identity.uid else self.carry(state, item, max_history)
+        uid = (item.signal.job.get("metadata") or {}).get("uid")
+        return None if uid == state.identity.uid else self.carry(state, item.signal, max_history)
 
     def attributes(self, state: S) -> list[SearchAttributeUpdate[Any]]:
         """Search attributes of the kind's own, set with the shared ones."""
         return []
 
-    @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
-    def job_observed(self, observed: signals.JobObserved) -> None:
-        if parses(self.MODEL, observed.job, signals.SIGNAL_JOB_OBSERVED):
-            self._entity.accept(observed)
+    def _observe(self, observed: job_signals.JobObserved) -> None:
+        """Hand the core the Job parsed here, once (`controllers.parsed`); one that is not the
+        kind's object is dropped, logged."""
+        job = parsed(self.MODEL, observed.job, job_signals.SIGNAL_JOB_OBSERVED)
+        if job is not None:
+            self._entity.accept(ParsedJob(signal=observed, job=job))
 
-    @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
-    def job_deleted(self, deleted: signals.JobDeleted) -> None:
+    @workflow.signal(name=job_signals.SIGNAL_JOB_OBSERVED)
+    def job_observed(self, observed: job_signals.JobObserved) -> None:
+        self._observe(observed)
+
+    @workflow.signal(name=job_signals.SIGNAL_JOB_DELETED)
+    def job_deleted(self, deleted: common_signals.JobDeleted) -> None:
         self._entity.accept(deleted)
 
-    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
-    def pods_listed(self, listed: signals.PodsListed) -> None:
+    @workflow.signal(name=job_signals.SIGNAL_PODS_LISTED)
+    def pods_listed(self, listed: job_signals.PodsListed) -> None:
         self._entity.accept(listed)
 
-    @workflow.signal(name=signals.SIGNAL_PODS_PLACED)
-    def pods_placed(self, placed: signals.PodsPlaced) -> None:
+    @workflow.signal(name=scheduler_signals.SIGNAL_PODS_PLACED)
+    def pods_placed(self, placed: scheduler_signals.PodsPlaced) -> None:
         self._entity.accept(placed)

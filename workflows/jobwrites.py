@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from controllers.job import effects as job_fx
     from models.meta import Identity
-    from models.signals import ControllerSettings
+    from models.signals.job import ControllerSettings
     from workflows.writes import Write
 
 Short = (

@@ -25,14 +25,17 @@ with workflow.unsafe.imports_passed_through():
     from controllers.podgroup import controller
     from controllers.podgroup import effects as pg_fx
     from controllers.podgroup.state import PodGroupRecord
-    from models import scheduling, signals
+    from models import scheduling
+    from models.signals import job as job_signals
+    from models.signals import podgroup as podgroup_signals
     from workflows import activity_call
     from workflows.entity import Entity, Ref
 
 
 class PodGroupWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.PodGroupStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.podgroup.PodGroupStart`, which must stay a subset of these fields
+    (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -40,7 +43,7 @@ class PodGroupWorkflowInput(BaseModel):
     max_history: int = 0  # 0: continue as new when the server suggests it (tests set it low)
 
 
-@workflow.defn(name=signals.POD_GROUP_WORKFLOW)
+@workflow.defn(name=podgroup_signals.POD_GROUP_WORKFLOW)
 class PodGroupWorkflow:
     @workflow.init
     def __init__(self, start: PodGroupWorkflowInput) -> None:
@@ -60,7 +63,7 @@ class PodGroupWorkflow:
         return controller.decide(state, item, now)
 
     def carry(
-        self, state: PodGroupRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: PodGroupRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> PodGroupWorkflowInput:
         return PodGroupWorkflowInput(state=state, max_history=max_history)
 
@@ -86,14 +89,14 @@ class PodGroupWorkflow:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_WORKLOAD_POD_SEEN)
-    def workload_pod_seen(self, seen: signals.WorkloadPodSeen) -> None:
+    @workflow.signal(name=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN)
+    def workload_pod_seen(self, seen: podgroup_signals.WorkloadPodSeen) -> None:
         self._entity.accept(seen)
 
     @workflow.query
-    def status(self) -> signals.PodGroupView:
+    def status(self) -> podgroup_signals.PodGroupView:
         state = self._entity.state
-        return signals.PodGroupView(
+        return podgroup_signals.PodGroupView(
             namespace=state.namespace,
             name=state.name,
             applied=state.applied,

@@ -22,31 +22,35 @@ with workflow.unsafe.imports_passed_through():
     from activities import options, queues
     from activities.messages import PatchQueueInput, QueueStatusInput
     from controllers.outcomes import AnyOutcome
+    from controllers.parsed import ParsedQueue
     from controllers.queue import controller
     from controllers.queue import effects as queue_fx
     from controllers.queue.state import QueueRecord
-    from models import keys, scheduling, signals
+    from models import keys, scheduling
     from models.bus import Action
     from models.scheduling import QueueState
+    from models.signals import common as common_signals
+    from models.signals import job as job_signals
+    from models.signals import queue as queue_signals
     from service import search_attributes
     from workflows import activity_call, visibility
-    from workflows.entity import Entity, Ref, parses
+    from workflows.entity import Entity, Ref, parsed
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 
 
 class QueueWorkflowInput(BaseModel):
     """Start input and continue-as-new carrier. The forwarder starts runs with
-    `models.signals.QueueStart`, which must stay a subset of these fields (all defaulted)."""
+    `models.signals.queue.QueueStart`, which must stay a subset of these fields (all defaulted)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     state: QueueRecord | None = None  # None: a new queue
-    observed: signals.QueueObserved | None = None  # a queue made again as the last run ended
+    observed: queue_signals.QueueObserved | None = None  # a queue made again as the last run ended
     max_history: int = 0  # 0: continue as new when the server suggests it
 
 
-@workflow.defn(name=signals.QUEUE_WORKFLOW)
+@workflow.defn(name=queue_signals.QUEUE_WORKFLOW)
 class QueueWorkflow:
     @workflow.init
     def __init__(self, start: QueueWorkflowInput) -> None:
@@ -56,7 +60,7 @@ class QueueWorkflow:
             self, start.state or QueueRecord(), start.max_history, report_failures=False
         )
         if start.observed is not None:
-            self._entity.accept(start.observed)
+            self._observe(start.observed)
 
     @workflow.run
     async def run(self, start: QueueWorkflowInput) -> None:
@@ -75,18 +79,18 @@ class QueueWorkflow:
         return controller.decide(state, item)
 
     def carry(
-        self, state: QueueRecord, start_over: signals.JobObserved | None, max_history: int
+        self, state: QueueRecord, start_over: job_signals.JobObserved | None, max_history: int
     ) -> QueueWorkflowInput:
         return QueueWorkflowInput(state=state, max_history=max_history)
 
     def made_again(
         self, state: QueueRecord, item: object, max_history: int
     ) -> QueueWorkflowInput | None:
-        if not isinstance(item, signals.QueueObserved):
+        if not isinstance(item, ParsedQueue):
             return None
-        if (item.queue.get("metadata") or {}).get("uid") == self.ref(state).uid:
+        if (item.signal.queue.get("metadata") or {}).get("uid") == self.ref(state).uid:
             return None
-        return QueueWorkflowInput(observed=item, max_history=max_history)
+        return QueueWorkflowInput(observed=item.signal, max_history=max_history)
 
     def answer(self, state: QueueRecord) -> str:
         return state.current
@@ -106,33 +110,39 @@ class QueueWorkflow:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
-    def queue_observed(self, observed: signals.QueueObserved) -> None:
-        if parses(scheduling.Queue, observed.queue, signals.SIGNAL_QUEUE_OBSERVED):
-            self._entity.accept(observed)
+    def _observe(self, observed: queue_signals.QueueObserved) -> None:
+        """Hand the core the Queue parsed here, once (`controllers.parsed`); a payload that is
+        not a Queue is dropped, logged."""
+        queue = parsed(scheduling.Queue, observed.queue, queue_signals.SIGNAL_QUEUE_OBSERVED)
+        if queue is not None:
+            self._entity.accept(ParsedQueue(signal=observed, queue=queue))
 
-    @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)
-    def queue_deleted(self, deleted: signals.QueueDeleted) -> None:
+    @workflow.signal(name=queue_signals.SIGNAL_QUEUE_OBSERVED)
+    def queue_observed(self, observed: queue_signals.QueueObserved) -> None:
+        self._observe(observed)
+
+    @workflow.signal(name=queue_signals.SIGNAL_QUEUE_DELETED)
+    def queue_deleted(self, deleted: queue_signals.QueueDeleted) -> None:
         self._entity.accept(deleted)
 
-    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_CHANGED)
-    def pod_groups_changed(self, changed: signals.PodGroupsChanged) -> None:
+    @workflow.signal(name=queue_signals.SIGNAL_POD_GROUPS_CHANGED)
+    def pod_groups_changed(self, changed: queue_signals.PodGroupsChanged) -> None:
         self._entity.accept(changed)
 
-    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_LISTED)
-    def pod_groups_listed(self, listed: signals.PodGroupsListed) -> None:
+    @workflow.signal(name=queue_signals.SIGNAL_POD_GROUPS_LISTED)
+    def pod_groups_listed(self, listed: queue_signals.PodGroupsListed) -> None:
         self._entity.accept(listed)
 
-    @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
-    def child_queue_observed(self, child: signals.ChildQueueObserved) -> None:
+    @workflow.signal(name=queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED)
+    def child_queue_observed(self, child: queue_signals.ChildQueueObserved) -> None:
         self._entity.accept(child)
 
-    @workflow.signal(name=signals.SIGNAL_PARENT_STATE_CHANGED)
-    def parent_state_changed(self, parent: signals.ParentStateChanged) -> None:
+    @workflow.signal(name=queue_signals.SIGNAL_PARENT_STATE_CHANGED)
+    def parent_state_changed(self, parent: queue_signals.ParentStateChanged) -> None:
         self._entity.accept(parent)
 
-    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, command: signals.CommandIssued) -> None:
+    @workflow.signal(name=common_signals.SIGNAL_COMMAND_ISSUED)
+    def command_issued(self, command: common_signals.CommandIssued) -> None:
         self._entity.accept(command)
 
     def _refuse(self, action: Action) -> None:
@@ -141,32 +151,32 @@ class QueueWorkflow:
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
 
     async def _command(
-        self, action: Action, cmd: signals.QueueCommand
-    ) -> signals.QueueCommandResult:
+        self, action: Action, cmd: queue_signals.QueueCommand
+    ) -> queue_signals.QueueCommandResult:
         command = controller.Command(action=action, why=cmd.reason or "update")
         before, after = await self._entity.command(command)
-        return signals.QueueCommandResult(
+        return queue_signals.QueueCommandResult(
             action=action, state_before=QueueState(before), state_after=QueueState(after)
         )
 
     @workflow.update
-    async def open(self, cmd: signals.QueueCommand) -> signals.QueueCommandResult:
+    async def open(self, cmd: queue_signals.QueueCommand) -> queue_signals.QueueCommandResult:
         return await self._command(Action.OPEN_QUEUE, cmd)
 
     @open.validator
-    def _open_allowed(self, cmd: signals.QueueCommand) -> None:
+    def _open_allowed(self, cmd: queue_signals.QueueCommand) -> None:
         self._refuse(Action.OPEN_QUEUE)
 
     @workflow.update
-    async def close(self, cmd: signals.QueueCommand) -> signals.QueueCommandResult:
+    async def close(self, cmd: queue_signals.QueueCommand) -> queue_signals.QueueCommandResult:
         return await self._command(Action.CLOSE_QUEUE, cmd)
 
     @close.validator
-    def _close_allowed(self, cmd: signals.QueueCommand) -> None:
+    def _close_allowed(self, cmd: queue_signals.QueueCommand) -> None:
         self._refuse(Action.CLOSE_QUEUE)
 
     @workflow.query
-    def status(self) -> signals.QueueView:
+    def status(self) -> queue_signals.QueueView:
         return controller.view(self._entity.state, self._entity.inbox.backlog)
 
     # -- the effects only a queue has ------------------------------------------------------------
@@ -219,8 +229,8 @@ class QueueWorkflow:
             handle = workflow.get_external_workflow_handle(keys.queue_workflow_id(child))
             try:
                 await handle.signal(
-                    signals.SIGNAL_PARENT_STATE_CHANGED,
-                    signals.ParentStateChanged(parent=name, state=effect.state),
+                    queue_signals.SIGNAL_PARENT_STATE_CHANGED,
+                    queue_signals.ParentStateChanged(parent=name, state=effect.state),
                 )
             except Exception as e:
                 workflow.logger.info("child not told queue=%s child=%s error=%s", name, child, e)

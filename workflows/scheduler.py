@@ -15,13 +15,16 @@ Patches in force:
   second activity to bind (the binding runs beside the session's own reads and writes, as it
   ran beside the next session before). Gangs with volumes to bind still go to `bind_session`
   in the background (volume binding may wait minutes for a provisioner).
-- `handoffs-in-background`: a session's placements are carried out while the next session
+- `caldera-handoffs-in-background` (before: `handoffs-in-background`, still honoured in
+  histories that hold it): a session's placements are carried out while the next session
   runs (before it, each session waited for them all).
-- `binds-in-session`: this workflow binds its placements itself, in one activity per session
-  (as Volcano's scheduler binds its own). Before it, each gang went to its JobWorkflow as a
-  `pods_placed` signal and the job bound it: a signal, a workflow task and an activity per
-  job, which made the server's throughput the pace of scheduling. Each job's history still
-  shows where its pods went (the `pods_changed` that reports them Running names the node).
+- `caldera-binds-in-session` (before: `binds-in-session`, likewise): this workflow binds its
+  placements itself, in one activity per session (as Volcano's scheduler binds its own).
+  Before it, each gang went to its JobWorkflow as a `pods_placed` signal and the job bound it:
+  a signal, a workflow task and an activity per job, which made the server's throughput the
+  pace of scheduling. Each job's history still shows where its pods went (the `pods_changed`
+  that reports them Running names the node).
+Both are asked only in runs started before `caldera-session-folds-binding`.
 """
 
 from __future__ import annotations
@@ -45,12 +48,29 @@ with workflow.unsafe.imports_passed_through():
     )
     from controllers.scheduler import session
     from controllers.scheduler.session import SchedulerState
-    from models import signals, task_queues
+    from models import task_queues
+    from models.signals import scheduler as scheduler_signals
     from workflows import activity_call
     from workflows.inbox import continue_due
 
 
 FOLDS_BINDING = "caldera-session-folds-binding"
+BINDS_IN_SESSION = "caldera-binds-in-session"
+HANDOFFS_IN_BACKGROUND = "caldera-handoffs-in-background"
+# The ids these two had before patch ids took the `caldera-` prefix: runs that asked them then
+# hold these markers. Asked only when the new id is not in the history (a new run records the
+# new id alone; replaying an old run, `patched(new)` is False and `patched(old)` finds its
+# marker). Proven by tests/workflows/histories/scheduler_binds_in_session.json.
+LEGACY_IDS = {
+    BINDS_IN_SESSION: "binds-in-session",
+    HANDOFFS_IN_BACKGROUND: "handoffs-in-background",
+}
+
+
+def _patched(patch_id: str) -> bool:
+    """`workflow.patched` under the `caldera-` id, or under the id it had before (`LEGACY_IDS`)
+    for a run whose history holds that one; the second is not asked once the first is True."""
+    return workflow.patched(patch_id) or workflow.patched(LEGACY_IDS[patch_id])
 
 
 class SchedulerWorkflowInput(BaseModel):
@@ -63,13 +83,13 @@ class SchedulerWorkflowInput(BaseModel):
     arrivals: Arrivals | None = None  # where the last session read the arrivals
 
 
-@workflow.defn(name=signals.SCHEDULER_WORKFLOW)
+@workflow.defn(name=scheduler_signals.SCHEDULER_WORKFLOW)
 class SchedulerWorkflow:
     @workflow.init
     def __init__(self, start: SchedulerWorkflowInput) -> None:
         self._state = start.state
         self._work = False
-        self._failed: list[signals.BindFailed] = []
+        self._failed: list[scheduler_signals.BindFailed] = []
         self._period = timedelta(milliseconds=start.period_ms)
         self._max_history = start.max_history
         self._handoffs: set[asyncio.Task[None]] = set()
@@ -77,12 +97,12 @@ class SchedulerWorkflow:
         self._arrivals = start.arrivals
         self._just_bound = False  # the last session bound pods
 
-    @workflow.signal(name=signals.SIGNAL_WORK_ARRIVED)
-    def work_arrived(self, work: signals.WorkArrived) -> None:
+    @workflow.signal(name=scheduler_signals.SIGNAL_WORK_ARRIVED)
+    def work_arrived(self, work: scheduler_signals.WorkArrived) -> None:
         self._work = True
 
-    @workflow.signal(name=signals.SIGNAL_BIND_FAILED)
-    def bind_failed(self, failed: signals.BindFailed) -> None:
+    @workflow.signal(name=scheduler_signals.SIGNAL_BIND_FAILED)
+    def bind_failed(self, failed: scheduler_signals.BindFailed) -> None:
         self._failed.append(failed)
         self._work = True
 
@@ -153,12 +173,14 @@ class SchedulerWorkflow:
                 for j in binding_now
                 for p in j.placements
             }
-            self._state = session.dropped(self._state, signals.BindFailed(pods=unbound))
+            self._state = session.dropped(self._state, scheduler_signals.BindFailed(pods=unbound))
             self._arrivals = None
             return
         self._arrivals = result.arrivals
         if result.bind_failed:
-            self._state = session.dropped(self._state, signals.BindFailed(pods=result.bind_failed))
+            self._state = session.dropped(
+                self._state, scheduler_signals.BindFailed(pods=result.bind_failed)
+            )
         placements = [(j.job_workflow_id, j.namespace, j.placements) for j in result.jobs]
         self._state, _ = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
@@ -199,8 +221,8 @@ class SchedulerWorkflow:
         self._state, handoffs = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()
         )
-        binds = workflow.patched("binds-in-session")
-        background = workflow.patched("handoffs-in-background")  # asked every session, as before
+        binds = _patched(BINDS_IN_SESSION)
+        background = _patched(HANDOFFS_IN_BACKGROUND)  # asked every session, as before
         if binds and not result.jobs:
             return
         work = self._bind(number, result.jobs) if binds else self._hand_over_all(handoffs)
@@ -227,10 +249,12 @@ class SchedulerWorkflow:
             pods_of = {
                 f"{j.namespace}/{p.pod}": "binding failed" for j in jobs for p in j.placements
             }
-            self._state = session.dropped(self._state, signals.BindFailed(pods=pods_of))
+            self._state = session.dropped(self._state, scheduler_signals.BindFailed(pods=pods_of))
             return
         if result.failed:
-            self._state = session.dropped(self._state, signals.BindFailed(pods=result.failed))
+            self._state = session.dropped(
+                self._state, scheduler_signals.BindFailed(pods=result.failed)
+            )
 
     async def _hand_over_all(self, handoffs: list[session.Handoff]) -> None:
         # All gangs are handed over at once: one round trip per session, not one per job.
@@ -241,15 +265,15 @@ class SchedulerWorkflow:
             if failed is not None:
                 self._state = session.dropped(self._state, failed)
 
-    async def _hand_over(self, handoff: session.Handoff) -> signals.BindFailed | None:
+    async def _hand_over(self, handoff: session.Handoff) -> scheduler_signals.BindFailed | None:
         """Signal one JobWorkflow its placements; None when delivered."""
         job = workflow.get_external_workflow_handle(handoff.job)
         try:
-            await job.signal(signals.SIGNAL_PODS_PLACED, handoff.placed)
+            await job.signal(scheduler_signals.SIGNAL_PODS_PLACED, handoff.placed)
         except Exception as e:
             workflow.logger.info("placement not delivered job=%s error=%s", handoff.job, e)
             pods = handoff.placed.placements
-            return signals.BindFailed(
+            return scheduler_signals.BindFailed(
                 pods={f"{handoff.namespace}/{p.pod}": "job workflow unavailable" for p in pods}
             )
         return None

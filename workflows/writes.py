@@ -21,7 +21,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import events, options, writes
+    from activities import kube_events, options, writes
     from activities.messages import (
         NAMESPACE_GONE,
         RecordEventInput,
@@ -95,7 +95,10 @@ async def record(note: RecordEventInput) -> None:
     """An Event, best effort: one that cannot be written is logged, and the story goes on."""
     try:
         await activity_call.run(
-            events.record_event, note, options.KUBE_EVENT, f"event {note.reason}: {note.message}"
+            kube_events.record_event,
+            note,
+            options.KUBE_EVENT,
+            f"event {note.reason}: {note.message}",
         )
     except ActivityError:
         workflow.logger.warning(

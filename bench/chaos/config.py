@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from bench import results
 
 
 class Options(BaseModel):
@@ -18,7 +20,9 @@ class Options(BaseModel):
     settle_bound: float = 300.0  # after the last fault, every job must end within this
     nodes: int = 5
     seed: int = 1
-    out: Path = Path("bench/chaos/results/latest")
+    burst: int = 0  # one-pod jobs submitted at the start, in flight beside the waves
+    # the report's folder: a fresh one under `bench.results` unless given
+    out: Path = Field(default_factory=lambda: results.run_dir("chaos", "soak"))
 
 
 def parse(argv: list[str] | None = None) -> Options:
@@ -30,9 +34,12 @@ def parse(argv: list[str] | None = None) -> Options:
     p.add_argument("--settle-bound", type=float, default=300.0)
     p.add_argument("--nodes", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--burst", type=int, default=0, help="one-pod jobs submitted at the start")
+    p.add_argument(
+        "--out", type=Path, default=None, help="report directory (default: see bench/results.py)"
+    )
     a = p.parse_args(argv)
-    out = a.out or Path(f"bench/chaos/results/soak-{a.minutes:g}m-{a.workers}w")
+    out = a.out or results.run_dir("chaos", f"soak-{a.minutes:g}m-{a.workers}w")
     return Options(
         minutes=a.minutes,
         workers=a.workers,
@@ -41,5 +48,6 @@ def parse(argv: list[str] | None = None) -> Options:
         settle_bound=a.settle_bound,
         nodes=a.nodes,
         seed=a.seed,
+        burst=a.burst,
         out=out,
     )

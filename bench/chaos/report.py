@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench.chaos import workload
 from bench.chaos.histories import Run
 from bench.chaos.invariants import Violation
-
-if TYPE_CHECKING:
-    from bench.chaos.run import Soak
+from bench.chaos.soak import Soak
 
 
 @dataclass

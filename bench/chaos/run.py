@@ -16,9 +16,9 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any, TypeVar
 
 from kubernetes import client
@@ -32,8 +32,11 @@ from bench.chaos import stack as chaos_stack
 from bench.chaos.config import Options
 from bench.chaos.faults import Fault
 from bench.chaos.invariants import Violation
+from bench.chaos.soak import Soak
 from bench.chaos.workload import GONE, QUEUE, Planned
-from models import keys, signals
+from models import keys
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 
 T = TypeVar("T")
 QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
@@ -57,34 +60,6 @@ def retrying(fn: Callable[[], T], what: str, timeout: float = 180.0) -> T:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: still failing after {timeout:.0f}s: {error}")
         time.sleep(1.0)
-
-
-@dataclass
-class Soak:
-    opts: Options
-    stack: chaos_stack.Stack
-    namespace: str
-    audit: audit_mod.Audit
-    temporal: Client
-    loop: asyncio.AbstractEventLoop
-    started: float = field(default_factory=time.time)
-    planned: list[Planned] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    faults: list[Fault] = field(default_factory=list)
-    evicted: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    queue_open: bool = True
-    canaries: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    # (seconds from the start, sequence, action): the timeline and the per-job actions
-    pending: list[tuple[float, int, Callable[[], None]]] = field(default_factory=list)
-    sequence: int = 0
-
-    def api(self) -> client.ApiClient:
-        return self.stack.api()
-
-    def on_loop(self, coro: Coroutine[Any, Any, T], timeout: float = 200) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
 
 def _submit(soak: Soak, job: Planned) -> None:
@@ -200,6 +175,8 @@ def _schedule(soak: Soak) -> list[tuple[float, Callable[[], None]]]:
         (d * 0.70, "Temporal restart", lambda: faults.restart_temporal(s)),
     ]
     out += [(at, functools.partial(_fault, soak, kind, inject)) for at, kind, inject in timed]
+    if soak.opts.burst:
+        out += [(1.0, functools.partial(_burst, soak))]
     out += [(d * 0.45, functools.partial(_close_queue, soak))]
     out += [(d * 0.55, functools.partial(_open_queue, soak))]
     return out
@@ -211,14 +188,20 @@ def _wave(soak: Soak, number: int) -> None:
         _submit(soak, job)
         prefix = job.kind.prefix
         wid = keys.job_workflow_id(soak.namespace, job.name)
-        cmd = signals.JobCommand(reason="chaos soak")
+        cmd = job_signals.JobCommand(reason="chaos soak")
         if prefix == "a":
             _later(soak, start + 20, functools.partial(_abort, soak, job.name))
         elif prefix == "r":
             _later(soak, start + 15, functools.partial(_abort_then_resume, soak, wid, cmd))
 
 
-def _abort_then_resume(soak: Soak, workflow_id: str, cmd: signals.JobCommand) -> None:
+def _burst(soak: Soak) -> None:
+    """The `--burst` one-pod jobs, created eight at a time as a busy client would."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(functools.partial(_submit, soak), workload.burst(soak.opts.burst)))
+
+
+def _abort_then_resume(soak: Soak, workflow_id: str, cmd: job_signals.JobCommand) -> None:
     """Resume 15 s after the abort was carried out (an update answers once it was)."""
     _update(soak, workflow_id, "abort", cmd)
     time.sleep(15)
@@ -241,7 +224,9 @@ def _close_queue(soak: Soak) -> None:
 
 
 def _open_queue(soak: Soak) -> None:
-    _update(soak, keys.queue_workflow_id(QUEUE), "open", signals.QueueCommand(reason="chaos soak"))
+    _update(
+        soak, keys.queue_workflow_id(QUEUE), "open", queue_signals.QueueCommand(reason="chaos soak")
+    )
     soak.queue_open = True
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from kubernetes import client
 
-from cli.devstack import controllers, controlplane, install, processes, temporal
+from cli.devstack import caldera_processes, controlplane, install, processes, temporal_dev
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
-from cli.devstack.temporal import TemporalServer
+from cli.devstack.temporal_dev import TemporalServer
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Stack:
 
 def start(nodes: int, workers: int) -> Stack:
     work = Path(tempfile.mkdtemp(prefix="caldera-chaos-"))
-    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port())
+    server = temporal_dev.start(work / "temporal", processes.free_port(), processes.free_port())
     template = NodeTemplate(count=nodes, cpu="32", memory="256Gi", pods=110)
     try:
         plane = controlplane.start(work / "cluster", template)
@@ -62,7 +62,7 @@ def start(nodes: int, workers: int) -> Stack:
     stack = Stack(workdir=work, temporal=server, plane=plane, nodes=template)
     try:
         install.install(stack.api())
-        worker, forwarder, hook = controllers.start(
+        worker, forwarder, hook = caldera_processes.start(
             stack.kubeconfig, server.address, stack.logs(), scheduler_override=None
         )
         stack.workers, stack.forwarders, stack.webhook = [worker], [forwarder], hook
@@ -76,11 +76,13 @@ def start(nodes: int, workers: int) -> Stack:
 
 
 def start_worker(stack: Stack) -> Process:
-    return controllers.start_worker(stack.kubeconfig, stack.temporal.address, stack.logs(), None)
+    return caldera_processes.start_worker(
+        stack.kubeconfig, stack.temporal.address, stack.logs(), None
+    )
 
 
 def start_forwarder(stack: Stack, leading: bool) -> Process:
-    return controllers.start_forwarder(
+    return caldera_processes.start_forwarder(
         stack.kubeconfig, stack.temporal.address, stack.logs(), None, leading=leading
     )
 

@@ -54,6 +54,7 @@ KINDS: Final = (
 )
 BY_PREFIX: Final = {k.prefix: k for k in KINDS}
 CANARY: Final = Kind("k", "volcano", "Completed", "one pod, 5 s: submitted after each fault")
+BURST: Final = Kind("n", "volcano", "Completed", "one pod, 60 s: the `--burst` jobs at the start")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,13 @@ class Planned:
 
 def kind_of(name: str) -> Kind:
     prefix = name.split("-", 1)[0]
-    return CANARY if prefix == CANARY.prefix else BY_PREFIX[prefix]
+    extra = {CANARY.prefix: CANARY, BURST.prefix: BURST}
+    return extra.get(prefix) or BY_PREFIX[prefix]
+
+
+def burst(count: int) -> list[Planned]:
+    """The one-pod jobs in flight beside the waves (`--burst`)."""
+    return [Planned(f"n-0-{i}", BURST) for i in range(count)]
 
 
 def wave(number: int, queue_open: bool) -> list[Planned]:
@@ -106,7 +113,9 @@ def manifest(job: Planned, namespace: str) -> dict[str, Any]:
 
 def _volcano(job: Planned, namespace: str) -> dict[str, Any]:
     p = job.kind.prefix
-    run = {"s": 20, "g": 30, "x": 3, "e": 60, "t": 5, "a": None, "r": 40, "q": 20, "k": 5}[p]
+    run = {"s": 20, "g": 30, "x": 3, "e": 60, "t": 5, "a": None, "r": 40, "q": 20, "k": 5, "n": 60}[
+        p
+    ]
     spec: dict[str, Any] = {
         "schedulerName": "volcano",
         "queue": QUEUE if p == "q" else "default",

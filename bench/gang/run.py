@@ -4,8 +4,8 @@
 
 Starts its own control plane (100 kwok nodes x 32 CPU / 256Gi), Temporal dev server, worker,
 forwarder and webhook on free ports; submits the scenario; samples pods every second until all
-are Running; writes `bench/gang/<scenario>.json` and `<scenario>.png` (pods pending / bound /
-running over time); stops everything it started.
+are Running; writes `<scenario>.json` and `<scenario>.png` (pods pending / bound / running over
+time) into `--out` (default: a fresh folder under `bench.results`); stops everything it started.
 
 Scenarios: `gangs` = 10 jobs x 100 replicas, minAvailable 100; `singles` = 1000 jobs x 1 pod.
 Figures: makespan (first submit → all pods Running), pod scheduling latency p50/p99 (creation →
@@ -28,11 +28,10 @@ from typing import Any
 
 from kubernetes import client
 
-from cli.devstack import controllers, controlplane, install, processes, temporal
+from bench import results
+from cli.devstack import caldera_processes, controlplane, install, processes, temporal_dev
 from cli.devstack.nodes import NodeTemplate
 from tests.builders import make_job
-
-HERE = Path(__file__).parent
 
 
 def _job(name: str, replicas: int) -> dict[str, Any]:
@@ -93,8 +92,10 @@ def run(
     )
     total = sum(r for _, r in jobs)
     work = Path(tempfile.mkdtemp(prefix="caldera-bench-"))
-    db = Path(tempfile.mkdtemp(dir=db_dir)) / "temporal.db" if db_dir else None
-    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port(), db=db)
+    db = Path(tempfile.mkdtemp(dir=db_dir)) / "temporal_dev.db" if db_dir else None
+    server = temporal_dev.start(
+        work / "temporal", processes.free_port(), processes.free_port(), db=db
+    )
     plane = controlplane.start(
         work / "cluster", NodeTemplate(count=nodes, cpu="32", memory="256Gi", pods=110)
     )
@@ -102,7 +103,7 @@ def run(
     try:
         api = controlplane.api_client(plane.kubeconfig)
         install.install(api)
-        started = controllers.start(
+        started = caldera_processes.start(
             plane.kubeconfig, server.address, work / "logs", scheduler_override=None
         )
         worker = started[0]
@@ -215,15 +216,19 @@ def main() -> None:
     parser.add_argument(
         "--temporal-db-dir", type=Path, help="put Temporal's SQLite file here (e.g. /dev/shm)"
     )
-    parser.add_argument("--out", default="", help="suffix for the result files")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="result directory (default: see bench/results.py)"
+    )
     args = parser.parse_args()
+    out: Path = args.out or results.run_dir("gang", args.scenario)
     result = run(args.scenario, args.nodes, args.budget, args.singles, args.temporal_db_dir)
     result["temporal_db"] = str(args.temporal_db_dir or "workdir (disk)")
-    name = f"{args.scenario}{args.out}"
-    (HERE / f"{name}.json").write_text(json.dumps(result, indent=2))
-    plot(result, HERE / f"{name}.png")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.scenario}.json").write_text(json.dumps(result, indent=2))
+    plot(result, out / f"{args.scenario}.png")
     summary = {k: v for k, v in result.items() if k != "timeline"}
     print(json.dumps(summary, indent=2))
+    print(f"results: {out}")
 
 
 if __name__ == "__main__":

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-HERE: Final = Path(__file__).parent
+from bench import results
+
 SIDES: Final = ("builtin", "temporal-floor", "caldera", "caldera-batch", "volcano")
 # Caldera's Volcano Jobs again, with the worker and forwarder on the Temporal server on
-# PostgreSQL (`cli.devstack.temporal_server`) instead of the dev server: what a production
+# PostgreSQL (`cli.devstack.temporal_dev_server`) instead of the dev server: what a production
 # store changes. Not in the default sides (it starts a second Temporal).
 SERVER_SIDE: Final = "caldera-server"
 KNOWN_SIDES: Final = (*SIDES, SERVER_SIDE)
@@ -62,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=8, help="client threads that submit")
     p.add_argument("--volcano-bin", type=Path, help="dir with vc-controller-manager, ...")
     p.add_argument("--volcano-src", type=Path, help="a Volcano source tree (its installer/)")
-    p.add_argument("--out", type=Path, help="report directory (default results/<shape>-<jobs>)")
+    p.add_argument("--out", type=Path, help="report directory (default: see bench/results.py)")
     p.add_argument("--budget", type=float, default=900, help="seconds per side to reach target")
     p.add_argument("--delete-timeout", type=float, default=300)
     p.add_argument("--history-sample", type=int, default=20, help="workflow histories read")
@@ -86,8 +86,7 @@ def parse(argv: list[str] | None = None) -> Options:
     replicas = 1 if a.shape == "singles" else (a.replicas or DEFAULT_REPLICAS[a.shape])
     if jobs < 1 or replicas < 1 or a.threads < 1:
         p.error("--jobs, --replicas and --threads must be at least 1")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = a.out or HERE / "results" / f"{a.shape}-{jobs}-{stamp}"
+    out = a.out or results.run_dir("sidebyside", f"{a.shape}-{jobs}")
     return Options(
         shape=a.shape,
         jobs=jobs,

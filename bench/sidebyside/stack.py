@@ -23,11 +23,18 @@ from typing import Final
 from kubernetes import client
 
 from bench.sidebyside.config import Options
-from cli.devstack import controllers, controlplane, install, processes, temporal, temporal_server
+from cli.devstack import (
+    caldera_processes,
+    controlplane,
+    install,
+    processes,
+    temporal_dev,
+    temporal_server,
+)
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
-from cli.devstack.temporal import TemporalServer
+from cli.devstack.temporal_dev import TemporalServer
 
 TICKS: Final = os.sysconf("SC_CLK_TCK")
 
@@ -60,15 +67,17 @@ class Stack:
 def start(opts: Options) -> Stack:
     work = Path(tempfile.mkdtemp(prefix="caldera-sidebyside-"))
     db_dir = Path(tempfile.mkdtemp(dir=opts.temporal_db_dir)) if opts.temporal_db_dir else None
-    db = db_dir / "temporal.db" if db_dir else None
-    server = temporal.start(work / "temporal", processes.free_port(), processes.free_port(), db=db)
+    db = db_dir / "temporal_dev.db" if db_dir else None
+    server = temporal_dev.start(
+        work / "temporal", processes.free_port(), processes.free_port(), db=db
+    )
     template = NodeTemplate(
         count=opts.nodes, cpu=opts.node_cpu, memory=opts.node_memory, pods=opts.node_pods
     )
     try:
         plane = controlplane.start(work / "cluster", template)
     except BaseException:
-        temporal.stop(server)
+        temporal_dev.stop(server)
         raise
     stack = Stack(workdir=work, db_dir=db_dir, temporal=server, plane=plane)
     try:
@@ -86,7 +95,7 @@ def start_caldera(stack: Stack, on: TemporalServer | None = None) -> None:
     on the stack's dev server or on `on`."""
     if not stack.caldera:
         address = (on or stack.temporal).address
-        stack.caldera = controllers.start(
+        stack.caldera = caldera_processes.start(
             stack.kubeconfig, address, stack.logs(), scheduler_override=None
         )
 
@@ -122,9 +131,9 @@ def stop(stack: Stack) -> None:
     stop_caldera(stack)
     controlplane.stop(stack.plane)
     if stack.server is not None:
-        temporal.stop(stack.server)
+        temporal_dev.stop(stack.server)
         temporal_server.remove_data(stack.workdir / "temporal-server")
-    temporal.stop(stack.temporal)
+    temporal_dev.stop(stack.temporal)
     shutil.rmtree(stack.workdir, ignore_errors=True)
     if stack.db_dir is not None:
         shutil.rmtree(stack.db_dir, ignore_errors=True)

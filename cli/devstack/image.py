@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Final
 
-from cli.devstack import controllers, processes
+from cli.devstack import caldera_processes, processes
 from cli.devstack.processes import Process
 
 DEFAULT_IMAGE: Final = "localhost/caldera:0.1.0"
@@ -70,7 +70,7 @@ def start(
     scheduler_override: str | None,
 ) -> Process:
     """`command` in the working container `name`, ready once its log shows `ready_line`."""
-    env = controllers.environment(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = caldera_processes.environment(kubeconfig, temporal_address, scheduler_override, log_dir)
     mounts = [Path(kubeconfig).resolve().parent, log_dir.resolve().parent]
     started = processes.start(name, argv(name, env, mounts, command), log_dir)
     processes.wait_until(

@@ -19,11 +19,18 @@ from kubernetes import client
 from pydantic import BaseModel
 
 from cli import links
-from cli.devstack import controllers, controlplane, install, processes, temporal, temporal_server
+from cli.devstack import (
+    caldera_processes,
+    controlplane,
+    install,
+    processes,
+    temporal_dev,
+    temporal_server,
+)
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
-from cli.devstack.temporal import TemporalServer
+from cli.devstack.temporal_dev import TemporalServer
 from models import keys, vcjob
 
 CACHE: Final = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
@@ -80,13 +87,13 @@ def start_temporal(profile: str, workdir: Path, port: int, ui_port: int) -> Temp
         return temporal_server.start(workdir, port, ui_port)
     if profile != "dev":
         raise processes.StartupError(f"--temporal must be dev or server, not {profile!r}")
-    return temporal.start(workdir, port, ui_port)
+    return temporal_dev.start(workdir, port, ui_port)
 
 
 def up(
     template: NodeTemplate | None = None,
-    temporal_port: int = temporal.DEFAULT_PORT,
-    ui_port: int = temporal.DEFAULT_UI_PORT,
+    temporal_port: int = temporal_dev.DEFAULT_PORT,
+    ui_port: int = temporal_dev.DEFAULT_UI_PORT,
     sample: bool = True,
     profile: str = "dev",
 ) -> tuple[DevStack, bool]:
@@ -104,19 +111,19 @@ def up(
         cluster_dir = DEV_DIR / "cluster"
         plane = controlplane.start(cluster_dir, template or NodeTemplate())
     except BaseException:
-        temporal.stop(server)
+        temporal_dev.stop(server)
         raise
     stack = DevStack(control_plane=plane, temporal=server)
     STATE_FILE.write_text(stack.model_dump_json(indent=2))
     try:
         api = controlplane.api_client(plane.kubeconfig)
         install.install(api)
-        started = controllers.start(
+        started = caldera_processes.start(
             plane.kubeconfig,
             server.address,
             DEV_DIR / "logs",
             scheduler_override=None,
-            metrics_ports=controllers.DEFAULT_METRICS_PORTS,
+            metrics_ports=caldera_processes.DEFAULT_METRICS_PORTS,
         )
         stack = stack.model_copy(update={"controllers": started})
         STATE_FILE.write_text(stack.model_dump_json(indent=2))

@@ -34,7 +34,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from cli.devstack import controlplane, processes
-from cli.devstack.temporal import TemporalServer
+from cli.devstack.temporal_dev import TemporalServer
 from service import search_attributes
 
 HISTORY_SHARDS: Final = 4

@@ -14,13 +14,14 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from controllers import binding, lifetime
 from controllers import effects as fx
-from controllers import lifetime, placement
 from controllers.batchjob import backoff, conditions, pods, sync, tracking
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
-from models import keys, signals
+from controllers.parsed import ParsedJob
+from models import keys
 from models.batchv1 import (
     TERMINAL_CONDITIONS,
     BatchJob,
@@ -29,6 +30,10 @@ from models.batchv1 import (
     CreatedPod,
     defaulted,
 )
+from models.signals import batchjob as batchjob_signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import scheduler as scheduler_signals
 
 TTL_TIMER: Final = "ttl"
 RETRY_TIMER: Final = sync.RETRY_TIMER
@@ -53,15 +58,15 @@ class FinalizersRemoved(Input):
 
 
 AnyInput = (
-    signals.JobObserved
-    | signals.JobDeleted
-    | signals.BatchPodsChanged
-    | signals.PodsListed
+    ParsedJob[BatchJob]
+    | common_signals.JobDeleted
+    | batchjob_signals.BatchPodsChanged
+    | job_signals.PodsListed
     | TimerFired
     | PodsCreated
     | FinalizersRemoved
     | ActionFailed
-    | signals.PodsPlaced
+    | scheduler_signals.PodsPlaced
     | BindOutcome
     | PodsAbsent
 )
@@ -74,9 +79,9 @@ class Decision(BaseModel):
     effects: tuple[batch_fx.AnyEffect, ...] = ()
 
 
-def _observe(state: BatchJobRecord, observed: signals.JobObserved) -> tuple[BatchJobRecord, bool]:
+def _observe(state: BatchJobRecord, observed: ParsedJob[BatchJob]) -> tuple[BatchJobRecord, bool]:
     """The Job as now seen; True: it is a new Job under the same name (start over)."""
-    job = defaulted(BatchJob.model_validate(observed.job))
+    job = defaulted(observed.job)
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
         return state, True
     update: dict[str, object] = {"job": job.model_copy(update={"status": None})}
@@ -234,19 +239,19 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     before = tracking.phase(state.status)
     out: list[batch_fx.AnyEffect] = []
     match event:
-        case signals.JobObserved():
+        case ParsedJob():
             state, start_over = _observe(state, event)
             if start_over:
-                return Decision(state=state, effects=(fx.StartOver(observed=event),))
-        case signals.JobDeleted():
+                return Decision(state=state, effects=(fx.StartOver(observed=event.signal),))
+        case common_signals.JobDeleted():
             if state.job is not None and event.uid != state.job.metadata.uid:
                 return Decision(state=state)
             return _gone(state)
         case ActionFailed(namespace_gone=True):
             return _gone(state)
-        case signals.BatchPodsChanged():
+        case batchjob_signals.BatchPodsChanged():
             state = pods.observed(state, event)
-        case signals.PodsListed():
+        case job_signals.PodsListed():
             state, unheard = pods.listed(state, event)
             out = [fx.CheckPods(names=unheard)] if unheard else []
         case PodsAbsent():
@@ -266,10 +271,10 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
             # timer (or the next change) syncs again.
             state, out = _failed(state, event, now)
             return Decision(state=state, effects=tuple(out))
-        case signals.PodsPlaced():
-            return Decision(state=state, effects=tuple(placement.placed(gang(state), event)))
+        case scheduler_signals.PodsPlaced():
+            return Decision(state=state, effects=tuple(binding.placed(gang(state), event)))
         case BindOutcome():
-            out = [*placement.bound(gang(state), event.failed)] if state.job else []
+            out = [*binding.bound(gang(state), event.failed)] if state.job else []
     state, group = _pod_group(state)
     plan = sync.sync(state, now)
     state, timed = _timers(plan.state, plan.timers)
@@ -283,10 +288,10 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     return Decision(state=state, effects=effects)
 
 
-def gang(state: BatchJobRecord) -> placement.Gang:
+def gang(state: BatchJobRecord) -> binding.Gang:
     """The Job as placement sees it: which pods still wait for a node."""
     job = state.job
-    return placement.Gang(
+    return binding.Gang(
         namespace=(job.metadata.namespace if job else None) or "",
         scheduler=keys.scheduler_workflow_id(job.scheduler_name if job else "volcano"),
         gone=job is None or state.deleted or job.metadata.deletion_timestamp is not None,

@@ -4,10 +4,11 @@ and from its own writes. Pure."""
 from __future__ import annotations
 
 from controllers.batchjob.state import BatchJobRecord, ContainerExit, PodRecord
-from models import signals
+from models.signals import batchjob as batchjob_signals
+from models.signals import job as job_signals
 
 
-def record_of(snapshot: signals.BatchPodSnapshot, old: PodRecord | None) -> PodRecord:
+def record_of(snapshot: batchjob_signals.BatchPodSnapshot, old: PodRecord | None) -> PodRecord:
     """The pod as now seen. Some facts only ever move one way, so a snapshot older than
     what the workflow did itself cannot undo it: deletion, finalizer removal, a final phase."""
     same = old is not None and old.uid in (None, snapshot.uid)
@@ -45,7 +46,7 @@ def _settled(pod: PodRecord) -> bool:
     return pod.phase in ("Succeeded", "Failed") and not pod.finalizer
 
 
-def observed(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJobRecord:
+def observed(state: BatchJobRecord, changed: batchjob_signals.BatchPodsChanged) -> BatchJobRecord:
     """The pod table after a batch of snapshots; settled pods leave it."""
     pods = dict(state.pods)
     removing = set(state.removing)
@@ -67,7 +68,9 @@ def observed(state: BatchJobRecord, changed: signals.BatchPodsChanged) -> BatchJ
     return state.model_copy(update={"pods": pods, "removing": kept})
 
 
-def listed(state: BatchJobRecord, listed: signals.PodsListed) -> tuple[BatchJobRecord, list[str]]:
+def listed(
+    state: BatchJobRecord, listed: job_signals.PodsListed
+) -> tuple[BatchJobRecord, list[str]]:
     """Pods a full list lacks went unseen: one the workflow heard of leaves as its deletion
     would; the names of those it only created are returned, to be read first (they may be
     newer than the list)."""
@@ -79,11 +82,11 @@ def listed(state: BatchJobRecord, listed: signals.PodsListed) -> tuple[BatchJobR
 def vanished(state: BatchJobRecord, names: list[str]) -> BatchJobRecord:
     """These pods are gone, unreported: as if the forwarder had reported their deletion."""
     gone = [
-        signals.BatchPodSnapshot(name=p.name, uid=p.uid or "", deleted=True)
+        batchjob_signals.BatchPodSnapshot(name=p.name, uid=p.uid or "", deleted=True)
         for p in state.pods.values()
         if p.name in names
     ]
-    return observed(state, signals.BatchPodsChanged(pods=gone)) if gone else state
+    return observed(state, batchjob_signals.BatchPodsChanged(pods=gone)) if gone else state
 
 
 def finalizers_removed(state: BatchJobRecord, removed: dict[str, str]) -> BatchJobRecord:

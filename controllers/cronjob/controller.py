@@ -23,18 +23,20 @@ from controllers.cronjob import effects as cj_fx
 from controllers.cronjob.due import Effects, event
 from controllers.cronjob.state import CronJobRecord
 from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired
-from models import cronjob, keys, signals, vcjob
+from models import cronjob, keys, vcjob
+from models.signals import common as common_signals
+from models.signals import cronjob as cronjob_signals
 
 DELETED: Final = "Deleted"
 GONE: Final = "CronJobDeleted"
 
 Input = (
-    signals.CronJobObserved
-    | signals.JobDeleted
-    | signals.CronJobRunChanged
-    | signals.RunDue
-    | signals.RunCreated
-    | signals.RunEnded
+    cronjob_signals.CronJobObserved
+    | common_signals.JobDeleted
+    | cronjob_signals.CronJobRunChanged
+    | cronjob_signals.RunDue
+    | cronjob_signals.RunCreated
+    | cronjob_signals.RunEnded
 )
 
 
@@ -50,17 +52,17 @@ def decide(state: CronJobRecord, item: Input | AnyOutcome, now: datetime) -> Dec
         return Decision(state=state)
     effects: Effects
     match item:
-        case signals.CronJobObserved():
+        case cronjob_signals.CronJobObserved():
             after, effects = _observed(state, item.cron_job, now)
-        case signals.JobDeleted():
+        case common_signals.JobDeleted():
             after, effects = _deleted(state) if _is_ours(state, item.uid) else (state, [])
-        case signals.CronJobRunChanged():
+        case cronjob_signals.CronJobRunChanged():
             after, effects = _run_changed(state, item.job)
-        case signals.RunDue():
+        case cronjob_signals.RunDue():
             after, effects = due.decide_due(state, item, now)
-        case signals.RunCreated():
+        case cronjob_signals.RunCreated():
             after, effects = _created(state, item)
-        case signals.RunEnded():
+        case cronjob_signals.RunEnded():
             after, effects = _ended(state, item)
         case ActionFailed():
             after, effects = _failed(state, item)
@@ -165,7 +167,9 @@ def _deleted(state: CronJobRecord) -> tuple[CronJobRecord, Effects]:
     return state.model_copy(update={"deleted": True}), effects
 
 
-def _run_changed(state: CronJobRecord, job: signals.CronJobRun) -> tuple[CronJobRecord, Effects]:
+def _run_changed(
+    state: CronJobRecord, job: cronjob_signals.CronJobRun
+) -> tuple[CronJobRecord, Effects]:
     known = state.runs.get(job.name)
     if known is not None and known.uid and known.uid != job.uid:
         return state, []  # another Job of that name (an older one going): not this run's
@@ -211,7 +215,9 @@ def _finished(state: CronJobRecord, run: runs.Run) -> tuple[CronJobRecord, Effec
     return state, [*effects, *deletes]
 
 
-def _created(state: CronJobRecord, made: signals.RunCreated) -> tuple[CronJobRecord, Effects]:
+def _created(
+    state: CronJobRecord, made: cronjob_signals.RunCreated
+) -> tuple[CronJobRecord, Effects]:
     known = state.runs.get(made.name)
     if made.error or not made.uid or not made.owned or made.phase in runs.FINISHED:
         if made.error:
@@ -242,7 +248,7 @@ def _created(state: CronJobRecord, made: signals.RunCreated) -> tuple[CronJobRec
     return state.model_copy(update=updated), [event("SuccessfulCreate", text)]
 
 
-def _ended(state: CronJobRecord, ended: signals.RunEnded) -> tuple[CronJobRecord, Effects]:
+def _ended(state: CronJobRecord, ended: cronjob_signals.RunEnded) -> tuple[CronJobRecord, Effects]:
     """A run cancelled by Replace deleted its own Job: it is no longer active."""
     known = state.runs.get(ended.name)
     if known is None or known.deleting:

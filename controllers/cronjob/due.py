@@ -20,8 +20,8 @@ from controllers import effects as fx
 from controllers.cronjob import cron, plan, runs
 from controllers.cronjob import effects as cj_fx
 from controllers.cronjob.state import CronJobRecord
-from models import signals
 from models.cronjob import ConcurrencyPolicy, CronJob
+from models.signals import cronjob as cronjob_signals
 
 Effects = list[cj_fx.AnyEffect]
 
@@ -57,7 +57,7 @@ def missed(state: CronJobRecord, cj: CronJob, now: datetime) -> datetime | None:
     return cron.most_recent(schedule, earliest, now, zone, plan.origin(cj))
 
 
-def refusal(state: CronJobRecord, due: signals.RunDue, now: datetime) -> str:
+def refusal(state: CronJobRecord, due: cronjob_signals.RunDue, now: datetime) -> str:
     """Why the run makes no Job; "" when it does (Forbid's refusal aside)."""
     cj = state.cron_job
     if cj is None or state.deleted:
@@ -82,7 +82,7 @@ def refusal(state: CronJobRecord, due: signals.RunDue, now: datetime) -> str:
 
 
 def decide_due(
-    state: CronJobRecord, due: signals.RunDue, now: datetime
+    state: CronJobRecord, due: cronjob_signals.RunDue, now: datetime
 ) -> tuple[CronJobRecord, Effects]:
     why = refusal(state, due, now)
     cj = state.cron_job
@@ -97,7 +97,7 @@ def decide_due(
             state, deletes = delete_runs(state, running)
             effects += deletes
     if why or cj is None:
-        answer = signals.RunAnswer(reason=why)
+        answer = cronjob_signals.RunAnswer(reason=why)
         return state, [*effects, cj_fx.AnswerRun(workflow_id=due.workflow_id, answer=answer)]
     job = runs.job_for(cj, due.scheduled)
     name = job.metadata.name or ""
@@ -105,7 +105,7 @@ def decide_due(
     state = state.model_copy(
         update={"runs": {**state.runs, name: run}, "last_schedule_time": due.scheduled}
     )
-    answer = signals.RunAnswer(job=job, reason="due")
+    answer = cronjob_signals.RunAnswer(job=job, reason="due")
     return state, [*effects, cj_fx.AnswerRun(workflow_id=due.workflow_id, answer=answer)]
 
 

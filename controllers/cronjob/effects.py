@@ -8,8 +8,8 @@ from typing import Literal
 
 from controllers import effects as fx
 from controllers.cronjob.plan import Overlap, SchedulePlan
-from models import signals
 from models.cronjob import CronJobStatus
+from models.signals import cronjob as cronjob_signals
 
 
 class ApplySchedule(fx.Effect):
@@ -42,7 +42,7 @@ class AnswerRun(fx.Effect):
 
     kind: Literal["AnswerRun"] = "AnswerRun"
     workflow_id: str
-    answer: signals.RunAnswer
+    answer: cronjob_signals.RunAnswer
 
 
 class TellRun(fx.Effect):

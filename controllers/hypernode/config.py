@@ -18,7 +18,6 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated, Final
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -30,6 +29,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from models import conffile
 from models.duration import parse_duration
 
 CONFIG_KEY: Final = "volcano-controller.conf"  # the ConfigMap key Volcano reads
@@ -179,14 +179,7 @@ def _message(error: ValidationError, prefix: tuple[int | str, ...] = ()) -> str:
 
 def load(text: str) -> DiscoveryConfig:
     """Parse a volcano-controller.conf; ValueError names the field that is wrong."""
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"not YAML: {e}") from None
-    if document is None:
-        document = {}
-    if not isinstance(document, dict):
-        raise ValueError("the configuration must be a mapping with networkTopologyDiscovery")
+    document = conffile.mapping(text, "networkTopologyDiscovery")
     entries = document.get("networkTopologyDiscovery") or []
     if not isinstance(entries, list):
         raise ValueError("networkTopologyDiscovery: expected a list of discovery sources")

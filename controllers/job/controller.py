@@ -1,41 +1,43 @@
 """The JobWorkflow's pure core: `decide(state, input, now) -> Decision`.
 
 Each input (a forwarder signal, a command, a timer, a failed activity) becomes Volcano
-requests; each request goes through delayed-action cleanup, applyPolicies, then either a
-durable timer or the state table's rule, planned by `reconcile`. Runs of plain syncs within
-one pod batch are merged into one sync, which Volcano's level-triggered sync makes safe.
+requests, which `handling` runs: delayed-action cleanup, applyPolicies, then either a durable
+timer or the state table's rule, planned by `reconcile`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from controllers import binding, lifetime
 from controllers import effects as fx
-from controllers import lifetime, placement
-from controllers.job import clock, delays, events, reconcile, resources, results
+from controllers.job import bus_events, clock, handling, markers, reconcile, results
 from controllers.job import effects as job_fx
-from controllers.job.policies import SYNC, Request, Resolution, apply_policies
+from controllers.job.policies import Request, Resolution
 from controllers.job.state import JobRecord, PodRecord
-from controllers.job.transitions import FINISHED, JOB_ACTIONS, Operation, rule_for
+from controllers.job.transitions import FINISHED
 from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
-from models import keys, signals
+from controllers.parsed import ParsedJob
+from models import keys
 from models.bus import Action, Event
 from models.defaults import default_job
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import scheduler as scheduler_signals
 from models.vcjob import Job, JobPhase
 
 Input = (
-    signals.JobObserved
-    | signals.JobDeleted
-    | signals.PodsChanged
-    | signals.PodsListed
-    | signals.PodGroupObserved
-    | signals.CommandIssued
+    ParsedJob[Job]
+    | common_signals.JobDeleted
+    | job_signals.PodsChanged
+    | job_signals.PodsListed
+    | job_signals.PodGroupObserved
+    | common_signals.CommandIssued
     | TimerFired
     | ActionFailed
-    | signals.PodsPlaced
+    | scheduler_signals.PodsPlaced
     | BindOutcome
     | PodsAbsent
     | results.VolumesEnsured
@@ -50,131 +52,12 @@ class Decision(BaseModel):
     effects: tuple[job_fx.AnyEffect, ...] = ()
 
 
-_TARGETS = {
-    Action.RESTART_TASK: reconcile.Target.TASK,
-    Action.RESTART_POD: reconcile.Target.POD,
-    Action.RESTART_PARTITION: reconcile.Target.PARTITION,
-}
-
-
-def _fmt(delay: timedelta) -> str:
-    return reconcile.go_duration(delay)
-
-
-def _story(request: Request, resolution: Resolution) -> str:
-    """'RestartJob: PodEvicted on pod j-w-1 (task worker), job policy PodEvicted → RestartJob'."""
-    subject = f" on pod {request.pod} (task {request.task})" if request.pod else ""
-    source = request.reason or resolution.policy
-    tail = f", {source}" if source else ""
-    return f"{resolution.action}: {request.event}{subject}{tail}"
-
-
-def _execute(
-    state: JobRecord, action: Action, request: Request, now: datetime, why: str
-) -> reconcile.Plan:
-    rule = rule_for(state.phase, action)
-    if rule.operation == Operation.SYNC:
-        return reconcile.sync_job(state, rule, now, why)
-    target = _TARGETS.get(action) if rule.operation == Operation.KILL_TARGET else None
-    return reconcile.kill(state, rule, request, now, why, target)
-
-
-def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    if not keys:
-        return state, []
-    delayed = {k: v for k, v in state.delayed.items() if k not in keys}
-    return state.model_copy(update={"delayed": delayed}), [fx.CancelTimer(key=k) for k in keys]
-
-
-def _act(
-    state: JobRecord, request: Request, resolution: Resolution, now: datetime
-) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    """Run one resolved action now, then clean up delayed actions of its type."""
-    out: list[job_fx.AnyEffect] = []
-    why = _story(request, resolution)
-    if resolution.action != Action.SYNC_JOB:
-        out.append(
-            fx.RecordEvent(
-                reason="ExecuteAction",
-                message=f"Start to execute action {why}",
-            )
-        )
-    plan = _execute(state, resolution.action, request, now, why)
-    state = plan.state
-    out += plan.effects
-    state, cancelled = _cancel(state, delays.cleanup(state.delayed, resolution.action, request))
-    return state, out + cancelled
-
-
-def _handle(
-    state: JobRecord, requests: Sequence[Request], now: datetime
-) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    out: list[job_fx.AnyEffect] = []
-    sync_due: Request | None = None
-    for request in requests:
-        state, cancelled = _cancel(state, delays.recovered(state.delayed, request))
-        out += cancelled
-        if state.job is None:
-            continue
-        resolution = apply_policies(state.job, state.status.version or 0, request)
-        if resolution.action not in JOB_ACTIONS:
-            out.append(
-                fx.RecordEvent(
-                    type="Warning",
-                    reason="InvalidAction",
-                    message=f"action {resolution.action} does not apply to a Job; ignored",
-                )
-            )
-            continue
-        if resolution == SYNC:
-            sync_due = sync_due or request
-            continue
-        if sync_due is not None:
-            state, done = _act(state, sync_due, SYNC, now)
-            out += done
-            sync_due = None
-        if resolution.delay:
-            state, armed = _arm(state, request, resolution, resolution.delay, now)
-            out += armed
-        else:
-            state, done = _act(state, request, resolution, now)
-            out += done
-    if sync_due is not None:
-        state, done = _act(state, sync_due, SYNC, now)
-        out += done
-    return state, out
-
-
-def _arm(
-    state: JobRecord, request: Request, resolution: Resolution, delay: timedelta, now: datetime
-) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    entry, replaced = delays.register(
-        state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
-    )
-    if entry is None:
-        return state, []
-    out: list[job_fx.AnyEffect] = []
-    if replaced is not None:
-        out.append(fx.CancelTimer(key=replaced))
-    delayed = {**state.delayed, entry.key: entry}
-    state = state.model_copy(update={"delayed": delayed, "timer_seq": entry.timer})
-    story = _story(request, resolution).partition(": ")[2]
-    out += [
-        fx.RecordEvent(
-            reason="ExecuteAction",
-            message=f"Execute action {resolution.action} after {_fmt(delay)}: {story}",
-        ),
-        clock.delayed_timer(entry, f"in {_fmt(delay)}"),
-    ]
-    return state, out
-
-
 def _observe(
-    state: JobRecord, observed: signals.JobObserved, now: datetime
+    state: JobRecord, observed: ParsedJob[Job], now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
-    job = default_job(Job.model_validate(observed.job))
+    job = default_job(observed.job)
     if state.job is not None and job.metadata.uid != state.job.metadata.uid:
-        return state, [fx.StartOver(observed=observed)]
+        return state, [fx.StartOver(observed=observed.signal)]
     if state.job is None and job.status is not None:
         # Adopt what is recorded, markers included (a run that starts over after a loss).
         adopted = dict(job.status.controlled_resources or {}) if state.job_io else {}
@@ -182,9 +65,9 @@ def _observe(
         state = state.model_copy(
             update={"status": job.status, "controlled": adopted, "ran_before": ran_before}
         )
-    job = resources.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
+    job = markers.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
     state = state.model_copy(update={"job": job})
-    return _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    return handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
 
 
 def _volumes_ensured(
@@ -193,13 +76,13 @@ def _volumes_ensured(
     """The claims exist and are named: keep them, then sync, which goes on to the PodGroup."""
     if state.job is None:
         return state, []
-    return _handle(
-        resources.claims_ensured(state, ensured), [Request(event=Event.OUT_OF_SYNC)], now
+    return handling.handle(
+        markers.claims_ensured(state, ensured), [Request(event=Event.OUT_OF_SYNC)], now
     )
 
 
 def _pods(
-    state: JobRecord, changed: signals.PodsChanged, now: datetime
+    state: JobRecord, changed: job_signals.PodsChanged, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     pods = dict(state.pods)
     requests = []
@@ -208,15 +91,15 @@ def _pods(
         if snapshot.deleted:
             pods.pop(snapshot.name, None)
         else:
-            pods[snapshot.name] = events.record_of(snapshot)
+            pods[snapshot.name] = bus_events.record_of(snapshot)
         if state.job is not None:
-            event = events.event_of(old, snapshot, state.job.spec, pods)
-            requests.append(events.request_of(event, snapshot))
-    return _handle(state.model_copy(update={"pods": pods}), requests, now)
+            event = bus_events.event_of(old, snapshot, state.job.spec, pods)
+            requests.append(bus_events.request_of(event, snapshot))
+    return handling.handle(state.model_copy(update={"pods": pods}), requests, now)
 
 
 def _listed(
-    state: JobRecord, listed: signals.PodsListed, now: datetime
+    state: JobRecord, listed: job_signals.PodsListed, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     """Pods a full list lacks went unseen: one the workflow heard of is handled as its deletion
     would be; one it only created is read first (it may be newer than the list)."""
@@ -233,7 +116,7 @@ def _vanished(
     if not pods:
         return state, []
     gone = [
-        signals.PodSnapshot(
+        job_signals.PodSnapshot(
             name=p.name,
             uid=p.uid or "",
             task=p.task,
@@ -246,11 +129,11 @@ def _vanished(
         )
         for p in pods
     ]
-    return _pods(state, signals.PodsChanged(pods=gone), now)
+    return _pods(state, job_signals.PodsChanged(pods=gone), now)
 
 
 def _pod_group(
-    state: JobRecord, observed: signals.PodGroupObserved, now: datetime
+    state: JobRecord, observed: job_signals.PodGroupObserved, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     if state.job is None:
         return state, []
@@ -260,17 +143,17 @@ def _pod_group(
         return state, []  # another controller's PodGroup
     if observed.deleted:
         update = {"pod_group_exists": False, "pod_group_phase": None, "pod_group_generation": None}
-        return _handle(state.model_copy(update=update), [Request()], now)
+        return handling.handle(state.model_copy(update=update), [Request()], now)
     changed = observed.phase != state.pod_group_phase
     state = state.model_copy(update={"pod_group_phase": observed.phase, "pod_group_exists": True})
     if not changed:
         return state, []
     event = Event.JOB_UNKNOWN if observed.phase == "Unknown" else Event.OUT_OF_SYNC
-    return _handle(state, [Request(event=event)], now)
+    return handling.handle(state, [Request(event=event)], now)
 
 
 def _legacy_pod_group(
-    state: JobRecord, observed: signals.PodGroupObserved, now: datetime
+    state: JobRecord, observed: job_signals.PodGroupObserved, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     """The job's PodGroup from before Volcano 1.5: it gates the job while its own does not
     exist; once it is deleted, the next sync makes the job's own."""
@@ -284,16 +167,16 @@ def _legacy_pod_group(
         update.update(pod_group_exists=False, pod_group_generation=None)
     state = state.model_copy(update=update)
     if observed.deleted:
-        return _handle(state, [Request()], now) if was_on else (state, [])
+        return handling.handle(state, [Request()], now) if was_on else (state, [])
     phase = reconcile.gate_phase(state)
     if phase == before:
         return state, []
     event = Event.JOB_UNKNOWN if phase == "Unknown" else Event.OUT_OF_SYNC
-    return _handle(state, [Request(event=event)], now)
+    return handling.handle(state, [Request(event=event)], now)
 
 
 def _command(
-    state: JobRecord, command: signals.CommandIssued, now: datetime
+    state: JobRecord, command: common_signals.CommandIssued, now: datetime
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     note = fx.RecordEvent(
         reason="CommandIssued",
@@ -307,7 +190,7 @@ def _command(
     request = Request(
         event=Event.COMMAND_ISSUED, action=action, reason=f"command {command.command or 'update'}"
     )
-    state, out = _handle(state, [request], now)
+    state, out = handling.handle(state, [request], now)
     return state, [note, *out]
 
 
@@ -331,7 +214,7 @@ def _timer(
         partition=entry.partition,
         reason="timeout expired",
     )
-    return _act(state, request, Resolution(action=entry.action), now)
+    return handling.act(state, request, Resolution(action=entry.action), now)
 
 
 def _failed(
@@ -351,15 +234,15 @@ def _failed(
     if state.phase in FINISHED or state.phase == JobPhase.TERMINATING:
         return state, [warn, *check]
     request = Request(event=Event.OUT_OF_SYNC, reason=f"{failed.effect} failed")
-    state, out = _act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
+    state, out = handling.act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
     return state, [warn, *out, *check]
 
 
-def gang(state: JobRecord) -> placement.Gang:
+def gang(state: JobRecord) -> binding.Gang:
     """The job as placement sees it: which pods still wait for a node."""
     job = state.job
     name = (job.spec.scheduler_name if job else None) or "volcano"
-    return placement.Gang(
+    return binding.Gang(
         namespace=(job.metadata.namespace if job else None) or "",
         scheduler=keys.scheduler_workflow_id(name),
         gone=job is None or state.deleted or job.metadata.deletion_timestamp is not None,
@@ -385,37 +268,37 @@ def decide(state: JobRecord, event: Input, now: datetime) -> Decision:
     """The next state and the effects that carry it out, for one input."""
     before = state.phase
     match event:
-        case signals.JobObserved():
+        case ParsedJob():
             state, out = _observe(state, event, now)
-        case signals.JobDeleted():
+        case common_signals.JobDeleted():
             if state.job is not None and event.uid != state.job.metadata.uid:
                 return Decision(state=state)
             return _gone(state)
         case ActionFailed(namespace_gone=True):
             return _gone(state)
-        case signals.PodsChanged():
+        case job_signals.PodsChanged():
             state, out = _pods(state, event, now)
-        case signals.PodsListed():
+        case job_signals.PodsListed():
             state, out = _listed(state, event, now)
         case PodsAbsent():
             unheard = [p for p in state.pods.values() if p.name in event.names and p.uid is None]
             state, out = _vanished(state, unheard, now)
-        case signals.PodGroupObserved():
+        case job_signals.PodGroupObserved():
             state, out = _pod_group(state, event, now)
-        case signals.CommandIssued():
+        case common_signals.CommandIssued():
             state, out = _command(state, event, now)
         case TimerFired():
             state, out = _timer(state, event, now)
         case ActionFailed():
             state, out = _failed(state, event, now)
-        case signals.PodsPlaced():
-            out = [*placement.placed(gang(state), event)]
+        case scheduler_signals.PodsPlaced():
+            out = [*binding.placed(gang(state), event)]
         case BindOutcome():
-            out = [*placement.bound(gang(state), event.failed)] if state.job else []
+            out = [*binding.bound(gang(state), event.failed)] if state.job else []
         case results.VolumesEnsured():
             state, out = _volumes_ensured(state, event, now)
         case results.PluginsApplied():
-            state, out = resources.plugins_applied(state, event), []
+            state, out = markers.plugins_applied(state, event), []
     state, out = _echo(before, state, out, now)
     state, armed = clock.arm_ttl(state, now)
     return Decision(state=state, effects=(*out, *armed))
@@ -434,5 +317,5 @@ def _echo(
     Caldera, say) goes Pending → Running → Completed, not Running for ever."""
     if state.phase == before or state.phase not in _NOT_ECHOED:
         return state, out
-    again, more = _handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    again, more = handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
     return (again, out + more) if again.phase != state.phase else (state, out)

@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import effects as fx
 from controllers.job import effects as job_fx
-from controllers.job import resources
+from controllers.job import markers
 from controllers.job import status as st
 from controllers.job.policies import Request
 from controllers.job.state import JobRecord, PodRecord
 from controllers.job.transitions import FINISHED, Retain, Rule, StatusFn
-from models import labels, signals
+from models import labels
+from models.signals import job as job_signals
 from models.vcjob import Job, JobPhase, JobSpec, JobStatus, TaskSpec
 
 _RETAINED_SOFT = ("Succeeded", "Failed")
@@ -52,7 +53,7 @@ def asks_legacy(state: JobRecord, item: object) -> bool:
     return (
         not state.legacy_pod_groups
         and state.job is not None
-        and isinstance(item, signals.PodGroupObserved)
+        and isinstance(item, job_signals.PodGroupObserved)
         and item.name == legacy_pod_group_name(state.job)
     )
 
@@ -169,7 +170,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         return Plan(state=state)
     spec = job.spec
     status = state.status.model_copy(update={"min_available": spec.min_available or 0})
-    status = resources.marked(state, status)
+    status = markers.marked(state, status)
     out: list[job_fx.AnyEffect] = []
     if state.phase is None:
         status = st.transition(status, JobPhase.PENDING, now, "Created", "job accepted")
@@ -181,7 +182,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         update["plugins_generation"] = generation
     if spec.volumes and state.phase is None and not state.job_io:
         out.append(job_fx.EnsureVolumes(job=job))  # a run from before the volumes step waited
-    if resources.volumes_due(state):
+    if markers.volumes_due(state):
         # Volcano's initiateJob: the claims before the PodGroup, so no pod is made that would
         # mount a claim not named yet (or missing); the job says Pending meanwhile.
         state = state.model_copy(update=update)
@@ -297,8 +298,8 @@ def kill(
     spec = job.spec
     if full and state.plugins_generation is not None:
         # Volcano's pluginOnJobDelete precedes the status write: the plugins' markers go too.
-        state = state.model_copy(update={"controlled": resources.without_plugins(state)})
-    status = resources.marked(state, state.status)
+        state = state.model_copy(update={"controlled": markers.without_plugins(state)})
+    status = markers.marked(state, state.status)
     retry = status.retry_count or 0
     soft = rule.retain == Retain.SOFT or retry >= (spec.max_retry or 0) - 1
     selected = _selected(state, request, target)

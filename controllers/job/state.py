@@ -11,7 +11,7 @@ from pydantic import Field
 from controllers.record import ObservedJob, Record
 from models import bus
 from models.meta import ObjectMeta
-from models.signals import ControllerSettings
+from models.signals.job import ControllerSettings
 from models.vcjob import Job, JobPhase, JobStatus
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from controllers.job import reconcile
 from controllers.job.state import JobRecord
 from controllers.job.transitions import FINISHED
-from models import signals
 from models.bus import Action
+from models.signals import job as job_signals
 from models.vcjob import JobPhase
 
 
@@ -35,20 +35,20 @@ def refusal(state: JobRecord, action: Action) -> str | None:
     return None
 
 
-def view(state: JobRecord) -> signals.JobView:
+def view(state: JobRecord) -> job_signals.JobView:
     job = state.job
     meta = job.metadata if job else None
     tasks = []
     for task in job.spec.tasks if job else []:
         counts = (state.status.task_status_count or {}).get(task.name or "")
         tasks.append(
-            signals.TaskView(
+            job_signals.TaskView(
                 name=task.name or "",
                 replicas=task.replicas or 0,
                 phases=dict(counts.phase or {}) if counts else {},
             )
         )
-    return signals.JobView(
+    return job_signals.JobView(
         namespace=(meta.namespace if meta else None) or "",
         name=(meta.name if meta else None) or "",
         uid=(meta.uid if meta else None) or "",
@@ -59,7 +59,7 @@ def view(state: JobRecord) -> signals.JobView:
         pod_group_phase=reconcile.gate_phase(state),
         tasks=tasks,
         delayed=[
-            signals.DelayedActionView(
+            job_signals.DelayedActionView(
                 key=d.key,
                 action=d.action,
                 event=d.event,

@@ -30,8 +30,10 @@ from controllers.jobflow import effects as jf_fx
 from controllers.jobflow import states, status
 from controllers.jobflow.state import FlowRecord
 from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired
-from models import jobflow, signals, vcjob
+from models import jobflow, vcjob
 from models.jobflow import Flow, FlowPhase, JobFlowSpec, RetainPolicy
+from models.signals import common as common_signals
+from models.signals import jobflow as jobflow_signals
 
 RETRY: Final = timedelta(seconds=30)
 RETRY_TIMER: Final = "retry"
@@ -49,10 +51,10 @@ class FlowJobCreated(BaseModel):
 
 
 Input = (
-    signals.FlowObserved
-    | signals.JobDeleted
-    | signals.FlowJobChanged
-    | signals.TemplateObserved
+    jobflow_signals.FlowObserved
+    | common_signals.JobDeleted
+    | jobflow_signals.FlowJobChanged
+    | jobflow_signals.TemplateObserved
     | FlowJobCreated
 )
 
@@ -66,15 +68,15 @@ class Decision(BaseModel):
 
 def decide(state: FlowRecord, item: Input | AnyOutcome, now: datetime) -> Decision:
     match item:
-        case signals.FlowObserved():
+        case jobflow_signals.FlowObserved():
             return _sync(_observed(state, item), now)
-        case signals.JobDeleted():
+        case common_signals.JobDeleted():
             if state.uid and item.uid != state.uid:
                 return Decision(state=state)  # an older flow of the same name
             return Decision(state=state, effects=_ended(state))
-        case signals.FlowJobChanged():
+        case jobflow_signals.FlowJobChanged():
             return _sync(_job_changed(state, item.job), now)
-        case signals.TemplateObserved():
+        case jobflow_signals.TemplateObserved():
             return _template_observed(state, item.name, now)
         case FlowJobCreated():
             return _created(state, item, now)
@@ -93,7 +95,7 @@ def restored_timers(state: FlowRecord) -> list[fx.StartTimer]:
     return [] if state.retry_at is None else [_retry(state.retry_at)]
 
 
-def _observed(state: FlowRecord, seen: signals.FlowObserved) -> FlowRecord:
+def _observed(state: FlowRecord, seen: jobflow_signals.FlowObserved) -> FlowRecord:
     """A flow of another uid under the same name starts from nothing (Jobs heard of before
     the first sight stay); the first sight takes the phase the object already has (a run that
     lost its history goes on from there)."""
@@ -110,7 +112,7 @@ def _observed(state: FlowRecord, seen: signals.FlowObserved) -> FlowRecord:
     return base.model_copy(update=update)
 
 
-def _job_changed(state: FlowRecord, job: signals.FlowJob) -> FlowRecord:
+def _job_changed(state: FlowRecord, job: jobflow_signals.FlowJob) -> FlowRecord:
     if not job.deleted:
         return state.model_copy(update={"jobs": {**state.jobs, job.name: job}})
     known = state.jobs.get(job.name)

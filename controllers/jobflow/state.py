@@ -6,9 +6,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models import signals
 from models.jobflow import JobFlowSpec, JobFlowStatus
 from models.meta import Identity
+from models.signals import jobflow as jobflow_signals
 
 
 class FlowRecord(BaseModel):
@@ -18,7 +18,9 @@ class FlowRecord(BaseModel):
     name: str = ""
     uid: str = ""  # "": the flow was not observed yet
     spec: JobFlowSpec | None = None  # None: not observed yet, nothing to do
-    jobs: dict[str, signals.FlowJob] = Field(default_factory=dict)  # live Jobs labelled with it
+    jobs: dict[str, jobflow_signals.FlowJob] = Field(
+        default_factory=dict
+    )  # live Jobs labelled with it
     created: list[str] = Field(default_factory=list)  # Jobs it made, not heard deleted since
     status: JobFlowStatus = Field(default_factory=JobFlowStatus)  # as last computed
     written: JobFlowStatus | None = None  # as last written; None: not yet

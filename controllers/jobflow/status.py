@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
-from models import signals, vcjob
+from models import vcjob
 from models.duration import parse_duration
 from models.jobflow import Condition, FlowPhase, FlowState, JobFlowStatus, JobRunningHistory
 from models.jobflow import JobStatus as FlowJobStatus
+from models.signals import jobflow as jobflow_signals
 
 P = vcjob.JobPhase
 _LISTED: Final = frozenset(
@@ -25,12 +26,12 @@ _LISTED: Final = frozenset(
 )
 
 
-def _names(jobs: Mapping[str, signals.FlowJob], phase: vcjob.JobPhase) -> list[str] | None:
+def _names(jobs: Mapping[str, jobflow_signals.FlowJob], phase: vcjob.JobPhase) -> list[str] | None:
     return sorted(n for n, j in jobs.items() if j.phase == phase) or None
 
 
 def _histories(
-    before: list[FlowJobStatus], job: signals.FlowJob, now: datetime
+    before: list[FlowJobStatus], job: jobflow_signals.FlowJob, now: datetime
 ) -> list[JobRunningHistory] | None:
     """getRunningHistories: the recorded histories of the Job, one entry more when its phase
     moved; a first entry once it has a phase."""
@@ -49,13 +50,15 @@ def _histories(
     return [*recorded[:-1], closed, JobRunningHistory(start_timestamp=now, state=job.phase)]
 
 
-def _end(job: signals.FlowJob) -> datetime | None:
+def _end(job: jobflow_signals.FlowJob) -> datetime | None:
     if job.running_duration is None or job.created_at is None:
         return None
     return job.created_at + parse_duration(job.running_duration)
 
 
-def _entry(before: list[FlowJobStatus], job: signals.FlowJob, now: datetime) -> FlowJobStatus:
+def _entry(
+    before: list[FlowJobStatus], job: jobflow_signals.FlowJob, now: datetime
+) -> FlowJobStatus:
     return FlowJobStatus(
         name=job.name,
         state=job.phase or None,
@@ -66,7 +69,7 @@ def _entry(before: list[FlowJobStatus], job: signals.FlowJob, now: datetime) -> 
     )
 
 
-def _condition(job: signals.FlowJob) -> Condition:
+def _condition(job: jobflow_signals.FlowJob) -> Condition:
     return Condition(
         phase=job.phase or None,
         create_time=job.created_at,
@@ -76,7 +79,7 @@ def _condition(job: signals.FlowJob) -> Condition:
 
 
 def compute(
-    before: JobFlowStatus, jobs: Mapping[str, signals.FlowJob], now: datetime
+    before: JobFlowStatus, jobs: Mapping[str, jobflow_signals.FlowJob], now: datetime
 ) -> JobFlowStatus:
     """The status from the live Jobs; the phase is carried over (the state machine moves it)."""
     ordered = [jobs[n] for n in sorted(jobs)]

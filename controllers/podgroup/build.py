@@ -21,7 +21,7 @@ from models import labels
 from models.meta import ObjectMeta, OwnerReference
 from models.quantity import format_quantity, parse_quantity
 from models.scheduling import DEFAULT_QUEUE, NetworkTopologySpec, PodGroup, PodGroupSpec
-from models.signals import WorkloadPod
+from models.signals.podgroup import WorkloadPod
 
 # The pod's own keys the PodGroup takes; only these travel from the forwarder.
 POD_ANNOTATIONS: Final = (

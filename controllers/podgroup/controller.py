@@ -28,7 +28,7 @@ from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbse
 from controllers.podgroup import build
 from controllers.podgroup import effects as pg_fx
 from controllers.podgroup.state import PodGroupRecord
-from models import signals
+from models.signals import podgroup as podgroup_signals
 
 IDLE: Final = timedelta(minutes=10)
 FRESH: Final = timedelta(seconds=30)
@@ -55,7 +55,7 @@ class PodsAnnotated(BaseModel):
     uids: list[str]
 
 
-Input = signals.WorkloadPodSeen | OwnersRead | PodsAnnotated
+Input = podgroup_signals.WorkloadPodSeen | OwnersRead | PodsAnnotated
 
 
 class Decision(BaseModel):
@@ -67,7 +67,7 @@ class Decision(BaseModel):
 
 def decide(state: PodGroupRecord, item: Input | AnyOutcome, now: datetime) -> Decision:
     match item:
-        case signals.WorkloadPodSeen():
+        case podgroup_signals.WorkloadPodSeen():
             return _seen(state, item.pod, now)
         case OwnersRead():
             return _sync(state.model_copy(update={"upper": item.annotations, "read_at": now}), now)
@@ -96,7 +96,7 @@ def restored_timers(state: PodGroupRecord) -> list[fx.StartTimer]:
     return out
 
 
-def _seen(state: PodGroupRecord, pod: signals.WorkloadPod, now: datetime) -> Decision:
+def _seen(state: PodGroupRecord, pod: podgroup_signals.WorkloadPod, now: datetime) -> Decision:
     state = state.model_copy(
         update={
             "namespace": pod.namespace,

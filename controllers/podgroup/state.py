@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from models.scheduling import PodGroup
-from models.signals import WorkloadPod
+from models.signals.podgroup import WorkloadPod
 
 
 class PodGroupRecord(BaseModel):

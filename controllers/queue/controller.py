@@ -14,13 +14,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from controllers import effects as fx
+from controllers.parsed import ParsedQueue
 from controllers.queue import effects as queue_fx
 from controllers.queue.state import Child, QueueRecord
 from controllers.queue.transitions import CLOSED_OR_CLOSING, Operation, next_state, rule_for
-from models import signals
 from models.bus import Action
 from models.defaults import default_queue
-from models.scheduling import CLOSED_BY_PARENT, ROOT_QUEUE, Queue, QueueState
+from models.scheduling import CLOSED_BY_PARENT, ROOT_QUEUE, QueueState
+from models.signals import common as common_signals
+from models.signals import queue as queue_signals
 
 
 class Command(BaseModel):
@@ -32,13 +34,13 @@ class Command(BaseModel):
 
 
 Input = (
-    signals.QueueObserved
-    | signals.QueueDeleted
-    | signals.PodGroupsChanged
-    | signals.PodGroupsListed
-    | signals.ChildQueueObserved
-    | signals.ParentStateChanged
-    | signals.CommandIssued
+    ParsedQueue
+    | queue_signals.QueueDeleted
+    | queue_signals.PodGroupsChanged
+    | queue_signals.PodGroupsListed
+    | queue_signals.ChildQueueObserved
+    | queue_signals.ParentStateChanged
+    | common_signals.CommandIssued
 )
 
 
@@ -126,10 +128,8 @@ def _hierarchy(
     return q, out
 
 
-def _observe(
-    q: QueueRecord, observed: signals.QueueObserved
-) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
-    queue = Queue.model_validate(observed.queue)
+def _observe(q: QueueRecord, observed: ParsedQueue) -> tuple[QueueRecord, list[queue_fx.AnyEffect]]:
+    queue = observed.queue
     name = queue.metadata.name or ""
     uid = queue.metadata.uid or ""
     out: list[queue_fx.AnyEffect] = []
@@ -159,11 +159,11 @@ def _observe(
 def decide(q: QueueRecord, event: Input | Command) -> Decision:
     out: list[queue_fx.AnyEffect]
     match event:
-        case signals.QueueObserved():
+        case ParsedQueue():
             q, out = _observe(q, event)
-        case signals.QueueDeleted():
+        case queue_signals.QueueDeleted():
             return Decision(state=q.model_copy(update={"deleted": True}), effects=(fx.Finish(),))
-        case signals.PodGroupsChanged():
+        case queue_signals.PodGroupsChanged():
             groups = dict(q.pod_groups)
             for ref in event.groups:
                 if ref.deleted:
@@ -173,7 +173,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
             q, out = _run(
                 q.model_copy(update={"pod_groups": groups}), Action.SYNC_QUEUE, "PodGroups changed"
             )
-        case signals.PodGroupsListed():
+        case queue_signals.PodGroupsListed():
             listed = set(event.keys)
             groups = {k: v for k, v in q.pod_groups.items() if k in listed}
             if groups == q.pod_groups:
@@ -183,7 +183,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                 Action.SYNC_QUEUE,
                 "PodGroups gone unseen",
             )
-        case signals.ChildQueueObserved():
+        case queue_signals.ChildQueueObserved():
             children = dict(q.children)
             out = []
             if event.deleted:
@@ -202,10 +202,10 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                 f"child queue {event.name} changed",
             )
             out += more
-        case signals.ParentStateChanged():
+        case queue_signals.ParentStateChanged():
             q = q.model_copy(update={"parent_state": _state_of(event.state)})
             q, out = _run(q, Action.SYNC_QUEUE, f"parent queue {event.parent} is {event.state}")
-        case signals.CommandIssued() | Command():
+        case common_signals.CommandIssued() | Command():
             try:
                 action = Action(event.action)
             except ValueError:
@@ -220,7 +220,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
                 )
             why = (
                 f"command {event.command}"
-                if isinstance(event, signals.CommandIssued)
+                if isinstance(event, common_signals.CommandIssued)
                 else event.why
             )
             q, out = _run(q, action, why or "update")
@@ -244,8 +244,8 @@ def refusal(q: QueueRecord, action: Action) -> str | None:
     return None
 
 
-def view(q: QueueRecord, backlog: int = 0) -> signals.QueueView:
-    return signals.QueueView(
+def view(q: QueueRecord, backlog: int = 0) -> queue_signals.QueueView:
+    return queue_signals.QueueView(
         name=q.name,
         state=q.current,
         parent=q.parent,

@@ -1,6 +1,9 @@
 """SchedulerWorkflow bookkeeping: assumed placements with their expiry (kube-scheduler's
 assume cache), kept durable so a worker crash between decision and bind double-books
-nothing. Pure: the shell runs sessions and hands placements to the JobWorkflows.
+nothing. Pure: the shell runs sessions; what one session places, the next session's activity
+binds (patch `caldera-session-folds-binding`; a gang with volumes to bind goes to
+`bind_session`), and a run from before that patch hands the placements to the JobWorkflows,
+which bind them.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models import signals
+from models.signals import scheduler as scheduler_signals
 
 ASSUME_TTL: Final = timedelta(seconds=30)
 MAX_IDLE_FACTOR: Final = 8  # an idle scheduler looks at most every 8 periods
@@ -20,7 +23,7 @@ class Assumption(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     node: str
-    job: str  # the JobWorkflow id that binds it
+    job: str  # the id of the job workflow the pod belongs to
     expires_at: datetime
     session: int
 
@@ -41,7 +44,7 @@ class Handoff(BaseModel):
 
     job: str
     namespace: str
-    placed: signals.PodsPlaced
+    placed: scheduler_signals.PodsPlaced
 
 
 def live(state: SchedulerState, now: datetime) -> dict[str, str]:
@@ -51,7 +54,9 @@ def live(state: SchedulerState, now: datetime) -> dict[str, str]:
 
 def after_session(
     state: SchedulerState,
-    placements: list[tuple[str, str, list[signals.PlacedPod]]],  # (job workflow id, ns, pods)
+    placements: list[
+        tuple[str, str, list[scheduler_signals.PlacedPod]]
+    ],  # (job workflow id, ns, pods)
     bound: list[str],
     pending: int,
     now: datetime,
@@ -66,7 +71,7 @@ def after_session(
             assumed[f"{namespace}/{placed.pod}"] = Assumption(
                 node=placed.node, job=job, expires_at=now + ASSUME_TTL, session=state.session
             )
-        gang = signals.PodsPlaced(session=state.session, placements=pods)
+        gang = scheduler_signals.PodsPlaced(session=state.session, placements=pods)
         handoffs.append(Handoff(job=job, namespace=namespace, placed=gang))
     busy = bool(placements) or pending > 0
     state = state.model_copy(
@@ -79,7 +84,7 @@ def after_session(
     return state, handoffs
 
 
-def dropped(state: SchedulerState, failed: signals.BindFailed) -> SchedulerState:
+def dropped(state: SchedulerState, failed: scheduler_signals.BindFailed) -> SchedulerState:
     """A JobWorkflow could not bind: forget those assumptions so the pods are placed again."""
     assumed = {pod: a for pod, a in state.assumed.items() if pod not in failed.pods}
     return state.model_copy(update={"assumed": assumed, "idle": 0})

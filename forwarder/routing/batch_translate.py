@@ -15,19 +15,20 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from forwarder.routing import events, translate
-from models import batchv1, signals
+from forwarder.routing import envelopes, translate
+from models import batchv1
+from models.signals import batchjob as batchjob_signals
 
-Obj = events.Obj
+Obj = envelopes.Obj
 
 
 def managed(obj: Obj) -> bool:
     return (obj.get("spec") or {}).get("managedBy") == batchv1.CONTROLLER_NAME
 
 
-def job_ref(obj: Obj) -> events.BatchJobRef:
+def job_ref(obj: Obj) -> envelopes.BatchJobRef:
     meta = translate.metadata(obj)
-    return events.BatchJobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+    return envelopes.BatchJobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def owner_uid(obj: Obj) -> str | None:
@@ -113,19 +114,21 @@ def finished_at(obj: Obj) -> datetime | None:
 
 def _exits(
     statuses: Sequence[Mapping[str, Any]], init: bool
-) -> list[signals.ContainerExitSnapshot]:
+) -> list[batchjob_signals.ContainerExitSnapshot]:
     out = []
     for s in statuses:
         terminated = (s.get("state") or {}).get("terminated")
         if terminated is not None:
             code = int(terminated.get("exitCode", 0))
             out.append(
-                signals.ContainerExitSnapshot(name=str(s.get("name")), exit_code=code, init=init)
+                batchjob_signals.ContainerExitSnapshot(
+                    name=str(s.get("name")), exit_code=code, init=init
+                )
             )
     return out
 
 
-def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.BatchPodSnapshot:
+def pod_snapshot(obj: Obj, deleted: bool = False) -> batchjob_signals.BatchPodSnapshot:
     meta = translate.metadata(obj)
     notes = translate.annotations_of(obj)
     status = obj.get("status") or {}
@@ -141,7 +144,7 @@ def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.BatchPodSnapshot:
     }
     phase = str(status.get("phase") or "Pending")
     deleting = meta.get("deletionTimestamp") is not None
-    return signals.BatchPodSnapshot(
+    return batchjob_signals.BatchPodSnapshot(
         name=str(meta.get("name", "")),
         uid=translate.uid(obj),
         resource_version=str(meta.get("resourceVersion", "")),

@@ -22,28 +22,35 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from forwarder.routing import events
-from models import signals
+from forwarder.routing import envelopes
+from models.signals import batchjob as batchjob_signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 
 DEFAULT_DELAY = 0.2  # seconds
 MAX_PER_SIGNAL = 100  # pod snapshots in one signal
 QUEUE_DELAY = 2.0  # seconds a queue's PodGroup refs may wait
 MAX_GROUPS_PER_SIGNAL = 500  # PodGroup refs (~150 bytes each) in one signal
-_Item = TypeVar("_Item", signals.PodSnapshot, signals.BatchPodSnapshot, signals.PodGroupRef)
+_Item = TypeVar(
+    "_Item", job_signals.PodSnapshot, batchjob_signals.BatchPodSnapshot, queue_signals.PodGroupRef
+)
 
 
 @dataclass
 class _Batch:
-    target: events.Target
+    target: envelopes.Target
     deadline: float
     received: float | None = None  # receipt of the oldest watch event in it; None: unknown
     # Keyed by pod uid, in order of last change: a recreated pod of the same name is another
     # pod, and the workflow must hear the old one's deletion too.
-    pods: OrderedDict[str, signals.PodSnapshot] = field(default_factory=OrderedDict)
+    pods: OrderedDict[str, job_signals.PodSnapshot] = field(default_factory=OrderedDict)
     # Keyed by "<ns>/<name>": a queue counts PodGroups by key, so only the latest state matters.
-    groups: OrderedDict[str, signals.PodGroupRef] = field(default_factory=OrderedDict)
+    groups: OrderedDict[str, queue_signals.PodGroupRef] = field(default_factory=OrderedDict)
     # Pods of a batch/v1 Job, keyed by uid like `pods`.
-    batch_pods: OrderedDict[str, signals.BatchPodSnapshot] = field(default_factory=OrderedDict)
+    batch_pods: OrderedDict[str, batchjob_signals.BatchPodSnapshot] = field(
+        default_factory=OrderedDict
+    )
 
 
 class Coalescer:
@@ -66,33 +73,33 @@ class Coalescer:
         """Pending pod snapshots and PodGroup refs, all workflows together."""
         return sum(len(b.pods) + len(b.groups) + len(b.batch_pods) for b in self._batches.values())
 
-    def add(self, update: events.Batched, now: float, received: float | None = None) -> None:
+    def add(self, update: envelopes.Batched, now: float, received: float | None = None) -> None:
         """`received`: when the watch event behind `update` arrived (None: unknown)."""
-        target: events.Target
+        target: envelopes.Target
         match update:
-            case events.GroupRefUpdate():
+            case envelopes.GroupRefUpdate():
                 target = update.queue
             case _:
                 target = update.job
         batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
-            delay = self._queue_delay if isinstance(target, events.QueueRef) else self._delay
+            delay = self._queue_delay if isinstance(target, envelopes.QueueRef) else self._delay
             batch = _Batch(target, now + delay)
             self._batches[target.workflow_id] = batch
         if received is not None:
             batch.received = min(received, batch.received or received)
-        if isinstance(update, events.PodUpdate):
+        if isinstance(update, envelopes.PodUpdate):
             batch.pods.pop(update.pod.uid, None)
             batch.pods[update.pod.uid] = update.pod
-        elif isinstance(update, events.BatchPodUpdate):
+        elif isinstance(update, envelopes.BatchPodUpdate):
             batch.batch_pods.pop(update.pod.uid, None)
             batch.batch_pods[update.pod.uid] = update.pod
         else:
             batch.groups.pop(update.group.key, None)
             batch.groups[update.group.key] = update.group
 
-    def add_signal(self, signal: events.Signal) -> list[events.Signal]:
+    def add_signal(self, signal: envelopes.Signal) -> list[envelopes.Signal]:
         """The workflow's pending batch (if any), then `signal`: the order they happened in."""
         return [*self._flush(signal.target.workflow_id), signal]
 
@@ -100,15 +107,15 @@ class Coalescer:
         """When the earliest batch is due; None: nothing pending."""
         return min((b.deadline for b in self._batches.values()), default=None)
 
-    def due(self, now: float) -> list[events.Signal]:
+    def due(self, now: float) -> list[envelopes.Signal]:
         ready = sorted((b.deadline, wid) for wid, b in self._batches.items() if b.deadline <= now)
         return [s for _, wid in ready for s in self._flush(wid)]
 
-    def drain(self) -> list[events.Signal]:
+    def drain(self) -> list[envelopes.Signal]:
         """Everything pending, earliest batch first (shutdown)."""
         return self.due(float("inf"))
 
-    def _flush(self, workflow_id: str) -> list[events.Signal]:
+    def _flush(self, workflow_id: str) -> list[envelopes.Signal]:
         batch = self._batches.pop(workflow_id, None)
         if batch is None:
             return []
@@ -123,27 +130,29 @@ class Coalescer:
 
     def _chunks(
         self,
-        target: events.Target,
+        target: envelopes.Target,
         items: list[_Item],
-        signal: Callable[[list[_Item]], tuple[str, signals.Payload]],
+        signal: Callable[[list[_Item]], tuple[str, common_signals.Payload]],
         received: float | None,
         most: int | None = None,
-    ) -> list[events.Signal]:
+    ) -> list[envelopes.Signal]:
         """`items` in signals of at most `most` (`max_items`) each."""
         n = most or self._max_items
         return [
-            events.Signal(target, *signal(items[i : i + n]), received=received)
+            envelopes.Signal(target, *signal(items[i : i + n]), received=received)
             for i in range(0, len(items), n)
         ]
 
 
-def _pods(pods: list[signals.PodSnapshot]) -> tuple[str, signals.Payload]:
-    return signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=pods)
+def _pods(pods: list[job_signals.PodSnapshot]) -> tuple[str, common_signals.Payload]:
+    return job_signals.SIGNAL_PODS_CHANGED, job_signals.PodsChanged(pods=pods)
 
 
-def _batch_pods(pods: list[signals.BatchPodSnapshot]) -> tuple[str, signals.Payload]:
-    return signals.SIGNAL_PODS_CHANGED, signals.BatchPodsChanged(pods=pods)
+def _batch_pods(
+    pods: list[batchjob_signals.BatchPodSnapshot],
+) -> tuple[str, common_signals.Payload]:
+    return job_signals.SIGNAL_PODS_CHANGED, batchjob_signals.BatchPodsChanged(pods=pods)
 
 
-def _groups(groups: list[signals.PodGroupRef]) -> tuple[str, signals.Payload]:
-    return signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=groups)
+def _groups(groups: list[queue_signals.PodGroupRef]) -> tuple[str, common_signals.Payload]:
+    return queue_signals.SIGNAL_POD_GROUPS_CHANGED, queue_signals.PodGroupsChanged(groups=groups)

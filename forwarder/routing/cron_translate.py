@@ -14,16 +14,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from forwarder.routing import events, translate
-from models import cronjob, signals, vcjob
+from forwarder.routing import envelopes, translate
+from models import cronjob, vcjob
+from models.signals import cronjob as cronjob_signals
 
-Obj = events.Obj
+Obj = envelopes.Obj
 CronJobFingerprint = tuple[Any, bool]  # (spec, deleting)
 
 
-def cron_job_ref(obj: Obj) -> events.CronJobRef:
+def cron_job_ref(obj: Obj) -> envelopes.CronJobRef:
     meta = translate.metadata(obj)
-    return events.CronJobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+    return envelopes.CronJobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def parses(obj: Obj) -> bool:
@@ -38,11 +39,11 @@ def fingerprint(obj: Obj) -> CronJobFingerprint:
     return (obj.get("spec"), translate.metadata(obj).get("deletionTimestamp") is not None)
 
 
-def observed(obj: Obj) -> signals.CronJobObserved:
-    return signals.CronJobObserved(cron_job=cronjob.CronJob.load(dict(obj)))
+def observed(obj: Obj) -> cronjob_signals.CronJobObserved:
+    return cronjob_signals.CronJobObserved(cron_job=cronjob.CronJob.load(dict(obj)))
 
 
-def owner(obj: Obj) -> tuple[str, events.CronJobRef] | None:
+def owner(obj: Obj) -> tuple[str, envelopes.CronJobRef] | None:
     """The controlling CronJob of a Volcano Job: its uid and workflow; None: none controls it."""
     meta = translate.metadata(obj)
     for ref in meta.get("ownerReferences") or []:
@@ -51,7 +52,7 @@ def owner(obj: Obj) -> tuple[str, events.CronJobRef] | None:
             and ref.get("kind") == cronjob.KIND
             and ref.get("apiVersion") == vcjob.API_VERSION
         ):
-            target = events.CronJobRef(str(meta.get("namespace", "")), str(ref.get("name", "")))
+            target = envelopes.CronJobRef(str(meta.get("namespace", "")), str(ref.get("name", "")))
             return str(ref.get("uid", "")), target
     return None
 
@@ -60,10 +61,10 @@ def _time(text: object) -> datetime | None:
     return datetime.fromisoformat(text) if isinstance(text, str) and text else None
 
 
-def run_job(obj: Obj, deleted: bool = False) -> signals.CronJobRun:
+def run_job(obj: Obj, deleted: bool = False) -> cronjob_signals.CronJobRun:
     meta = translate.metadata(obj)
     state = (obj.get("status") or {}).get("state") or {}
-    return signals.CronJobRun(
+    return cronjob_signals.CronJobRun(
         name=str(meta.get("name", "")),
         uid=translate.uid(obj),
         resource_version=str(meta.get("resourceVersion", "")),

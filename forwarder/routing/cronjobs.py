@@ -14,30 +14,31 @@ from __future__ import annotations
 from collections.abc import Set
 
 from forwarder.routing import cron_translate as ct
-from forwarder.routing import events, index
-from models import signals
+from forwarder.routing import envelopes, index
+from models.signals import common as common_signals
+from models.signals import cronjob as cronjob_signals
 
 CRON_JOBS = index.OwnerRules(
     ref=ct.cron_job_ref,
     fingerprint=ct.fingerprint,
     observed=ct.observed,
-    observed_signal=signals.SIGNAL_CRON_JOB_OBSERVED,
-    deleted=lambda uid: signals.JobDeleted(uid=uid),
-    deleted_signal=signals.SIGNAL_CRON_JOB_DELETED,
+    observed_signal=cronjob_signals.SIGNAL_CRON_JOB_OBSERVED,
+    deleted=lambda uid: common_signals.JobDeleted(uid=uid),
+    deleted_signal=cronjob_signals.SIGNAL_CRON_JOB_DELETED,
     ours=ct.parses,
 )
 
 
-def _changed(cron: events.CronJobRef, job: signals.CronJobRun) -> events.Outbound:
-    changed = signals.CronJobRunChanged(job=job)
-    return events.Signal(cron, signals.SIGNAL_CRON_JOB_RUN_CHANGED, changed)
+def _changed(cron: envelopes.CronJobRef, job: cronjob_signals.CronJobRun) -> envelopes.Outbound:
+    changed = cronjob_signals.CronJobRunChanged(job=job)
+    return envelopes.Signal(cron, cronjob_signals.SIGNAL_CRON_JOB_RUN_CHANGED, changed)
 
 
-def _same_phase(a: signals.CronJobRun, b: signals.CronJobRun) -> bool:
+def _same_phase(a: cronjob_signals.CronJobRun, b: cronjob_signals.CronJobRun) -> bool:
     return a.phase == b.phase
 
 
-def _made_just_now(job: signals.CronJobRun) -> bool:
+def _made_just_now(job: cronjob_signals.CronJobRun) -> bool:
     return not job.phase
 
 
@@ -60,10 +61,10 @@ class CronJobs:
         self.cron_jobs_vanished = self._owners.vanished
         self.job = self._jobs.event
 
-    def jobs_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def jobs_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         return self._jobs.vanished(listed)
 
-    def _owner(self, obj: events.Obj) -> events.CronJobRef | None:
+    def _owner(self, obj: envelopes.Obj) -> envelopes.CronJobRef | None:
         found = ct.owner(obj)
         if found is None or self._owners.deleted(found[0]):
             return None

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from forwarder.routing import events, translate
-from models import jobflow, signals
+from forwarder.routing import envelopes, translate
+from models import jobflow
 from models.jobflow import JobFlowSpec, JobFlowStatus
+from models.signals import jobflow as jobflow_signals
 from models.vcjob import TaskState
 
-Obj = events.Obj
+Obj = envelopes.Obj
 
 
-def flow_ref(obj: Obj) -> events.FlowRef:
+def flow_ref(obj: Obj) -> envelopes.FlowRef:
     meta = translate.metadata(obj)
-    return events.FlowRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+    return envelopes.FlowRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def flow_fingerprint(obj: Obj) -> object:
@@ -28,9 +29,9 @@ def flow_fingerprint(obj: Obj) -> object:
     return translate.metadata(obj).get("generation")
 
 
-def flow_observed(obj: Obj) -> signals.FlowObserved:
+def flow_observed(obj: Obj) -> jobflow_signals.FlowObserved:
     ref, status = flow_ref(obj), obj.get("status")
-    return signals.FlowObserved(
+    return jobflow_signals.FlowObserved(
         namespace=ref.namespace,
         name=ref.name,
         uid=translate.uid(obj),
@@ -44,25 +45,25 @@ def templates(obj: Obj) -> frozenset[str]:
     return frozenset(f.name for f in JobFlowSpec.model_validate(obj.get("spec") or {}).entries)
 
 
-def job_flow(obj: Obj) -> events.FlowRef | None:
+def job_flow(obj: Obj) -> envelopes.FlowRef | None:
     """The flow whose label the Job carries; None: none, or one in another namespace."""
     meta = translate.metadata(obj)
     value = (meta.get("labels") or {}).get(jobflow.CREATED_BY_JOB_FLOW) or ""
     namespace, _, name = str(value).partition(".")
     own = str(meta.get("namespace", ""))
-    return events.FlowRef(own, name) if name and namespace == own else None
+    return envelopes.FlowRef(own, name) if name and namespace == own else None
 
 
 def _time(text: object) -> datetime | None:
     return datetime.fromisoformat(text.replace("Z", "+00:00")) if isinstance(text, str) else None
 
 
-def flow_job(obj: Obj, deleted: bool = False) -> signals.FlowJob:
+def flow_job(obj: Obj, deleted: bool = False) -> jobflow_signals.FlowJob:
     meta = translate.metadata(obj)
     status = obj.get("status") or {}
     counts = status.get("taskStatusCount") or {}
     duration = status.get("runningDuration")
-    return signals.FlowJob(
+    return jobflow_signals.FlowJob(
         name=str(meta.get("name", "")),
         uid=translate.uid(obj),
         phase=str((status.get("state") or {}).get("phase") or ""),

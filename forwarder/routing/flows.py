@@ -15,22 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Set
 
-from forwarder.routing import events, index, translate
+from forwarder.routing import envelopes, index, translate
 from forwarder.routing import flow_translate as ft
-from models import signals
+from models.signals import common as common_signals
+from models.signals import jobflow as jobflow_signals
 
 FLOWS = index.OwnerRules(
     ref=ft.flow_ref,
     fingerprint=ft.flow_fingerprint,
     observed=ft.flow_observed,
-    observed_signal=signals.SIGNAL_JOBFLOW_OBSERVED,
-    deleted=lambda uid: signals.JobDeleted(uid=uid),
-    deleted_signal=signals.SIGNAL_JOBFLOW_DELETED,
+    observed_signal=jobflow_signals.SIGNAL_JOBFLOW_OBSERVED,
+    deleted=lambda uid: common_signals.JobDeleted(uid=uid),
+    deleted_signal=jobflow_signals.SIGNAL_JOBFLOW_DELETED,
 )
 
 
-def _changed(flow: events.FlowRef, job: signals.FlowJob) -> events.Signal:
-    return events.Signal(flow, signals.SIGNAL_FLOW_JOB_CHANGED, signals.FlowJobChanged(job=job))
+def _changed(flow: envelopes.FlowRef, job: jobflow_signals.FlowJob) -> envelopes.Signal:
+    return envelopes.Signal(
+        flow, jobflow_signals.SIGNAL_FLOW_JOB_CHANGED, jobflow_signals.FlowJobChanged(job=job)
+    )
 
 
 class Flows:
@@ -38,12 +41,14 @@ class Flows:
 
     def __init__(self, deleted_capacity: int = index.DELETED_REMEMBERED) -> None:
         self._owners = index.Owners(FLOWS, deleted_capacity)
-        self._names: dict[str, tuple[events.FlowRef, frozenset[str]]] = {}  # flow uid → names
-        self._jobs: dict[str, tuple[events.FlowRef, signals.FlowJob]] = {}  # Job uid → last
+        self._names: dict[str, tuple[envelopes.FlowRef, frozenset[str]]] = {}  # flow uid → names
+        self._jobs: dict[
+            str, tuple[envelopes.FlowRef, jobflow_signals.FlowJob]
+        ] = {}  # Job uid → last
 
     def flow(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         uid = translate.uid(obj)
         first = self._owners.ref(uid) is None
         out = self._owners.event(type_, obj, force, relisted)
@@ -57,20 +62,20 @@ class Flows:
             out += [_changed(ref, j) for j in known]
         return out
 
-    def flows_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def flows_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         for uid in self._names.keys() - listed:
             del self._names[uid]
         return self._owners.vanished(listed)
 
     def template(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         """Volcano reacts to a template's arrival only (not to its changes)."""
         if type_ != "ADDED":
             return []
         meta = translate.metadata(obj)
         namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-        seen = signals.TemplateObserved(name=name)
+        seen = jobflow_signals.TemplateObserved(name=name)
         flows = sorted(
             {
                 ref
@@ -79,14 +84,14 @@ class Flows:
             },
             key=lambda r: r.name,
         )
-        return [events.Signal(r, signals.SIGNAL_TEMPLATE_OBSERVED, seen) for r in flows]
+        return [envelopes.Signal(r, jobflow_signals.SIGNAL_TEMPLATE_OBSERVED, seen) for r in flows]
 
-    def _live(self, ref: events.FlowRef) -> bool:
+    def _live(self, ref: envelopes.FlowRef) -> bool:
         return any(r == ref for r, _ in self._names.values())
 
     def job(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         uid, ref = translate.uid(obj), ft.job_flow(obj)
         if ref is None:
             self._jobs.pop(uid, None)
@@ -105,8 +110,8 @@ class Flows:
             return []
         return [_changed(ref, job)]
 
-    def jobs_vanished(self, listed: Set[str]) -> list[events.Outbound]:
-        out: list[events.Outbound] = []
+    def jobs_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
+        out: list[envelopes.Outbound] = []
         for uid in sorted(self._jobs.keys() - listed):
             ref, job = self._jobs.pop(uid)
             if self._live(ref):

@@ -21,15 +21,20 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from forwarder.routing import bounded, events, logs, translate
-from models import signals
+from forwarder.routing import bounded, envelopes, logs, translate
+from models.signals import common as common_signals
 
 logger = logging.getLogger(__name__)
 
 DELETED_REMEMBERED = 10_000  # deleted owner uids refused, per kind
 
 R = TypeVar(
-    "R", events.JobRef, events.BatchJobRef, events.QueueRef, events.FlowRef, events.CronJobRef
+    "R",
+    envelopes.JobRef,
+    envelopes.BatchJobRef,
+    envelopes.QueueRef,
+    envelopes.FlowRef,
+    envelopes.CronJobRef,
 )
 F = TypeVar("F")  # an owner's fingerprint
 S = TypeVar("S", bound=BaseModel)  # a member's snapshot; it has a `deleted` flag
@@ -43,7 +48,7 @@ class Seen(Generic[R, F]):
     last: F
 
 
-def always(obj: events.Obj) -> bool:
+def always(obj: envelopes.Obj) -> bool:
     return True
 
 
@@ -51,22 +56,22 @@ def always(obj: events.Obj) -> bool:
 class OwnerRules(Generic[R, F]):
     """How one kind of owner is read, and the signals its workflow hears."""
 
-    ref: Callable[[events.Obj], R]
-    fingerprint: Callable[[events.Obj], F]  # what an update must change to be news
-    observed: Callable[[events.Obj], signals.Payload]
+    ref: Callable[[envelopes.Obj], R]
+    fingerprint: Callable[[envelopes.Obj], F]  # what an update must change to be news
+    observed: Callable[[envelopes.Obj], common_signals.Payload]
     observed_signal: str
-    deleted: Callable[[str], signals.Payload]  # from the uid: a vanished owner has no object
+    deleted: Callable[[str], common_signals.Payload]  # from the uid: a vanished owner has no object
     deleted_signal: str
-    ours: Callable[[events.Obj], bool] = always  # False: another controller's, ignored
+    ours: Callable[[envelopes.Obj], bool] = always  # False: another controller's, ignored
 
 
 @dataclass(frozen=True)
 class MemberRules(Generic[R, S]):
     """How one kind of member is read, and the message that carries it to its owner."""
 
-    owner: Callable[[events.Obj], R | None]  # None: not a member of anything ours
-    snapshot: Callable[[events.Obj, bool], S]  # (object, deleted)
-    message: Callable[[R, S], events.Outbound]
+    owner: Callable[[envelopes.Obj], R | None]  # None: not a member of anything ours
+    snapshot: Callable[[envelopes.Obj, bool], S]  # (object, deleted)
+    message: Callable[[R, S], envelopes.Outbound]
     same: Callable[[S, S], bool]  # True: not worth a message
     forget_unowned: bool = False  # True: a member whose owner is unknown is forgotten
     # True: a first sight its owner already knows, having just made it (sent only on a relist).
@@ -102,8 +107,8 @@ class Owners(Generic[R, F]):
         return seen.ref if seen is not None else None
 
     def event(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         """One watch event; `force`: send even an unchanged owner (it was added or relisted)."""
         if not self._rules.ours(obj):
             return []
@@ -115,7 +120,7 @@ class Owners(Generic[R, F]):
             return []
         return self.observe(uid, ref, obj, force)[1]
 
-    def vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """Deletions for the owners missing from a full list."""
         return [self.gone(uid, seen.ref) for uid, seen in self.forget_unlisted(listed)]
 
@@ -133,14 +138,14 @@ class Owners(Generic[R, F]):
         logs.for_target(logger, ref).debug("late event dropped uid=%s", uid)
         return True
 
-    def gone(self, uid: str, ref: R) -> events.Signal:
+    def gone(self, uid: str, ref: R) -> envelopes.Signal:
         """Remember the uid as deleted; the signal telling its workflow."""
         self._deleted.add(uid)
-        return events.Signal(ref, self._rules.deleted_signal, self._rules.deleted(uid))
+        return envelopes.Signal(ref, self._rules.deleted_signal, self._rules.deleted(uid))
 
     def observe(
-        self, uid: str, ref: R, obj: events.Obj, force: bool
-    ) -> tuple[Seen[R, F] | None, list[events.Outbound]]:
+        self, uid: str, ref: R, obj: envelopes.Obj, force: bool
+    ) -> tuple[Seen[R, F] | None, list[envelopes.Outbound]]:
         """Remember the owner; what was seen of it before, and the signal-with-start if news."""
         fingerprint = self._rules.fingerprint(obj)
         seen = self._seen.get(uid)
@@ -148,7 +153,7 @@ class Owners(Generic[R, F]):
         if not force and seen is not None and seen.last == fingerprint:
             return seen, []
         payload = self._rules.observed(obj)
-        return seen, [events.Signal(ref, self._rules.observed_signal, payload, start=True)]
+        return seen, [envelopes.Signal(ref, self._rules.observed_signal, payload, start=True)]
 
 
 class Members(Generic[R, S]):
@@ -159,8 +164,8 @@ class Members(Generic[R, S]):
         self._seen: dict[str, Seen[R, S]] = {}
 
     def event(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         """One watch event; `force`: send even an unchanged snapshot (added or relisted);
         `relisted`: from a full list, where even an echo is sent (what changed unseen)."""
         rules = self._rules
@@ -181,9 +186,9 @@ class Members(Generic[R, S]):
             return []
         return [rules.message(owner, snapshot)]
 
-    def vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """The last snapshot, marked deleted, of every member missing from a full list."""
-        out: list[events.Outbound] = []
+        out: list[envelopes.Outbound] = []
         for uid in sorted(self._seen.keys() - listed):
             seen = self._seen.pop(uid)
             gone = seen.last.model_copy(update={"deleted": True})

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import logging
 
-from forwarder.routing import events
+from forwarder.routing import envelopes
 from service.logs import ObjectLogger
 
 
-def for_target(logger: logging.Logger, target: events.Target) -> ObjectLogger:
+def for_target(logger: logging.Logger, target: envelopes.Target) -> ObjectLogger:
     """`job=` for a Volcano Job, `batchjob=` for a batch/v1 Job, `queue=` for a Queue,
     `podgroup=<ns>/<owner uid>` for the gang of pods Caldera did not create."""
-    if isinstance(target, events.QueueRef):
+    if isinstance(target, envelopes.QueueRef):
         return ObjectLogger(logger, "queue", target.key)
-    if isinstance(target, events.BatchJobRef):
+    if isinstance(target, envelopes.BatchJobRef):
         return ObjectLogger(logger, "batchjob", target.key)
-    if isinstance(target, events.WorkloadRef):
+    if isinstance(target, envelopes.WorkloadRef):
         return ObjectLogger(logger, "podgroup", target.key)
-    if isinstance(target, events.FlowRef):
+    if isinstance(target, envelopes.FlowRef):
         return ObjectLogger(logger, "jobflow", target.key)
-    if isinstance(target, events.CronJobRef):
+    if isinstance(target, envelopes.CronJobRef):
         return ObjectLogger(logger, "cronjob", target.key)
     return ObjectLogger(logger, "job", target.key)

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 
-from forwarder.routing import events, index, translate
+from forwarder.routing import envelopes, index, translate
 from forwarder.routing import queue_translate as qt
-from models import signals
+from models.signals import queue as queue_signals
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class _Marks:
         return self.child[0]
 
 
-def _marks(obj: events.Obj) -> _Marks:
+def _marks(obj: envelopes.Obj) -> _Marks:
     return _Marks(qt.queue_fingerprint(obj), qt.child_fingerprint(obj))
 
 
@@ -51,21 +51,21 @@ QUEUES = index.OwnerRules(
     ref=qt.queue_ref,
     fingerprint=_marks,
     observed=qt.queue_observed,
-    observed_signal=signals.SIGNAL_QUEUE_OBSERVED,
-    deleted=lambda uid: signals.QueueDeleted(uid=uid),
-    deleted_signal=signals.SIGNAL_QUEUE_DELETED,
+    observed_signal=queue_signals.SIGNAL_QUEUE_OBSERVED,
+    deleted=lambda uid: queue_signals.QueueDeleted(uid=uid),
+    deleted_signal=queue_signals.SIGNAL_QUEUE_DELETED,
 )
 
 
 @dataclass(frozen=True)
 class _GroupSeen:
     queue: str
-    ref: signals.PodGroupRef
+    ref: queue_signals.PodGroupRef
 
 
-def _child(parent: str, payload: signals.ChildQueueObserved, start: bool) -> events.Signal:
-    target = events.QueueRef(parent)
-    return events.Signal(target, signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload, start=start)
+def _child(parent: str, payload: queue_signals.ChildQueueObserved, start: bool) -> envelopes.Signal:
+    target = envelopes.QueueRef(parent)
+    return envelopes.Signal(target, queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload, start=start)
 
 
 class QueueRouter:
@@ -84,8 +84,8 @@ class QueueRouter:
     # --- Queues ---------------------------------------------------------------------------
 
     def queue(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         uid, ref = translate.uid(obj), qt.queue_ref(obj)
         if type_ == "DELETED":
             seen = self._queues.forget(uid)
@@ -100,14 +100,14 @@ class QueueRouter:
         self._live[ref.name] = uid
         return self._observed(uid, obj, force, appeared)
 
-    def queues_relisted(self, objects: Sequence[events.Obj]) -> list[events.Outbound]:
+    def queues_relisted(self, objects: Sequence[envelopes.Obj]) -> list[envelopes.Outbound]:
         """Deletions for queues that vanished unseen, then every listed queue as if added.
 
         All listed names are made live before any is handled, so a child listed before its
         parent still starts the parent's workflow with its `child_queue_observed`.
         """
         listed = {translate.uid(o) for o in objects}
-        out: list[events.Outbound] = []
+        out: list[envelopes.Outbound] = []
         for uid, seen in self._queues.forget_unlisted(listed):
             out += self._gone(uid, seen.ref, {seen.last.parent} - {""})
         fresh = [o for o in objects if not self._queues.refused(translate.uid(o), qt.queue_ref(o))]
@@ -122,8 +122,8 @@ class QueueRouter:
         return out
 
     def _observed(
-        self, uid: str, obj: events.Obj, force: bool, appeared: bool
-    ) -> list[events.Outbound]:
+        self, uid: str, obj: envelopes.Obj, force: bool, appeared: bool
+    ) -> list[envelopes.Outbound]:
         ref, up, child = qt.queue_ref(obj), qt.parent(obj), qt.child_fingerprint(obj)
         seen, out = self._queues.observe(uid, ref, obj, force)
         if up is not None and seen is not None and seen.last.parent not in ("", up.name):
@@ -132,21 +132,23 @@ class QueueRouter:
             # Only a live parent is started: a missing one has no queue to run for.
             out.append(_child(up.name, qt.child_observed(obj), start=up.name in self._live))
         if appeared:
-            out += [events.GroupRefUpdate(ref, self._groups[g].ref) for g in self._in(ref.name)]
+            out += [envelopes.GroupRefUpdate(ref, self._groups[g].ref) for g in self._in(ref.name)]
         return out
 
-    def _gone(self, uid: str, ref: events.QueueRef, parents: Set[str]) -> list[events.Outbound]:
+    def _gone(
+        self, uid: str, ref: envelopes.QueueRef, parents: Set[str]
+    ) -> list[envelopes.Outbound]:
         if self._live.get(ref.name) == uid:
             del self._live[ref.name]
-        out: list[events.Outbound] = [self._queues.gone(uid, ref)]
+        out: list[envelopes.Outbound] = [self._queues.gone(uid, ref)]
         out += [_child(p, qt.child_deleted(ref.name), start=False) for p in sorted(parents)]
         return out
 
     # --- PodGroups ------------------------------------------------------------------------
 
     def pod_group(
-        self, type_: events.WatchType, obj: events.Obj, force: bool
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool
+    ) -> list[envelopes.Outbound]:
         """Volcano's handlers react to add, phase change and delete. A change of `spec.queue`
         (which Volcano ignores) moves the ref: the old queue hears it deleted."""
         uid, queue = translate.uid(obj), qt.pod_group_queue(obj)
@@ -156,14 +158,14 @@ class QueueRouter:
         ref = qt.pod_group_ref(obj)
         self._groups[uid] = _GroupSeen(queue.name, ref)
         self._members.setdefault(queue.name, {})[uid] = None
-        out: list[events.Outbound] = []
+        out: list[envelopes.Outbound] = []
         if seen is not None and seen.queue != queue.name:
             out += self._ref(seen.queue, seen.ref.model_copy(update={"deleted": True}))
         elif not force and seen is not None and seen.ref.phase == ref.phase:
             return []
         return out + self._ref(queue.name, ref)
 
-    def pod_groups_listed(self, objects: Sequence[events.Obj]) -> list[events.Outbound]:
+    def pod_groups_listed(self, objects: Sequence[envelopes.Obj]) -> list[envelopes.Outbound]:
         """After a full list of PodGroups, every live queue hears which of its PodGroups exist:
         one deleted while no forwarder led is in no list and no watch."""
         keys: dict[str, list[str]] = {name: [] for name in sorted(self._live)}
@@ -172,17 +174,17 @@ class QueueRouter:
             if queue in keys:
                 keys[queue].append(qt.pod_group_ref(obj).key)
         return [
-            events.Signal(
-                events.QueueRef(name),
-                signals.SIGNAL_POD_GROUPS_LISTED,
-                signals.PodGroupsListed(keys=listed),
+            envelopes.Signal(
+                envelopes.QueueRef(name),
+                queue_signals.SIGNAL_POD_GROUPS_LISTED,
+                queue_signals.PodGroupsListed(keys=listed),
             )
             for name, listed in keys.items()
         ]
 
-    def pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def pod_groups_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """Deleted refs for PodGroups that went away while the watch was down."""
-        out: list[events.Outbound] = []
+        out: list[envelopes.Outbound] = []
         for uid in sorted(self._groups.keys() - listed):
             seen = self._groups[uid]
             self._forget(uid)
@@ -201,9 +203,9 @@ class QueueRouter:
     def _in(self, queue: str) -> list[str]:
         return list(self._members.get(queue, {}))
 
-    def _ref(self, queue: str, ref: signals.PodGroupRef) -> list[events.Outbound]:
+    def _ref(self, queue: str, ref: queue_signals.PodGroupRef) -> list[envelopes.Outbound]:
         """Nothing for a queue that is not live: its workflow would not be there to hear it,
         and the ref is sent with the others if the queue appears later."""
         if queue not in self._live:
             return []
-        return [events.GroupRefUpdate(events.QueueRef(queue), ref)]
+        return [envelopes.GroupRefUpdate(envelopes.QueueRef(queue), ref)]

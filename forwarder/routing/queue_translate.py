@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forwarder.routing import events, translate
-from models import keys, scheduling, signals
+from forwarder.routing import envelopes, translate
+from models import keys, scheduling
+from models.signals import queue as queue_signals
 
-Obj = events.Obj
+Obj = envelopes.Obj
 
 # What a Queue update must change to be worth a `queue_observed`: (spec, annotations, state).
 QueueFingerprint = tuple[Any, Mapping[str, str], str | None]
@@ -22,8 +23,8 @@ QueueFingerprint = tuple[Any, Mapping[str, str], str | None]
 ChildFingerprint = tuple[str, str | None, bool]
 
 
-def queue_ref(obj: Obj) -> events.QueueRef:
-    return events.QueueRef(str(translate.metadata(obj).get("name", "")))
+def queue_ref(obj: Obj) -> envelopes.QueueRef:
+    return envelopes.QueueRef(str(translate.metadata(obj).get("name", "")))
 
 
 def state(obj: Obj) -> str | None:
@@ -32,7 +33,7 @@ def state(obj: Obj) -> str | None:
     return str(found) if found else None
 
 
-def parent(obj: Obj) -> events.QueueRef | None:
+def parent(obj: Obj) -> envelopes.QueueRef | None:
     """The queue this one hangs under; None: it is `root`, the top of the tree.
 
     An empty `spec.parent` means root: Volcano's controller patches it to "root" on the next
@@ -42,7 +43,7 @@ def parent(obj: Obj) -> events.QueueRef | None:
     if ref.name == scheduling.ROOT_QUEUE:
         return None
     named = (obj.get("spec") or {}).get("parent")
-    return events.QueueRef(str(named) if named else scheduling.ROOT_QUEUE)
+    return envelopes.QueueRef(str(named) if named else scheduling.ROOT_QUEUE)
 
 
 def queue_fingerprint(obj: Obj) -> QueueFingerprint:
@@ -63,33 +64,33 @@ def _closed_by_parent(obj: Obj) -> bool:
     return translate.annotations_of(obj).get(scheduling.CLOSED_BY_PARENT) == "true"
 
 
-def queue_observed(obj: Obj) -> signals.QueueObserved:
-    return signals.QueueObserved(queue=translate.payload_of(obj))
+def queue_observed(obj: Obj) -> queue_signals.QueueObserved:
+    return queue_signals.QueueObserved(queue=translate.payload_of(obj))
 
 
-def child_observed(obj: Obj) -> signals.ChildQueueObserved:
-    return signals.ChildQueueObserved(
+def child_observed(obj: Obj) -> queue_signals.ChildQueueObserved:
+    return queue_signals.ChildQueueObserved(
         name=queue_ref(obj).name, state=state(obj), closed_by_parent=_closed_by_parent(obj)
     )
 
 
-def child_deleted(name: str) -> signals.ChildQueueObserved:
+def child_deleted(name: str) -> queue_signals.ChildQueueObserved:
     """Also sent to an old parent when the child moves: it is gone from that parent's tree."""
-    return signals.ChildQueueObserved(name=name, deleted=True)
+    return queue_signals.ChildQueueObserved(name=name, deleted=True)
 
 
 # --- PodGroups ------------------------------------------------------------------------------
 
 
-def pod_group_queue(obj: Obj) -> events.QueueRef:
+def pod_group_queue(obj: Obj) -> envelopes.QueueRef:
     """The queue a PodGroup is counted in; the CRD defaults an empty `spec.queue` to default."""
     named = (obj.get("spec") or {}).get("queue")
-    return events.QueueRef(str(named) if named else scheduling.DEFAULT_QUEUE)
+    return envelopes.QueueRef(str(named) if named else scheduling.DEFAULT_QUEUE)
 
 
-def pod_group_ref(obj: Obj, deleted: bool = False) -> signals.PodGroupRef:
+def pod_group_ref(obj: Obj, deleted: bool = False) -> queue_signals.PodGroupRef:
     meta = translate.metadata(obj)
-    return signals.PodGroupRef(
+    return queue_signals.PodGroupRef(
         key=keys.pod_group_key(meta.get("namespace", ""), meta.get("name", "")),
         phase=translate.pod_group_phase(obj),
         deleted=deleted,
@@ -103,7 +104,7 @@ def _is_queue(ref: Mapping[str, Any]) -> bool:
     return ref.get("kind") == "Queue" and ref.get("apiVersion") == scheduling.API_VERSION
 
 
-def command_queue(obj: Obj) -> events.QueueRef | None:
+def command_queue(obj: Obj) -> envelopes.QueueRef | None:
     """The Queue a Command targets; None: it targets something else (a Job) or nothing.
 
     vcctl sets both `target` and a controller ownerReference to the queue, and Volcano's
@@ -113,8 +114,8 @@ def command_queue(obj: Obj) -> events.QueueRef | None:
     target: Mapping[str, Any] | None = obj.get("target") or None  # None: not set
     if target is not None:
         named = _is_queue(target) and target.get("name")
-        return events.QueueRef(str(target["name"])) if named else None
+        return envelopes.QueueRef(str(target["name"])) if named else None
     for ref in translate.metadata(obj).get("ownerReferences") or ():
         if _is_queue(ref) and ref.get("name"):
-            return events.QueueRef(str(ref["name"]))
+            return envelopes.QueueRef(str(ref["name"]))
     return None

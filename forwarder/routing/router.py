@@ -20,7 +20,7 @@ from typing import Final, TypeVar
 from forwarder.routing import batch_translate as bt
 from forwarder.routing import (
     cronjobs,
-    events,
+    envelopes,
     flows,
     index,
     logs,
@@ -29,29 +29,30 @@ from forwarder.routing import (
     workloads,
 )
 from forwarder.routing import queue_translate as qt
-from models import signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 
 logger = logging.getLogger(__name__)
 
 # (type, object, force: send even if unchanged, relisted: from a full list, not the watch)
-Handler = Callable[[events.WatchType, events.Obj, bool, bool], list[events.Outbound]]
-Vanished = Callable[[Set[str]], list[events.Outbound]]
-OwnerRef = TypeVar("OwnerRef", events.JobRef, events.BatchJobRef)
+Handler = Callable[[envelopes.WatchType, envelopes.Obj, bool, bool], list[envelopes.Outbound]]
+Vanished = Callable[[Set[str]], list[envelopes.Outbound]]
+OwnerRef = TypeVar("OwnerRef", envelopes.JobRef, envelopes.BatchJobRef)
 
 
 def _job_rules(
-    ref: Callable[[events.Obj], index.R],
-    fingerprint: Callable[[events.Obj], index.F],
-    ours: Callable[[events.Obj], bool] = index.always,
+    ref: Callable[[envelopes.Obj], index.R],
+    fingerprint: Callable[[envelopes.Obj], index.F],
+    ours: Callable[[envelopes.Obj], bool] = index.always,
 ) -> index.OwnerRules[index.R, index.F]:
     """A Job of either API: its workflow hears `job_observed` and `job_deleted`."""
     return index.OwnerRules(
         ref=ref,
         fingerprint=fingerprint,
         observed=translate.job_observed,
-        observed_signal=signals.SIGNAL_JOB_OBSERVED,
-        deleted=lambda uid: signals.JobDeleted(uid=uid),
-        deleted_signal=signals.SIGNAL_JOB_DELETED,
+        observed_signal=job_signals.SIGNAL_JOB_OBSERVED,
+        deleted=lambda uid: common_signals.JobDeleted(uid=uid),
+        deleted_signal=job_signals.SIGNAL_JOB_DELETED,
         ours=ours,
     )
 
@@ -60,8 +61,10 @@ VOLCANO_JOBS = _job_rules(translate.job_ref, translate.job_fingerprint)
 BATCH_JOBS = _job_rules(bt.job_ref, translate.job_fingerprint, ours=bt.managed)
 
 
-def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> events.Outbound:
-    return events.Signal(job, signals.SIGNAL_POD_GROUP_OBSERVED, group)
+def _group_observed(
+    job: envelopes.JobRef, group: job_signals.PodGroupObserved
+) -> envelopes.Outbound:
+    return envelopes.Signal(job, job_signals.SIGNAL_POD_GROUP_OBSERVED, group)
 
 
 # Phases past the job's PodGroup gate. The job core reads the phase for the gate (closed while
@@ -69,18 +72,18 @@ def _group_observed(job: events.JobRef, group: signals.PodGroupObserved) -> even
 PAST_GATE: Final = frozenset({"Inqueue", "Running", "Completed"})
 
 
-def _same_phase(a: signals.PodGroupObserved, b: signals.PodGroupObserved) -> bool:
+def _same_phase(a: job_signals.PodGroupObserved, b: job_signals.PodGroupObserved) -> bool:
     """Volcano's updatePodGroup reacts to phase changes only; of those, a move between two
     phases past the gate (the scheduler's Inqueue → Running) is not news to the Job."""
     return a.phase == b.phase or (a.phase in PAST_GATE and b.phase in PAST_GATE)
 
 
-def _group_echo(group: signals.PodGroupObserved) -> bool:
+def _group_echo(group: job_signals.PodGroupObserved) -> bool:
     """A new PodGroup without a phase, or Pending, is the one its Job just created."""
     return group.phase in (None, "", "Pending")
 
 
-def _same_pod(a: signals.PodSnapshot, b: signals.PodSnapshot) -> bool:
+def _same_pod(a: job_signals.PodSnapshot, b: job_signals.PodSnapshot) -> bool:
     """A bare version bump or the binding alone is not news to the Job (the scheduler made
     it); the node still travels with the next change, Running."""
     return index.same_but_version(
@@ -88,30 +91,30 @@ def _same_pod(a: signals.PodSnapshot, b: signals.PodSnapshot) -> bool:
     )
 
 
-def _pod_echo(pod: signals.PodSnapshot) -> bool:
+def _pod_echo(pod: job_signals.PodSnapshot) -> bool:
     """A new pod Pending on no node is one its Job just created and already counts."""
     return pod.phase == "Pending" and pod.node_name is None and not pod.deleting
 
 
-def _nothing(listed: Set[str]) -> list[events.Outbound]:
+def _nothing(listed: Set[str]) -> list[envelopes.Outbound]:
     """A vanished Command was consumed by someone: nothing to tell."""
     return []
 
 
 def _listed(
     owners: list[OwnerRef],
-    owner_of: Callable[[events.Obj], OwnerRef | None],
-    pods: Sequence[events.Obj],
-) -> list[events.Outbound]:
+    owner_of: Callable[[envelopes.Obj], OwnerRef | None],
+    pods: Sequence[envelopes.Obj],
+) -> list[envelopes.Outbound]:
     """After a full list of pods, every Job (with pods or none) hears which of its pods exist:
     a pod that went while no one watched is in no list, and no watch reports it."""
-    listed: dict[OwnerRef, signals.PodsListed] = {o: signals.PodsListed() for o in owners}
+    listed: dict[OwnerRef, job_signals.PodsListed] = {o: job_signals.PodsListed() for o in owners}
     for pod in pods:
         owner = owner_of(pod)
         if owner in listed:
             listed[owner].uids.append(translate.uid(pod))
             listed[owner].names.append(str(translate.metadata(pod).get("name", "")))
-    return [events.Signal(o, signals.SIGNAL_PODS_LISTED, p) for o, p in listed.items()]
+    return [envelopes.Signal(o, job_signals.SIGNAL_PODS_LISTED, p) for o, p in listed.items()]
 
 
 class Router:
@@ -125,7 +128,7 @@ class Router:
             index.MemberRules(
                 owner=self._live(translate.pod_job),
                 snapshot=translate.pod_snapshot,
-                message=events.PodUpdate,
+                message=envelopes.PodUpdate,
                 same=_same_pod,
                 forget_unowned=True,
                 echo=_pod_echo,
@@ -147,7 +150,7 @@ class Router:
             index.MemberRules(
                 owner=self._batch_job,
                 snapshot=bt.pod_snapshot,
-                message=events.BatchPodUpdate,
+                message=envelopes.BatchPodUpdate,
                 same=index.same_but_version,
                 forget_unowned=True,  # its Job was deleted, or is not one Caldera runs
             )
@@ -155,18 +158,18 @@ class Router:
         self._workload_pods = workloads.WorkloadPods(self._batch_job)
         self._flows = flows.Flows(deleted_capacity)
         self._cron_jobs = cronjobs.CronJobs(deleted_capacity)
-        self._kinds: dict[events.Kind, tuple[Handler, Vanished]] = {
-            events.Kind.JOB: (self._job, self._jobs_vanished),
-            events.Kind.POD: (self._pods.event, self._pods.vanished),
-            events.Kind.POD_GROUP: (self._pod_group, self._pod_groups_vanished),
-            events.Kind.COMMAND: (self._command, _nothing),
-            events.Kind.QUEUE: (self._queues.queue, _nothing),  # relisted by `_queues` itself
-            events.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
-            events.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
-            events.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
-            events.Kind.JOBFLOW: (self._flows.flow, self._flows.flows_vanished),
-            events.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
-            events.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),
+        self._kinds: dict[envelopes.Kind, tuple[Handler, Vanished]] = {
+            envelopes.Kind.JOB: (self._job, self._jobs_vanished),
+            envelopes.Kind.POD: (self._pods.event, self._pods.vanished),
+            envelopes.Kind.POD_GROUP: (self._pod_group, self._pod_groups_vanished),
+            envelopes.Kind.COMMAND: (self._command, _nothing),
+            envelopes.Kind.QUEUE: (self._queues.queue, _nothing),  # relisted by `_queues` itself
+            envelopes.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
+            envelopes.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
+            envelopes.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
+            envelopes.Kind.JOBFLOW: (self._flows.flow, self._flows.flows_vanished),
+            envelopes.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
+            envelopes.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),
         }
 
     def job_deleted(self, uid: str) -> bool:
@@ -177,42 +180,42 @@ class Router:
         """Was this Queue uid seen deleted (within the remembered window)?"""
         return self._queues.queue_deleted(uid)
 
-    def route(self, item: events.Inbound) -> list[events.Outbound]:
-        if isinstance(item, events.Relisted):
+    def route(self, item: envelopes.Inbound) -> list[envelopes.Outbound]:
+        if isinstance(item, envelopes.Relisted):
             return self._relisted(item)
         handle, _ = self._kinds[item.kind]
         return handle(item.type, item.obj, item.type == "ADDED", False)
 
-    def _relisted(self, item: events.Relisted) -> list[events.Outbound]:
+    def _relisted(self, item: envelopes.Relisted) -> list[envelopes.Outbound]:
         """Deletions for what vanished unseen, then the current state of everything listed."""
-        if item.kind is events.Kind.QUEUE:
+        if item.kind is envelopes.Kind.QUEUE:
             return self._queues.queues_relisted(item.objects)
         handle, vanished = self._kinds[item.kind]
         out = vanished({translate.uid(o) for o in item.objects})
         for obj in item.objects:
             out += handle("ADDED", obj, True, True)
-        if item.kind is events.Kind.POD:
+        if item.kind is envelopes.Kind.POD:
             out += _listed(self._jobs.refs(), self._live(translate.pod_job), item.objects)
-        elif item.kind is events.Kind.BATCH_POD:
+        elif item.kind is envelopes.Kind.BATCH_POD:
             out += _listed(self._batch_jobs.refs(), self._batch_job, item.objects)
-        elif item.kind is events.Kind.POD_GROUP:
+        elif item.kind is envelopes.Kind.POD_GROUP:
             out += self._queues.pod_groups_listed(item.objects)
         return out
 
     def _live(
-        self, owner: Callable[[events.Obj], events.JobRef | None]
-    ) -> Callable[[events.Obj], events.JobRef | None]:
+        self, owner: Callable[[envelopes.Obj], envelopes.JobRef | None]
+    ) -> Callable[[envelopes.Obj], envelopes.JobRef | None]:
         """`owner`, unless the Volcano Job controlling the object was seen deleted."""
 
-        def live(obj: events.Obj) -> events.JobRef | None:
+        def live(obj: envelopes.Obj) -> envelopes.JobRef | None:
             uid = translate.controller_job_uid(obj)
             return None if uid is not None and self._jobs.deleted(uid) else owner(obj)
 
         return live
 
     def _job(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
+    ) -> list[envelopes.Outbound]:
         """A Volcano Job goes to its own workflow, and to its flow's or its CronJob's when one
         made it."""
         return (
@@ -221,36 +224,36 @@ class Router:
             + self._cron_jobs.job(type_, obj, force, relisted)
         )
 
-    def _jobs_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def _jobs_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         return (
             self._jobs.vanished(listed)
             + self._flows.jobs_vanished(listed)
             + self._cron_jobs.jobs_vanished(listed)
         )
 
-    def _batch_job(self, pod: events.Obj) -> events.BatchJobRef | None:
+    def _batch_job(self, pod: envelopes.Obj) -> envelopes.BatchJobRef | None:
         """The Caldera-managed Job controlling a pod; None: no Job Caldera runs."""
         owner = bt.owner_uid(pod)
         return self._batch_jobs.ref(owner) if owner is not None else None
 
     def _pod_group(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
+    ) -> list[envelopes.Outbound]:
         """Every PodGroup counts in its queue; one created by a Job is also the Job's news."""
         return self._groups.event(type_, obj, force, relisted) + self._queues.pod_group(
             type_, obj, force
         )
 
-    def _pod_groups_vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def _pod_groups_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         return self._groups.vanished(listed) + self._queues.pod_groups_vanished(listed)
 
     def _command(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
+    ) -> list[envelopes.Outbound]:
         """A Command for a Job or a Queue: consumed first, then delivered (at most once)."""
         if type_ != "ADDED":
             return []  # Volcano consumes on add only; the delete we issue comes back as DELETED
-        target: events.Target | None = translate.command_job(obj) or qt.command_queue(obj)
+        target: envelopes.Target | None = translate.command_job(obj) or qt.command_queue(obj)
         if target is None:
             return []
         issued = translate.command_issued(obj)
@@ -260,6 +263,6 @@ class Router:
             log = logs.for_target(logger, target)
             log.warning("command without action ignored command=%s", name)
             return []
-        signal = events.Signal(target, signals.SIGNAL_COMMAND_ISSUED, issued)
+        signal = envelopes.Signal(target, common_signals.SIGNAL_COMMAND_ISSUED, issued)
         ns = str(meta.get("namespace", ""))
-        return [events.ConsumeCommand(ns, name, translate.uid(obj), signal)]
+        return [envelopes.ConsumeCommand(ns, name, translate.uid(obj), signal)]

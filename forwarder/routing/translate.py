@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from forwarder.routing import events
-from models import labels, signals, vcjob
+from forwarder.routing import envelopes
+from models import labels, vcjob
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 
-Obj = events.Obj
+Obj = envelopes.Obj
 
 
 def metadata(obj: Obj) -> Mapping[str, Any]:
@@ -65,9 +67,9 @@ def controller_job_uid(obj: Obj) -> str | None:
 # --- Jobs -----------------------------------------------------------------------------------
 
 
-def job_ref(obj: Obj) -> events.JobRef:
+def job_ref(obj: Obj) -> envelopes.JobRef:
     meta = metadata(obj)
-    return events.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+    return envelopes.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 JobFingerprint = tuple[Any, bool, str | None]  # (spec, deleting, a phase acted on)
@@ -105,8 +107,8 @@ def job_fingerprint(obj: Obj) -> JobFingerprint:
     return (obj.get("spec"), deleting, phase if phase in ACTED_ON else None)
 
 
-def job_observed(obj: Obj) -> signals.JobObserved:
-    return signals.JobObserved(job=payload_of(obj))
+def job_observed(obj: Obj) -> job_signals.JobObserved:
+    return job_signals.JobObserved(job=payload_of(obj))
 
 
 def payload_of(obj: Obj) -> dict[str, Any]:
@@ -124,13 +126,13 @@ def payload_of(obj: Obj) -> dict[str, Any]:
 # --- Pods -----------------------------------------------------------------------------------
 
 
-def pod_job(obj: Obj) -> events.JobRef | None:
+def pod_job(obj: Obj) -> envelopes.JobRef | None:
     """The Job a pod reports to; None: not a Volcano task pod (no job-name or task-spec)."""
     notes = annotations_of(obj)
     job_name = notes.get(labels.JOB_NAME)
     if not job_name or labels.TASK_SPEC not in notes:
         return None
-    return events.JobRef(str(metadata(obj).get("namespace", "")), job_name)
+    return envelopes.JobRef(str(metadata(obj).get("namespace", "")), job_name)
 
 
 def _first_container_exit_code(obj: Obj) -> int | None:
@@ -162,7 +164,7 @@ def _ready(obj: Obj) -> bool:
     return bool(containers) and all(c.get("name") in ready for c in containers)
 
 
-def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.PodSnapshot:
+def pod_snapshot(obj: Obj, deleted: bool = False) -> job_signals.PodSnapshot:
     meta = metadata(obj)
     notes = annotations_of(obj)
     status = obj.get("status") or {}
@@ -171,7 +173,7 @@ def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.PodSnapshot:
         *(status.get("containerStatuses") or []),
     ]
     owner = _controller_job(obj)
-    return signals.PodSnapshot(
+    return job_signals.PodSnapshot(
         name=str(meta.get("name", "")),
         uid=uid(obj),
         resource_version=str(meta.get("resourceVersion", "")),
@@ -194,12 +196,12 @@ def pod_snapshot(obj: Obj, deleted: bool = False) -> signals.PodSnapshot:
 # --- PodGroups ------------------------------------------------------------------------------
 
 
-def pod_group_job(obj: Obj) -> events.JobRef | None:
+def pod_group_job(obj: Obj) -> envelopes.JobRef | None:
     """The Job owning a PodGroup; None: not created by a Volcano Job (another controller's)."""
     owner = _controller_job(obj)
     if owner is None:
         return None
-    return events.JobRef(str(metadata(obj).get("namespace", "")), str(owner.get("name", "")))
+    return envelopes.JobRef(str(metadata(obj).get("namespace", "")), str(owner.get("name", "")))
 
 
 def pod_group_phase(obj: Obj) -> str | None:
@@ -208,8 +210,8 @@ def pod_group_phase(obj: Obj) -> str | None:
     return str(phase) if phase else None
 
 
-def pod_group_observed(obj: Obj, deleted: bool = False) -> signals.PodGroupObserved:
-    return signals.PodGroupObserved(
+def pod_group_observed(obj: Obj, deleted: bool = False) -> job_signals.PodGroupObserved:
+    return job_signals.PodGroupObserved(
         name=str(metadata(obj).get("name", "")),
         phase=pod_group_phase(obj),
         conditions=list((obj.get("status") or {}).get("conditions") or []),
@@ -220,22 +222,22 @@ def pod_group_observed(obj: Obj, deleted: bool = False) -> signals.PodGroupObser
 # --- Commands -------------------------------------------------------------------------------
 
 
-def command_job(obj: Obj) -> events.JobRef | None:
+def command_job(obj: Obj) -> envelopes.JobRef | None:
     """The Job a Command targets; None: it targets something else (a Queue) or nothing."""
     target = obj.get("target") or {}
     if target.get("kind") != "Job" or target.get("apiVersion") != vcjob.API_VERSION:
         return None
     if not target.get("name"):
         return None
-    return events.JobRef(str(metadata(obj).get("namespace", "")), str(target["name"]))
+    return envelopes.JobRef(str(metadata(obj).get("namespace", "")), str(target["name"]))
 
 
-def command_issued(obj: Obj) -> signals.CommandIssued | None:
+def command_issued(obj: Obj) -> common_signals.CommandIssued | None:
     """None: the Command names no action, so there is nothing to execute."""
     action = obj.get("action")
     if not action:
         return None
-    return signals.CommandIssued(
+    return common_signals.CommandIssued(
         action=str(action),
         command=str(metadata(obj).get("name", "")),
         reason=str(obj.get("reason") or ""),

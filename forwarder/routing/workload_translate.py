@@ -10,13 +10,14 @@ the PodGroup takes travel, with one pod's requests, so the workflow never holds 
 from __future__ import annotations
 
 from controllers.podgroup import build
-from forwarder.routing import events, translate
-from models import labels, signals
+from forwarder.routing import envelopes, translate
+from models import labels
 from models.defaults import DEFAULT_SCHEDULER
 from models.meta import OwnerReference
-from scheduling.requests import pod_request
+from models.signals import podgroup as podgroup_signals
+from scheduling.api.requests import pod_request
 
-Obj = events.Obj
+Obj = envelopes.Obj
 
 
 def wants_group(obj: Obj) -> bool:
@@ -37,13 +38,13 @@ def owner_references(obj: Obj) -> list[OwnerReference]:
     return [OwnerReference.load(dict(r)) for r in refs]
 
 
-def workload_pod(obj: Obj) -> signals.WorkloadPod:
+def workload_pod(obj: Obj) -> podgroup_signals.WorkloadPod:
     meta = translate.metadata(obj)
     spec = obj.get("spec") or {}
     notes = translate.annotations_of(obj)
     pod_labels: dict[str, str] = meta.get("labels") or {}
     requests = pod_request(spec).to_resource_list()
-    return signals.WorkloadPod(
+    return podgroup_signals.WorkloadPod(
         namespace=str(meta.get("namespace", "")),
         name=str(meta.get("name", "")),
         uid=translate.uid(obj),
@@ -55,6 +56,6 @@ def workload_pod(obj: Obj) -> signals.WorkloadPod:
     )
 
 
-def workload_ref(pod: signals.WorkloadPod) -> events.WorkloadRef:
+def workload_ref(pod: podgroup_signals.WorkloadPod) -> envelopes.WorkloadRef:
     """The PodGroupWorkflow of the pod's gang: its controlling owner's, or its own."""
-    return events.WorkloadRef(pod.namespace, build.owner_uid(pod))
+    return envelopes.WorkloadRef(pod.namespace, build.owner_uid(pod))

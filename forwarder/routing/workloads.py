@@ -6,30 +6,30 @@ Volcano's PodGroup controller acts on a pod's arrival; here a pod is sent on its
 signal-with-start: the gang's workflow may have ended for want of new pods. The pod is
 remembered only until it is seen with its group-name annotation or deleted, so the index holds
 just the pods still waiting. (Seeing one annotated while it waits for a node wakes its
-scheduler: the worker's cluster cache does that, `scheduling.arrivals`.)
+scheduler: the worker's cluster cache does that, `scheduling.cache.arrivals`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Set
 
-from forwarder.routing import events, translate
+from forwarder.routing import envelopes, translate
 from forwarder.routing import workload_translate as wt
-from models import signals
+from models.signals import podgroup as podgroup_signals
 
 
 class WorkloadPods:
     """Pods without a PodGroup, by uid."""
 
-    def __init__(self, batch_job: Callable[[events.Obj], events.BatchJobRef | None]) -> None:
+    def __init__(self, batch_job: Callable[[envelopes.Obj], envelopes.BatchJobRef | None]) -> None:
         """`batch_job`: the Caldera-managed batch/v1 Job controlling a pod (its workflow makes
         that pod's PodGroup); None: no such Job."""
         self._batch_job = batch_job
         self._waiting: set[str] = set()
 
     def event(
-        self, type_: events.WatchType, obj: events.Obj, force: bool, relisted: bool = False
-    ) -> list[events.Outbound]:
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
         uid = translate.uid(obj)
         if type_ == "DELETED":
             self._waiting.discard(uid)
@@ -41,11 +41,13 @@ class WorkloadPods:
             return []  # sent already; its workflow annotates it
         self._waiting.add(uid)
         pod = wt.workload_pod(obj)
-        seen = signals.WorkloadPodSeen(pod=pod)
+        seen = podgroup_signals.WorkloadPodSeen(pod=pod)
         target = wt.workload_ref(pod)
-        return [events.Signal(target, signals.SIGNAL_WORKLOAD_POD_SEEN, seen, start=True)]
+        return [
+            envelopes.Signal(target, podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN, seen, start=True)
+        ]
 
-    def vanished(self, listed: Set[str]) -> list[events.Outbound]:
+    def vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """Pods missing from a full list are gone: nobody needs telling."""
         self._waiting &= set(listed)
         return []

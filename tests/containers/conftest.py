@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from cli.devstack import controllers as caldera
-from cli.devstack import controlplane, install, processes, temporal
+from cli.devstack import caldera_processes as caldera
+from cli.devstack import controlplane, install, processes, temporal_dev
 
 TEMPORAL_IMAGE = "temporalio/temporal:latest"
 K3S_IMAGE = "rancher/k3s:v1.33.4-k3s1"
@@ -70,7 +70,7 @@ def container_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Contai
     server: Any = (
         DockerContainer(TEMPORAL_IMAGE)
         .with_command(
-            ["server", "start-dev", "--ip", "0.0.0.0", *temporal.search_attribute_flags()]
+            ["server", "start-dev", "--ip", "0.0.0.0", *temporal_dev.search_attribute_flags()]
         )
         .with_exposed_ports(TEMPORAL_PORT)
     )

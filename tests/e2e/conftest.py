@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 from google.protobuf.duration_pb2 import Duration
@@ -23,11 +23,14 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
-from cli.devstack import controllers as caldera
-from cli.devstack import controlplane, install, processes, stack, temporal, temporal_server
+from cli.devstack import caldera_processes as caldera
+from cli.devstack import controlplane, install, processes, stack, temporal_dev, temporal_server
 from cli.devstack.nodes import NodeTemplate
-from scheduling import schedulerconf
+from scheduling.framework import conf
 from service import search_attributes
+
+if TYPE_CHECKING:
+    from tests.e2e.forwarding import Forwarder, Recorder
 
 T = TypeVar("T")
 NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110)
@@ -70,7 +73,7 @@ def e2e_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2EStack]:
     finally:
         if plane is not None:
             controlplane.stop(plane)
-        temporal.stop(server)
+        temporal_dev.stop(server)
         if profile == "server":
             temporal_server.remove_data(workdir / "temporal")
 
@@ -105,11 +108,11 @@ def scheduler_conf(e2e_stack: E2EStack) -> Iterator[Path]:
     Caldera's defaults again afterwards."""
     if e2e_stack.workdir is None:
         pytest.skip("a reused dev stack: its configuration file is the user's, left alone")
-    path = caldera.scheduler_conf(e2e_stack.workdir / "logs")
+    path = caldera.scheduler_conf_path(e2e_stack.workdir / "logs")
     try:
         yield path
     finally:
-        path.write_text(schedulerconf.CALDERA_DEFAULT)
+        path.write_text(conf.CALDERA_DEFAULT)
 
 
 @pytest.fixture(scope="session")
@@ -152,3 +155,41 @@ async def register_namespace(address: str, name: str) -> None:
             search_attributes={k.name: int(k.indexed_value_type) for k in search_attributes.ALL},
         )
     )
+
+
+# The forwarder modules' fixtures (`test_forwarder`, `test_forwarder_queues`).
+# `tests.e2e.forwarding` imports this module, so they import it inside. A module that runs
+# forwarders marks itself `pytestmark = pytest.mark.usefixtures("default_forwarder_paused")`.
+
+
+@pytest.fixture(scope="module")
+def recorder(e2e_stack: E2EStack) -> Iterator[Recorder]:
+    """The recording stand-ins' worker, in a Temporal namespace of the module's own."""
+    from tests.e2e import forwarding
+
+    r = forwarding.Recorder(e2e_stack.temporal_address)
+    r.start()
+    try:
+        yield r
+    finally:
+        r.stop()
+
+
+@pytest.fixture(scope="module")
+def default_forwarder_paused(api: client.ApiClient) -> Iterator[None]:
+    """Take over the default forwarder Lease for the module (see `default_lease_taken`)."""
+    from tests.e2e import forwarding
+
+    with forwarding.default_lease_taken(api):
+        yield
+
+
+@pytest.fixture
+def forwarder(
+    e2e_stack: E2EStack, recorder: Recorder, namespace: str, tmp_path: Path
+) -> Iterator[Forwarder]:
+    """One `caldera forwarder` on a Lease of the test's own."""
+    from tests.e2e import forwarding
+
+    with forwarding.forwarders(e2e_stack, recorder, namespace, tmp_path) as [one]:
+        yield one

@@ -22,21 +22,25 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from kubernetes import client
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.client import Client
+from temporalio.common import RawValue
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from forwarder import leader
-from models import keys, signals, task_queues
+from models import keys, task_queues
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.e2e.conftest import E2EStack, eventually, register_namespace
 
 T = TypeVar("T")
@@ -49,101 +53,82 @@ class Received(BaseModel):
     payload: dict[str, Any]
 
 
-@workflow.defn(name=signals.JOB_WORKFLOW, sandboxed=False)
-class RecordingJobWorkflow:
-    """Stands in for the real JobWorkflow: records signals, ends on job_deleted."""
+class _Recording:
+    """What both stand-ins share: one handler records every signal the stand-in knows
+    (`SIGNALS`, decoded into its model as the real workflow's handler would), and `ENDS_ON`
+    ends the run. A signal it does not know is left unrecorded, as a workflow without a
+    handler for it would leave it."""
 
-    @workflow.init
-    def __init__(self, start: signals.JobStart) -> None:
-        self._start = start
+    SIGNALS: ClassVar[Mapping[str, type[common_signals.Payload]]]
+    ENDS_ON: ClassVar[str]
+
+    def __init__(self) -> None:
         self._received: list[Received] = []
         self._deleted = False
 
-    @workflow.run
-    async def run(self, start: signals.JobStart) -> None:
-        await workflow.wait_condition(lambda: self._deleted)
-
-    def _record(self, name: str, payload: signals.Payload) -> None:
+    @workflow.signal(dynamic=True)
+    def record(self, name: str, args: Sequence[RawValue]) -> None:
+        model = self.SIGNALS.get(name)
+        if model is None:
+            return
+        payload = workflow.payload_converter().from_payload(args[0].payload, model)
         self._received.append(Received(name=name, payload=payload.model_dump(mode="json")))
-
-    @workflow.signal(name=signals.SIGNAL_JOB_OBSERVED)
-    def job_observed(self, p: signals.JobObserved) -> None:
-        self._record(signals.SIGNAL_JOB_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_JOB_DELETED)
-    def job_deleted(self, p: signals.JobDeleted) -> None:
-        self._record(signals.SIGNAL_JOB_DELETED, p)
-        self._deleted = True
-
-    @workflow.signal(name=signals.SIGNAL_PODS_CHANGED)
-    def pods_changed(self, p: signals.PodsChanged) -> None:
-        self._record(signals.SIGNAL_PODS_CHANGED, p)
-
-    @workflow.signal(name=signals.SIGNAL_PODS_LISTED)
-    def pods_listed(self, p: signals.PodsListed) -> None:
-        self._record(signals.SIGNAL_PODS_LISTED, p)
-
-    @workflow.signal(name=signals.SIGNAL_POD_GROUP_OBSERVED)
-    def pod_group_observed(self, p: signals.PodGroupObserved) -> None:
-        self._record(signals.SIGNAL_POD_GROUP_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, p: signals.CommandIssued) -> None:
-        self._record(signals.SIGNAL_COMMAND_ISSUED, p)
+        self._deleted = self._deleted or name == self.ENDS_ON
 
     @workflow.query
     def received(self) -> list[Received]:
         return self._received
 
+
+@workflow.defn(name=job_signals.JOB_WORKFLOW, sandboxed=False)
+class RecordingJobWorkflow(_Recording):
+    """Stands in for the real JobWorkflow: records signals, ends on job_deleted."""
+
+    SIGNALS: ClassVar[Mapping[str, type[common_signals.Payload]]] = {
+        job_signals.SIGNAL_JOB_OBSERVED: job_signals.JobObserved,
+        job_signals.SIGNAL_JOB_DELETED: common_signals.JobDeleted,
+        job_signals.SIGNAL_PODS_CHANGED: job_signals.PodsChanged,
+        job_signals.SIGNAL_PODS_LISTED: job_signals.PodsListed,
+        job_signals.SIGNAL_POD_GROUP_OBSERVED: job_signals.PodGroupObserved,
+        common_signals.SIGNAL_COMMAND_ISSUED: common_signals.CommandIssued,
+    }
+    ENDS_ON = job_signals.SIGNAL_JOB_DELETED
+
+    @workflow.init
+    def __init__(self, start: job_signals.JobStart) -> None:
+        super().__init__()
+        self._start = start
+
+    @workflow.run
+    async def run(self, start: job_signals.JobStart) -> None:
+        await workflow.wait_condition(lambda: self._deleted)
+
     @workflow.query
-    def started_with(self) -> signals.JobStart:
+    def started_with(self) -> job_signals.JobStart:
         return self._start
 
 
-@workflow.defn(name=signals.QUEUE_WORKFLOW, sandboxed=False)
-class RecordingQueueWorkflow:
+@workflow.defn(name=queue_signals.QUEUE_WORKFLOW, sandboxed=False)
+class RecordingQueueWorkflow(_Recording):
     """Stands in for the real QueueWorkflow: records signals, ends on queue_deleted."""
 
+    SIGNALS: ClassVar[Mapping[str, type[common_signals.Payload]]] = {
+        queue_signals.SIGNAL_QUEUE_OBSERVED: queue_signals.QueueObserved,
+        queue_signals.SIGNAL_QUEUE_DELETED: queue_signals.QueueDeleted,
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED: queue_signals.PodGroupsChanged,
+        queue_signals.SIGNAL_POD_GROUPS_LISTED: queue_signals.PodGroupsListed,
+        queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED: queue_signals.ChildQueueObserved,
+        common_signals.SIGNAL_COMMAND_ISSUED: common_signals.CommandIssued,
+    }
+    ENDS_ON = queue_signals.SIGNAL_QUEUE_DELETED
+
     @workflow.init
-    def __init__(self, start: signals.QueueStart) -> None:
-        self._received: list[Received] = []
-        self._deleted = False
+    def __init__(self, start: queue_signals.QueueStart) -> None:
+        super().__init__()
 
     @workflow.run
-    async def run(self, start: signals.QueueStart) -> None:
+    async def run(self, start: queue_signals.QueueStart) -> None:
         await workflow.wait_condition(lambda: self._deleted)
-
-    def _record(self, name: str, payload: signals.Payload) -> None:
-        self._received.append(Received(name=name, payload=payload.model_dump(mode="json")))
-
-    @workflow.signal(name=signals.SIGNAL_QUEUE_OBSERVED)
-    def queue_observed(self, p: signals.QueueObserved) -> None:
-        self._record(signals.SIGNAL_QUEUE_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_QUEUE_DELETED)
-    def queue_deleted(self, p: signals.QueueDeleted) -> None:
-        self._record(signals.SIGNAL_QUEUE_DELETED, p)
-        self._deleted = True
-
-    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_CHANGED)
-    def pod_groups_changed(self, p: signals.PodGroupsChanged) -> None:
-        self._record(signals.SIGNAL_POD_GROUPS_CHANGED, p)
-
-    @workflow.signal(name=signals.SIGNAL_POD_GROUPS_LISTED)
-    def pod_groups_listed(self, p: signals.PodGroupsListed) -> None:
-        self._record(signals.SIGNAL_POD_GROUPS_LISTED, p)
-
-    @workflow.signal(name=signals.SIGNAL_CHILD_QUEUE_OBSERVED)
-    def child_queue_observed(self, p: signals.ChildQueueObserved) -> None:
-        self._record(signals.SIGNAL_CHILD_QUEUE_OBSERVED, p)
-
-    @workflow.signal(name=signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, p: signals.CommandIssued) -> None:
-        self._record(signals.SIGNAL_COMMAND_ISSUED, p)
-
-    @workflow.query
-    def received(self) -> list[Received]:
-        return self._received
 
 
 class Recorder:
@@ -211,7 +196,7 @@ class Recorder:
         received = self.received_by(keys.queue_workflow_id(queue))
         return [r.payload for r in received if r.name == signal]
 
-    def started_with(self, ns: str, name: str) -> signals.JobStart:
+    def started_with(self, ns: str, name: str) -> job_signals.JobStart:
         handle = self.client.get_workflow_handle(keys.job_workflow_id(ns, name))
         return self._call(handle.query(RecordingJobWorkflow.started_with))
 

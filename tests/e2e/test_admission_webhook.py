@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack import processes, webhook
 from tests.builders import make_job
 from tests.e2e.conftest import E2EStack, eventually

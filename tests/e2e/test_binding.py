@@ -23,7 +23,7 @@ from activities.messages import (
     Unschedulable,
     VolumesInput,
 )
-from models import signals
+from models.signals import scheduler as scheduler_signals
 from tests.e2e.conftest import NODES, E2EStack, eventually
 
 NODE = NODES.names()[0]
@@ -103,8 +103,8 @@ def test_a_session_binds_every_gang_it_placed_and_marks_what_it_could_not(
         for name in ("s1", "s2", "s3")
     }
 
-    def placed(pod: str, node: str) -> signals.PlacedPod:
-        return signals.PlacedPod(pod=pod, uid=uids[pod], node=node)
+    def placed(pod: str, node: str) -> scheduler_signals.PlacedPod:
+        return scheduler_signals.PlacedPod(pod=pod, uid=uids[pod], node=node)
 
     request = BindSessionInput(
         session=7,

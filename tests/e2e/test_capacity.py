@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from scheduling.schedulerconf import CALDERA_DEFAULT
+from scheduling.framework.conf import CALDERA_DEFAULT
 from tests.e2e.conftest import eventually
 from tests.e2e.test_reclaim import SLOTS, _fill, _split, _submit
 

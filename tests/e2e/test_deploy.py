@@ -33,7 +33,7 @@ import yaml
 from kubernetes import client, dynamic
 from temporalio.client import Client
 
-from cli.devstack import controlplane, install, processes, temporal
+from cli.devstack import controlplane, install, processes, temporal_dev
 from cli.devstack.processes import Process
 from models import keys
 from service import codec_server
@@ -503,7 +503,7 @@ async def test_histories_are_encrypted_and_the_codec_server_shows_them(
         processes.wait_until(
             server, lambda: codec_server.READY_LINE in processes.log_text(server), 30, "ready"
         )
-        show = [temporal.binary(), "workflow", "show", "-w", wid, "-o", "json"]
+        show = [temporal_dev.binary(), "workflow", "show", "-w", wid, "-o", "json"]
         show += ["--address", e2e_stack.temporal_address, "-n", temporal_namespace]
         codec = [f"--codec-endpoint=http://127.0.0.1:{port}", "--codec-auth=Bearer operator-token"]
         without = subprocess.run(show, capture_output=True, text=True, check=True, timeout=60)

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 
-from forwarder.routing import events
-from models import signals
+from forwarder.routing import envelopes
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 from tests.builders import make_job
-from tests.e2e import forwarding
 from tests.e2e.conftest import E2EStack, eventually
 from tests.e2e.forwarding import COALESCE_MS, Forwarder, Recorder, forwarders
 
@@ -31,29 +30,7 @@ PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 COMMANDS = ("bus.volcano.sh", "v1alpha1", "commands")
 
 
-@pytest.fixture(scope="module")
-def recorder(e2e_stack: E2EStack) -> Iterator[Recorder]:
-    r = Recorder(e2e_stack.temporal_address)
-    r.start()
-    try:
-        yield r
-    finally:
-        r.stop()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def other_forwarder_paused(api: client.ApiClient) -> Iterator[None]:
-    """Take over the default forwarder Lease for this module (see `default_lease_taken`)."""
-    with forwarding.default_lease_taken(api):
-        yield
-
-
-@pytest.fixture
-def forwarder(
-    e2e_stack: E2EStack, recorder: Recorder, namespace: str, tmp_path: Path
-) -> Iterator[Forwarder]:
-    with forwarders(e2e_stack, recorder, namespace, tmp_path) as [one]:
-        yield one
+pytestmark = pytest.mark.usefixtures("default_forwarder_paused")
 
 
 def _create_job(api: client.ApiClient, ns: str, name: str) -> dict[str, Any]:
@@ -102,12 +79,12 @@ def _task_pod(job: dict[str, Any], scheduler: str, **annotations: str) -> dict[s
 
 def _observed(recorder: Recorder, ns: str, name: str) -> list[dict[str, Any]]:
     return eventually(
-        lambda: recorder.named(ns, name, signals.SIGNAL_JOB_OBSERVED), 20, f"{name} observed"
+        lambda: recorder.named(ns, name, job_signals.SIGNAL_JOB_OBSERVED), 20, f"{name} observed"
     )
 
 
 def _pods(recorder: Recorder, ns: str, name: str) -> list[dict[str, Any]]:
-    batches = recorder.named(ns, name, signals.SIGNAL_PODS_CHANGED)
+    batches = recorder.named(ns, name, job_signals.SIGNAL_PODS_CHANGED)
     return [p for b in batches for p in b["pods"]]
 
 
@@ -136,7 +113,7 @@ def test_job_created_starts_workflow_with_job_observed(
     seen = eventually(
         lambda: (
             seen
-            if len(seen := recorder.named(namespace, "train", signals.SIGNAL_JOB_OBSERVED)) >= 2
+            if len(seen := recorder.named(namespace, "train", job_signals.SIGNAL_JOB_OBSERVED)) >= 2
             else None
         ),
         30,
@@ -201,7 +178,7 @@ def test_quick_pod_updates_coalesce_into_few_signals(
         return pods if pods and pods[-1]["restart_count"] == updates else None
 
     eventually(final, 10, "last restart count delivered")
-    batches = recorder.named(namespace, "burst", signals.SIGNAL_PODS_CHANGED)
+    batches = recorder.named(namespace, "burst", job_signals.SIGNAL_PODS_CHANGED)
     # One create and ten updates, sent at most once per window while they kept coming.
     assert len(batches) <= 2 + int(took * 1000 / COALESCE_MS), (took, batches)
     assert all(len(b["pods"]) == 1 for b in batches)
@@ -212,7 +189,7 @@ def test_pod_group_phase_observed(
 ) -> None:
     job = _create_job(api, namespace, "gang")
     _observed(recorder, namespace, "gang")
-    forwarder.listed(events.Kind.POD_GROUP)
+    forwarder.listed(envelopes.Kind.POD_GROUP)
     custom = client.CustomObjectsApi(api)
     group = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -223,7 +200,7 @@ def test_pod_group_phase_observed(
     custom.create_namespaced_custom_object(*PODGROUPS[:2], namespace, PODGROUPS[2], group)
 
     def observed() -> list[dict[str, Any]]:
-        return recorder.named(namespace, "gang", signals.SIGNAL_POD_GROUP_OBSERVED)
+        return recorder.named(namespace, "gang", job_signals.SIGNAL_POD_GROUP_OBSERVED)
 
     # Its creation (no phase yet) is the Job's own echo; the scheduler's phase is news.
     custom.patch_namespaced_custom_object_status(
@@ -250,7 +227,9 @@ def test_command_consumed_and_delivered_once(
     }
     custom.create_namespaced_custom_object(*COMMANDS[:2], namespace, COMMANDS[2], command)
     [issued] = eventually(
-        lambda: recorder.named(namespace, "cmd", signals.SIGNAL_COMMAND_ISSUED), 10, "command"
+        lambda: recorder.named(namespace, "cmd", common_signals.SIGNAL_COMMAND_ISSUED),
+        10,
+        "command",
     )
     assert issued == {
         "action": "AbortJob",
@@ -262,7 +241,7 @@ def test_command_consumed_and_delivered_once(
         custom.get_namespaced_custom_object(*COMMANDS[:2], namespace, COMMANDS[2], "cmd-abortjob-1")
     assert gone.value.status == 404
     time.sleep(COALESCE_MS / 1000 * 2)
-    assert len(recorder.named(namespace, "cmd", signals.SIGNAL_COMMAND_ISSUED)) == 1
+    assert len(recorder.named(namespace, "cmd", common_signals.SIGNAL_COMMAND_ISSUED)) == 1
 
 
 def test_job_deleted_sends_job_deleted(
@@ -274,7 +253,7 @@ def test_job_deleted_sends_job_deleted(
         *JOBS[:2], namespace, JOBS[2], "bye"
     )
     [gone] = eventually(
-        lambda: recorder.named(namespace, "bye", signals.SIGNAL_JOB_DELETED), 10, "job deleted"
+        lambda: recorder.named(namespace, "bye", job_signals.SIGNAL_JOB_DELETED), 10, "job deleted"
     )
     assert gone == {"uid": job["metadata"]["uid"]}
 

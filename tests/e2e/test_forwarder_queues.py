@@ -13,16 +13,15 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from kubernetes import client
 
-from models import signals
-from tests.e2e import forwarding
-from tests.e2e.conftest import E2EStack, eventually
-from tests.e2e.forwarding import COALESCE_MS, Forwarder, Recorder, forwarders
+from models.signals import common as common_signals
+from models.signals import queue as queue_signals
+from tests.e2e.conftest import eventually
+from tests.e2e.forwarding import COALESCE_MS, Forwarder, Recorder
 
 QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
@@ -30,29 +29,7 @@ COMMANDS = ("bus.volcano.sh", "v1alpha1", "commands")
 ROOT = "root"
 
 
-@pytest.fixture(scope="module")
-def recorder(e2e_stack: E2EStack) -> Iterator[Recorder]:
-    r = Recorder(e2e_stack.temporal_address)
-    r.start()
-    try:
-        yield r
-    finally:
-        r.stop()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def other_forwarder_paused(api: client.ApiClient) -> Iterator[None]:
-    """Take over the default forwarder Lease for this module (see `default_lease_taken`)."""
-    with forwarding.default_lease_taken(api):
-        yield
-
-
-@pytest.fixture
-def forwarder(
-    e2e_stack: E2EStack, recorder: Recorder, namespace: str, tmp_path: Path
-) -> Iterator[Forwarder]:
-    with forwarders(e2e_stack, recorder, namespace, tmp_path) as [one]:
-        yield one
+pytestmark = pytest.mark.usefixtures("default_forwarder_paused")
 
 
 @pytest.fixture
@@ -85,13 +62,15 @@ def _at_least(probe: Callable[[], list[dict[str, Any]]], n: int, what: str) -> l
 
 
 def _children(recorder: Recorder, parent: str, child: str) -> list[dict[str, Any]]:
-    got = recorder.queue_named(parent, signals.SIGNAL_CHILD_QUEUE_OBSERVED)
+    got = recorder.queue_named(parent, queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     return [c for c in got if c["name"] == child]
 
 
 def _observed(recorder: Recorder, name: str, n: int = 1) -> list[dict[str, Any]]:
     return _at_least(
-        lambda: recorder.queue_named(name, signals.SIGNAL_QUEUE_OBSERVED), n, f"{name} observed"
+        lambda: recorder.queue_named(name, queue_signals.SIGNAL_QUEUE_OBSERVED),
+        n,
+        f"{name} observed",
     )
 
 
@@ -159,7 +138,7 @@ def test_pod_group_in_queue_sends_refs(
     custom.create_namespaced_custom_object(*PODGROUPS[:2], namespace, PODGROUPS[2], group)
 
     def refs() -> list[dict[str, Any]]:
-        batches = recorder.queue_named(name, signals.SIGNAL_POD_GROUPS_CHANGED)
+        batches = recorder.queue_named(name, queue_signals.SIGNAL_POD_GROUPS_CHANGED)
         return [g for b in batches for g in b["groups"]]
 
     _at_least(refs, 1, "pod group added")
@@ -175,7 +154,7 @@ def test_pod_group_in_queue_sends_refs(
         (key, "Inqueue", False),
         (key, "Inqueue", True),
     ]
-    assert len(recorder.queue_named(name, signals.SIGNAL_POD_GROUPS_CHANGED)) == 3
+    assert len(recorder.queue_named(name, queue_signals.SIGNAL_POD_GROUPS_CHANGED)) == 3
 
 
 def test_queue_command_consumed_and_delivered_once(
@@ -207,7 +186,7 @@ def test_queue_command_consumed_and_delivered_once(
             *COMMANDS[:2], namespace, COMMANDS[2], {**body, **command, "reason": "e2e"}
         )
     issued = _at_least(
-        lambda: recorder.queue_named(name, signals.SIGNAL_COMMAND_ISSUED), 2, "commands"
+        lambda: recorder.queue_named(name, common_signals.SIGNAL_COMMAND_ISSUED), 2, "commands"
     )
     assert issued == [
         {"action": "CloseQueue", "command": f"{name}-closequeue", "reason": "e2e", "message": ""},
@@ -220,7 +199,7 @@ def test_queue_command_consumed_and_delivered_once(
             )
         assert gone.value.status == 404
     time.sleep(COALESCE_MS / 1000 * 2)
-    assert len(recorder.queue_named(name, signals.SIGNAL_COMMAND_ISSUED)) == 2
+    assert len(recorder.queue_named(name, common_signals.SIGNAL_COMMAND_ISSUED)) == 2
 
 
 def test_queue_deleted_sends_queue_deleted_and_tells_root(
@@ -232,7 +211,7 @@ def test_queue_deleted_sends_queue_deleted_and_tells_root(
     _at_least(lambda: _children(recorder, ROOT, name), 1, "root told")
     client.CustomObjectsApi(api).delete_cluster_custom_object(*QUEUES, name)
     [gone] = _at_least(
-        lambda: recorder.queue_named(name, signals.SIGNAL_QUEUE_DELETED), 1, "queue deleted"
+        lambda: recorder.queue_named(name, queue_signals.SIGNAL_QUEUE_DELETED), 1, "queue deleted"
     )
     assert gone == {"uid": queue["metadata"]["uid"]}
     told = _at_least(lambda: _children(recorder, ROOT, name), 2, "root told of the deletion")

@@ -24,7 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
-from activities import controller_config, hypernodes, kube
+from activities import controller_conf, hypernodes, kube
 from cli.devstack import controlplane
 from cli.devstack.nodes import NodeTemplate
 from models import topology
@@ -95,7 +95,7 @@ def discovery_conf(
         f"          - nodeLabel: {labelled.leaf}\n"
         "          - nodeLabel: kubernetes.io/hostname\n"
     )
-    monkeypatch.setenv(controller_config.ENV_FILE, str(path))
+    monkeypatch.setenv(controller_conf.ENV_FILE, str(path))
     monkeypatch.setenv("KUBECONFIG", e2e_stack.kubeconfig)
     kube.api.cache_clear()
     yield path

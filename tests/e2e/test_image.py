@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack import image, processes
 from cli.devstack.processes import Process
 from tests.builders import make_job

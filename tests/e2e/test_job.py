@@ -15,9 +15,10 @@ from kubernetes import client
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack.processes import Process
-from models import keys, labels, signals
+from models import keys, labels
+from models.signals import job as job_signals
 from tests.builders import make_job
 from tests.e2e import volcano
 from tests.e2e.conftest import E2EStack, eventually
@@ -122,11 +123,11 @@ async def test_command_cr_and_temporal_update_abort_and_resume(
     handle = temporal.get_workflow_handle(keys.job_workflow_id(namespace, "svc"))
     with pytest.raises(WorkflowUpdateFailedError) as err:
         await handle.execute_update(
-            "abort", signals.JobCommand(), result_type=signals.JobCommandResult
+            "abort", job_signals.JobCommand(), result_type=job_signals.JobCommandResult
         )
     assert "AbortJob does not apply to a finished job" in str(err.value.cause)
     result = await handle.execute_update(
-        "resume", signals.JobCommand(reason="back"), result_type=signals.JobCommandResult
+        "resume", job_signals.JobCommand(reason="back"), result_type=job_signals.JobCommandResult
     )
     assert (result.phase_before, result.phase_after) == ("Aborted", "Restarting")
     running = volcano.phase_becomes(api, namespace, "svc", "Running")

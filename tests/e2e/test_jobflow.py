@@ -18,7 +18,7 @@ import yaml
 from kubernetes import client
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack import processes
 from models import keys
 from tests.e2e import volcano

@@ -13,7 +13,9 @@ from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
 import activities.plugins as plugins
-from activities import kube, podspec
+from activities import kube
+from controllers.job import plugins as job_plugins
+from controllers.job import podspec
 from models.defaults import default_job
 from models.vcjob import Job
 from tests.builders import make_job
@@ -135,7 +137,7 @@ def test_ensure_plugins_creates_owned_objects_with_volcano_data(
     template = model.spec.tasks[1].template
     assert template is not None
     pod = {"metadata": {"name": "train-worker-1"}, "spec": template.spec}
-    manifest = plugins.on_pod_create(model, pod, "worker", 1)
+    manifest = job_plugins.on_pod_create(model, pod, "worker", 1)
     manifest["metadata"]["name"] = "plugin-check"  # not the controller's own pod name
     client.CoreV1Api(api).create_namespaced_pod(namespace, manifest, dry_run="All")
 
@@ -284,5 +286,5 @@ def test_framework_plugin_pods_accepted_by_apiserver(
     for name, replicas in tasks:
         for index in range(replicas):
             pod = podspec.build_pod(job, name, index, version=0, retry_count=0)
-            manifest = plugins.on_pod_create(job, pod, name, index)
+            manifest = job_plugins.on_pod_create(job, pod, name, index)
             core.create_namespaced_pod(namespace, manifest, dry_run="All")

@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client, watch
 from urllib3.exceptions import ProtocolError
 
-from scheduling.schedulerconf import CALDERA_DEFAULT
+from scheduling.framework.conf import CALDERA_DEFAULT
 from tests.builders import make_job
 from tests.e2e import volcano
 from tests.e2e.conftest import eventually

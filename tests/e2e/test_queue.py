@@ -19,10 +19,11 @@ from kubernetes import client
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack.processes import Process
-from models import keys, signals
+from models import keys
 from models.scheduling import CLOSED_BY_PARENT
+from models.signals import queue as queue_signals
 from tests.builders import make_job
 from tests.e2e import volcano
 from tests.e2e.conftest import E2EStack, eventually
@@ -146,7 +147,9 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
     p = temporal.get_workflow_handle(keys.queue_workflow_id(parent))
     c = temporal.get_workflow_handle(keys.queue_workflow_id(child))
     result = await c.execute_update(
-        "close", signals.QueueCommand(reason="test"), result_type=signals.QueueCommandResult
+        "close",
+        queue_signals.QueueCommand(reason="test"),
+        result_type=queue_signals.QueueCommandResult,
     )
     assert (result.state_before, result.state_after) == ("Open", "Closed")
     volcano.state_becomes(api, child, "Closed")
@@ -167,13 +170,17 @@ async def test_temporal_updates_close_and_open_and_refuse_child_under_closed_par
     volcano.state_becomes(api, parent, "Closed")
     with pytest.raises(Exception) as err:
         await c.execute_update(
-            "open", signals.QueueCommand(), result_type=signals.QueueCommandResult
+            "open", queue_signals.QueueCommand(), result_type=queue_signals.QueueCommandResult
         )
     assert f"open the parent queue {parent} first" in str(getattr(err.value, "cause", err.value))
-    await p.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    await p.execute_update(
+        "open", queue_signals.QueueCommand(), result_type=queue_signals.QueueCommandResult
+    )
     volcano.state_becomes(api, parent, "Open")
     assert volcano.queue(api, child)["status"]["state"] == "Closed"  # closed by hand: stays closed
-    await c.execute_update("open", signals.QueueCommand(), result_type=signals.QueueCommandResult)
+    await c.execute_update(
+        "open", queue_signals.QueueCommand(), result_type=queue_signals.QueueCommandResult
+    )
     volcano.state_becomes(api, child, "Open")
     _submit(api, namespace, _job("ok", child, None))
 

@@ -15,9 +15,10 @@ from kubernetes import client
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack.processes import Process
-from models import keys, signals
+from models import keys
+from models.signals import scheduler as scheduler_signals
 from tests.builders import make_job
 from tests.e2e.conftest import NODES, E2EStack, eventually
 
@@ -266,11 +267,11 @@ async def test_bind_to_a_vanished_node_fails_cleanly_and_the_pod_lands_elsewhere
     temporal = await Client.connect(
         e2e_stack.temporal_address, data_converter=pydantic_data_converter
     )
-    placed = signals.PodsPlaced(
-        session=-1, placements=[signals.PlacedPod(pod="moved-w-0", node="kwok-node-gone")]
+    placed = scheduler_signals.PodsPlaced(
+        session=-1, placements=[scheduler_signals.PlacedPod(pod="moved-w-0", node="kwok-node-gone")]
     )
     await temporal.get_workflow_handle(keys.job_workflow_id(namespace, "moved")).signal(
-        signals.SIGNAL_PODS_PLACED, placed
+        scheduler_signals.SIGNAL_PODS_PLACED, placed
     )
 
     # The job marks the pod PodScheduled=False (SchedulerError) with the bind's error; the

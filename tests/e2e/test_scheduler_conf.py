@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from cli.devstack import processes
-from scheduling.schedulerconf import CALDERA_DEFAULT
+from scheduling.framework.conf import CALDERA_DEFAULT
 from tests.builders import make_job
 from tests.e2e import volcano
 from tests.e2e.conftest import eventually

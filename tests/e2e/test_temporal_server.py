@@ -15,8 +15,8 @@ from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 
-from cli.devstack import processes, temporal, temporal_server
-from cli.devstack.temporal import TemporalServer
+from cli.devstack import processes, temporal_dev, temporal_server
+from cli.devstack.temporal_dev import TemporalServer
 from service import search_attributes
 
 
@@ -27,7 +27,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Tem
     try:
         yield workdir, started
     finally:
-        temporal.stop(started)
+        temporal_dev.stop(started)
         temporal_server.remove_data(workdir)
 
 

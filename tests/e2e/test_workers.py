@@ -20,7 +20,7 @@ from kubernetes import client
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from cli.devstack import controllers as caldera
+from cli.devstack import caldera_processes as caldera
 from cli.devstack import processes
 from cli.devstack.processes import Process
 from tests.builders import make_job

@@ -21,7 +21,9 @@ from activities.messages import (
     Done,
     RemoveFinalizersInput,
 )
-from models import batchv1, signals
+from models import batchv1
+from models.signals import batchjob as batchjob_signals
+from models.signals import job as job_signals
 from tests.builders import make_batch_job
 from tests.workflows.harness import fake_worker, settled
 from workflows.batchjob import BatchJobWorkflow, BatchJobWorkflowInput
@@ -104,32 +106,36 @@ class BatchHarness:
             BatchJobWorkflowInput(max_history=max_history),
             id=f"job/test/{uuid.uuid4().hex[:8]}",
             task_queue=self.task_queue,
-            start_signal=signals.SIGNAL_JOB_OBSERVED,
-            start_signal_args=[signals.JobObserved(job=manifest)],
+            start_signal=job_signals.SIGNAL_JOB_OBSERVED,
+            start_signal_args=[job_signals.JobObserved(job=manifest)],
         )
 
 
-def pod(name: str, phase: str = "Running", **extra: Any) -> signals.BatchPodSnapshot:
+def pod(name: str, phase: str = "Running", **extra: Any) -> batchjob_signals.BatchPodSnapshot:
     """A pod as the forwarder reports it (with the tracking finalizer unless told)."""
     fields: dict[str, Any] = {"finalizer": True, "ready": phase == "Running", **extra}
     if phase == "Failed" and "exits" not in fields:
-        fields["exits"] = [signals.ContainerExitSnapshot(name="main", exit_code=1)]
-    return signals.BatchPodSnapshot(name=name, uid=f"uid-{name}", phase=phase, **fields)
+        fields["exits"] = [batchjob_signals.ContainerExitSnapshot(name="main", exit_code=1)]
+    return batchjob_signals.BatchPodSnapshot(name=name, uid=f"uid-{name}", phase=phase, **fields)
 
 
-async def pods_changed(handle: WorkflowHandle[Any, Any], *pods: signals.BatchPodSnapshot) -> None:
-    await handle.signal(signals.SIGNAL_PODS_CHANGED, signals.BatchPodsChanged(pods=list(pods)))
+async def pods_changed(
+    handle: WorkflowHandle[Any, Any], *pods: batchjob_signals.BatchPodSnapshot
+) -> None:
+    await handle.signal(
+        job_signals.SIGNAL_PODS_CHANGED, batchjob_signals.BatchPodsChanged(pods=list(pods))
+    )
 
 
-async def view(handle: WorkflowHandle[Any, Any]) -> signals.BatchJobView:
-    result: signals.BatchJobView = await handle.query(BatchJobWorkflow.status)
+async def view(handle: WorkflowHandle[Any, Any]) -> batchjob_signals.BatchJobView:
+    result: batchjob_signals.BatchJobView = await handle.query(BatchJobWorkflow.status)
     return result
 
 
 async def until(
     handle: WorkflowHandle[Any, Any],
-    check: Callable[[signals.BatchJobView], bool],
+    check: Callable[[batchjob_signals.BatchJobView], bool],
     what: str,
     timeout: float = 30,
-) -> signals.BatchJobView:
+) -> batchjob_signals.BatchJobView:
     return await settled(lambda: view(handle), check, what, timeout)

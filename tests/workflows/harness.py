@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities import writes
+from activities.claims import missing_claim
 from activities.messages import (
     BindPlacementsInput,
     BindPodsResult,
@@ -39,9 +40,8 @@ from activities.messages import (
     WriteStep,
 )
 from activities.plugins import PluginsInput, PluginsResult
-from activities.volumes import missing_claim
-from models import signals
-from models.signals import PodSnapshot
+from models.signals import job as job_signals
+from models.signals.job import PodSnapshot
 from workflows import sandbox
 from workflows.job import JobWorkflow, JobWorkflowInput
 from workflows.queue import QueueWorkflow
@@ -222,7 +222,7 @@ class Harness:
     async def submit(
         self,
         manifest: dict[str, Any],
-        settings: signals.ControllerSettings | None = None,
+        settings: job_signals.ControllerSettings | None = None,
         max_history: int = 0,
         attributes: TypedSearchAttributes = TypedSearchAttributes.empty,
     ) -> WorkflowHandle[Any, Any]:
@@ -231,7 +231,7 @@ class Harness:
             JobWorkflow.run,
             JobWorkflowInput(
                 settings=settings
-                or signals.ControllerSettings(
+                or job_signals.ControllerSettings(
                     scheduler_override="default-scheduler",
                     local_pod_writes=True,
                     local_writes=True,
@@ -241,8 +241,8 @@ class Harness:
             ),
             id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
             task_queue=self.task_queue,
-            start_signal=signals.SIGNAL_JOB_OBSERVED,
-            start_signal_args=[signals.JobObserved(job=manifest)],
+            start_signal=job_signals.SIGNAL_JOB_OBSERVED,
+            start_signal_args=[job_signals.JobObserved(job=manifest)],
             search_attributes=attributes,
         )
 
@@ -265,11 +265,11 @@ def pod(
 
 
 async def pods_changed(handle: WorkflowHandle[Any, Any], *pods: PodSnapshot) -> None:
-    await handle.signal(signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=list(pods)))
+    await handle.signal(job_signals.SIGNAL_PODS_CHANGED, job_signals.PodsChanged(pods=list(pods)))
 
 
-async def view(handle: WorkflowHandle[Any, Any]) -> signals.JobView:
-    result: signals.JobView = await handle.query(JobWorkflow.status)
+async def view(handle: WorkflowHandle[Any, Any]) -> job_signals.JobView:
+    result: job_signals.JobView = await handle.query(JobWorkflow.status)
     return result
 
 
@@ -347,14 +347,14 @@ async def last_run(
 
 async def until(
     handle: WorkflowHandle[Any, Any],
-    check: Callable[[signals.JobView], bool],
+    check: Callable[[job_signals.JobView], bool],
     what: str,
     timeout: float = 30,
-) -> signals.JobView:
+) -> job_signals.JobView:
     return await settled(lambda: view(handle), check, what, timeout)
 
 
-def phase_is(phase: str) -> Callable[[signals.JobView], bool]:
+def phase_is(phase: str) -> Callable[[job_signals.JobView], bool]:
     return lambda v: v.phase == phase
 
 

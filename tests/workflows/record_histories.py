@@ -17,7 +17,10 @@ from pathlib import Path
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from models import keys, signals
+from models import keys
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.builders import make_job
 from tests.workflows import batch_harness as batch
 from tests.workflows.conftest import _test_server, register_search_attributes
@@ -56,7 +59,7 @@ async def _restart_with_timeout(h: Harness) -> str:
         handle, *[pod("story", t, i, phase="Succeeded", version=1) for t, i in everyone]
     )
     await until(handle, phase_is("Completed"), "Completed")
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-1"))
+    await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="uid-1"))
     await handle.result()
     history = await handle.fetch_history()
     return history.to_json()
@@ -80,7 +83,7 @@ async def _volumes_and_plugins(h: Harness) -> str:
     await until(handle, lambda v: len(h.calls.named("create_pods")) == 1, "pods created")
     await pods_changed(handle, *[pod("vols", t, i) for t, i in everyone])
     await until(handle, phase_is("Running"), "Running")
-    await handle.execute_update(JobWorkflow.restart, signals.JobCommand(reason="story"))
+    await handle.execute_update(JobWorkflow.restart, job_signals.JobCommand(reason="story"))
     await pods_changed(
         handle, *[pod("vols", t, i, deleted=True, out_of_sync=True) for t, i in everyone]
     )
@@ -91,7 +94,7 @@ async def _volumes_and_plugins(h: Harness) -> str:
         handle, *[pod("vols", t, i, phase="Succeeded", version=1) for t, i in everyone]
     )
     await until(handle, phase_is("Completed"), "Completed")
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-1"))
+    await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="uid-1"))
     await handle.result()
     history = await handle.fetch_history()
     return history.to_json()
@@ -114,7 +117,7 @@ async def _batch_backoff_then_ttl(h: batch.BatchHarness) -> str:
     await batch.until(handle, lambda v: v.phase == "Complete", "Complete")
     await h.env.sleep(timedelta(seconds=61))
     await batch.until(handle, lambda v: bool(h.calls.named("delete_batch_job")), "TTL")
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="job-uid"))
+    await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="job-uid"))
     await handle.result()
     history = await handle.fetch_history()
     return history.to_json()
@@ -133,8 +136,8 @@ async def _queue_close_and_open(h: Harness) -> str:
         QueueWorkflowInput(),
         id=keys.queue_workflow_id("story-q"),
         task_queue=h.task_queue,
-        start_signal=signals.SIGNAL_QUEUE_OBSERVED,
-        start_signal_args=[signals.QueueObserved(queue=queue)],
+        start_signal=queue_signals.SIGNAL_QUEUE_OBSERVED,
+        start_signal_args=[queue_signals.QueueObserved(queue=queue)],
     )
 
     async def state_is(state: str) -> None:
@@ -146,16 +149,22 @@ async def _queue_close_and_open(h: Harness) -> str:
         raise AssertionError(f"queue not {state}")
 
     await state_is("Open")
-    group = signals.PodGroupRef(key="test/pg-1", phase="Running")
-    await handle.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[group]))
-    await handle.execute_update(QueueWorkflow.close, signals.QueueCommand(reason="story"))
+    group = queue_signals.PodGroupRef(key="test/pg-1", phase="Running")
+    await handle.signal(
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED, queue_signals.PodGroupsChanged(groups=[group])
+    )
+    await handle.execute_update(QueueWorkflow.close, queue_signals.QueueCommand(reason="story"))
     await state_is("Closing")
     gone = group.model_copy(update={"deleted": True})
-    await handle.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[gone]))
+    await handle.signal(
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED, queue_signals.PodGroupsChanged(groups=[gone])
+    )
     await state_is("Closed")
-    await handle.execute_update(QueueWorkflow.open, signals.QueueCommand(reason="story"))
+    await handle.execute_update(QueueWorkflow.open, queue_signals.QueueCommand(reason="story"))
     await state_is("Open")
-    await handle.signal(signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid="uid-story-q"))
+    await handle.signal(
+        queue_signals.SIGNAL_QUEUE_DELETED, queue_signals.QueueDeleted(uid="uid-story-q")
+    )
     await handle.result()
     history = await handle.fetch_history()
     return history.to_json()

@@ -12,7 +12,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from models import signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 from tests.workflows.batch_harness import BatchHarness, pod, pods_changed, until, view
 from tests.workflows.harness import last_run
 
@@ -125,6 +126,6 @@ async def test_ttl_deletes_the_job_and_deletion_ends_the_workflow(h: BatchHarnes
     await until(handle, lambda v: bool(h.calls.named("delete_batch_job")), "TTL expired")
     (deleted,) = h.calls.named("delete_batch_job")
     assert (deleted["name"], deleted["uid"]) == ("train", "job-uid")
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="job-uid"))
+    await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="job-uid"))
     await handle.result()
     assert (await view(handle)).phase == "Complete"

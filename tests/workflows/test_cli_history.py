@@ -8,7 +8,7 @@ import uuid
 from cli import remote
 from cli.clients import Connections
 from cli.main import parser
-from models import signals
+from models.signals import job as job_signals
 from tests.builders import make_job
 from tests.workflows.harness import UID, Harness, last_run, phase_is, pod, pods_changed, until
 from workflows.job import JobWorkflow, JobWorkflowInput
@@ -22,13 +22,13 @@ async def test_history_follows_the_continue_as_new_chain(harness: Harness) -> No
     handle = await client.start_workflow(
         JobWorkflow.run,
         JobWorkflowInput(
-            settings=signals.ControllerSettings(scheduler_override="default-scheduler"),
+            settings=job_signals.ControllerSettings(scheduler_override="default-scheduler"),
             max_history=40,
         ),
         id=wid,
         task_queue=harness.task_queue,
-        start_signal=signals.SIGNAL_JOB_OBSERVED,
-        start_signal_args=[signals.JobObserved(job=manifest)],
+        start_signal=job_signals.SIGNAL_JOB_OBSERVED,
+        start_signal_args=[job_signals.JobObserved(job=manifest)],
     )
     await pods_changed(handle, pod("chain", "worker", 0), pod("chain", "worker", 1))
     await until(handle, phase_is("Running"), "Running")

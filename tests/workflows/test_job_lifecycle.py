@@ -11,8 +11,10 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
 from forwarder import signaller
-from forwarder.routing.events import JobRef
-from models import signals
+from forwarder.routing.envelopes import JobRef
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import scheduler as scheduler_signals
 from service import search_attributes
 from tests.builders import make_job
 from tests.workflows.harness import (
@@ -65,7 +67,7 @@ async def test_update_refuses_impossible_command_with_its_reason(h: Harness) -> 
     handle = await h.submit(_manifest())
     await until(handle, phase_is("Pending"), "Pending")
     with pytest.raises(WorkflowUpdateFailedError) as err:
-        await handle.execute_update(JobWorkflow.resume, signals.JobCommand())
+        await handle.execute_update(JobWorkflow.resume, job_signals.JobCommand())
     assert "only an Aborting or Aborted job can be resumed" in str(err.value.cause)
 
 
@@ -74,7 +76,7 @@ async def test_abort_then_resume_through_updates(h: Harness) -> None:
     await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
     await until(handle, phase_is("Running"), "Running")
     result = await handle.execute_update(
-        JobWorkflow.abort, signals.JobCommand(reason="maintenance")
+        JobWorkflow.abort, job_signals.JobCommand(reason="maintenance")
     )
     assert (result.phase_before, result.phase_after) == ("Running", "Aborting")
     await pods_changed(
@@ -83,19 +85,20 @@ async def test_abort_then_resume_through_updates(h: Harness) -> None:
         pod("train", "worker", 1, deleted=True, out_of_sync=True),
     )
     await until(handle, phase_is("Aborted"), "Aborted")
-    result = await handle.execute_update(JobWorkflow.resume, signals.JobCommand())
+    result = await handle.execute_update(JobWorkflow.resume, job_signals.JobCommand())
     assert result.phase_after == "Restarting"
     assert (await view(handle)).retry_count == 1  # Volcano counts a resume as a retry (#3067)
 
 
 async def test_gate_waits_for_podgroup_before_creating_pods(h: Harness) -> None:
-    handle = await h.submit(_manifest(), settings=signals.ControllerSettings())
+    handle = await h.submit(_manifest(), settings=job_signals.ControllerSettings())
     await until(handle, phase_is("Pending"), "Pending")
     assert not h.calls.named("create_pods")
     assert h.calls.named("ensure_pod_group")
     group = f"train-{h.calls.named('ensure_pod_group')[0]['job']['metadata']['uid']}"
     await handle.signal(
-        signals.SIGNAL_POD_GROUP_OBSERVED, signals.PodGroupObserved(name=group, phase="Inqueue")
+        job_signals.SIGNAL_POD_GROUP_OBSERVED,
+        job_signals.PodGroupObserved(name=group, phase="Inqueue"),
     )
     await until(handle, lambda v: v.pod_group_phase == "Inqueue", "gate open")
     (created,) = h.calls.named("create_pods")
@@ -116,18 +119,20 @@ async def test_ttl_deletes_finished_job_and_deletion_ends_workflow(h: Harness) -
     await until(handle, lambda v: True, "ttl processed")
     (deleted,) = h.calls.named("delete_job")
     assert deleted["name"] == "train"
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=deleted["uid"]))
+    await handle.signal(
+        job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid=deleted["uid"])
+    )
     await handle.result()
 
 
 async def test_placed_pods_are_bound_and_a_failed_bind_is_reported(h: Harness) -> None:
-    handle = await h.submit(_manifest(), settings=signals.ControllerSettings())
+    handle = await h.submit(_manifest(), settings=job_signals.ControllerSettings())
     await until(handle, phase_is("Pending"), "Pending")
-    placed = signals.PodsPlaced(
+    placed = scheduler_signals.PodsPlaced(
         session=3,
         placements=[
-            signals.PlacedPod(pod="train-worker-0", node="kwok-node-0"),
-            signals.PlacedPod(pod="train-worker-1", node="gone"),
+            scheduler_signals.PlacedPod(pod="train-worker-0", node="kwok-node-0"),
+            scheduler_signals.PlacedPod(pod="train-worker-1", node="gone"),
         ],
     )
     await pods_changed(
@@ -135,7 +140,7 @@ async def test_placed_pods_are_bound_and_a_failed_bind_is_reported(h: Harness) -
         pod("train", "worker", 0, phase="Pending"),
         pod("train", "worker", 1, phase="Pending"),
     )
-    await handle.signal(signals.SIGNAL_PODS_PLACED, placed)
+    await handle.signal(scheduler_signals.SIGNAL_PODS_PLACED, placed)
     await until(handle, lambda v: bool(h.calls.named("mark_unschedulable")), "failure handled")
     (bound,) = h.calls.named("bind_placements")
     assert [p.pod for p in bound.placements] == ["train-worker-0", "train-worker-1"]
@@ -162,7 +167,7 @@ async def test_a_namespace_going_ends_the_job_quietly(h: Harness) -> None:
 
 async def test_a_forwarder_started_run_writes_only_what_it_learns(h: Harness) -> None:
     manifest = _manifest(queue="default")  # as the apiserver stores it (the CRD's default)
-    observed = signals.JobObserved(job=manifest)
+    observed = job_signals.JobObserved(job=manifest)
     attributes = signaller.start_attributes(JobRef(namespace="test", name="train"), observed)
     handle = await h.submit(manifest, attributes=attributes)
     await pods_changed(handle, pod("train", "worker", 0), pod("train", "worker", 1))
@@ -197,14 +202,14 @@ async def test_a_job_made_again_as_its_deleted_run_ends_gets_a_fresh_run(h: Harn
     again = {**manifest, "metadata": {**manifest["metadata"], "uid": "uid-new", "generation": 1}}
     handle = await h.env.client.start_workflow(
         JobWorkflow.run,
-        JobWorkflowInput(settings=signals.ControllerSettings(scheduler_override="default")),
+        JobWorkflowInput(settings=job_signals.ControllerSettings(scheduler_override="default")),
         id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
         task_queue=queue,
-        start_signal=signals.SIGNAL_JOB_OBSERVED,
-        start_signal_args=[signals.JobObserved(job=first)],
+        start_signal=job_signals.SIGNAL_JOB_OBSERVED,
+        start_signal_args=[job_signals.JobObserved(job=first)],
     )
-    await handle.signal(signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="uid-old"))
-    await handle.signal(signals.SIGNAL_JOB_OBSERVED, signals.JobObserved(job=again))
+    await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="uid-old"))
+    await handle.signal(job_signals.SIGNAL_JOB_OBSERVED, job_signals.JobObserved(job=again))
     async with serving(h.env, queue, Calls()):
         current = await last_run(h.env.client, handle.id, max_history=10_000)
         status = await until(current, phase_is("Pending"), "the new Job's run")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models import signals
+from models.signals import job as job_signals
 from tests.builders import make_job
 from tests.workflows.harness import (
     SKIP_PAST,
@@ -137,7 +137,7 @@ async def test_max_retry_exhausted_fails_job(harness: Harness) -> None:
 
 async def test_stale_version_pod_failure_is_only_a_sync(harness: Harness) -> None:
     handle = await _running(harness, _job(policies=[{"event": "PodFailed", "action": "AbortJob"}]))
-    await handle.execute_update("restart", signals.JobCommand(reason="test"))
+    await handle.execute_update("restart", job_signals.JobCommand(reason="test"))
     await until(handle, lambda v: v.version == 1, "restarted")
     await pods_changed(handle, pod("train", "worker", 0, phase="Failed", version=0))
     status = await view(handle)

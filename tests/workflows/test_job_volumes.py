@@ -12,7 +12,7 @@ import pytest
 from temporalio.common import RetryPolicy
 
 from activities import options
-from models import signals
+from models.signals import job as job_signals
 from tests.builders import make_job
 from tests.workflows.harness import UID, Harness, phase_is, pod, pods_changed, until
 from workflows.job import JobWorkflow
@@ -67,7 +67,7 @@ async def test_full_kill_drops_the_plugin_markers_and_keeps_the_claim(h: Harness
     )
     await pods_changed(handle, pod("vols", "worker", 0), pod("vols", "worker", 1))
     await until(handle, phase_is("Running"), "Running")
-    await handle.execute_update(JobWorkflow.restart, signals.JobCommand(reason="test"))
+    await handle.execute_update(JobWorkflow.restart, job_signals.JobCommand(reason="test"))
     await until(handle, phase_is("Restarting"), "Restarting")
     assert _statuses(h)[-1]["controlledResources"] == {
         "volume-pvc-vols-pvc-fake0": "vols-pvc-fake0"
@@ -121,6 +121,6 @@ async def test_missing_claim_keeps_the_job_pending_then_terminates_it(
     # The forwarder's echo of the Terminating write: nothing is left alive.
     echo = _manifest([{"mountPath": "/data", "volumeClaimName": "data"}])
     echo["metadata"].update(uid=UID, generation=1)
-    await handle.signal(JobWorkflow.job_observed, signals.JobObserved(job=echo))
+    await handle.signal(JobWorkflow.job_observed, job_signals.JobObserved(job=echo))
     await until(handle, phase_is("Terminated"), "Terminated")
     assert len(h.calls.named("ensure_volumes")) == budget, "not tried again once it gave up"

@@ -20,8 +20,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from forwarder import signaller
-from forwarder.routing.events import JobRef
-from models import signals
+from forwarder.routing.envelopes import JobRef
+from models.signals import job as job_signals
 from service import search_attributes
 from tests.builders import make_job
 from tests.workflows.harness import UID, Calls, Harness, phase_is, pod, pods_changed, until
@@ -29,7 +29,7 @@ from workflows import writes
 
 ALONE = frozenset({writes.ONE_WRITE})  # a worker from before the patch
 # As the forwarder starts a job: the PodGroup gate in force, writes local and batched.
-FORWARDER = signals.ControllerSettings(
+FORWARDER = job_signals.ControllerSettings(
     local_pod_writes=True, local_writes=True, one_write_per_decision=True
 )
 UNTOLD = FORWARDER.model_copy(update={"one_write_per_decision": False})
@@ -44,15 +44,17 @@ def _one_pod() -> dict[str, Any]:
     return make_job("one", namespace="test").task("worker").spec(queue="default").manifest()
 
 
-async def _to_running(h: Harness, settings: signals.ControllerSettings) -> WorkflowHandle[Any, Any]:
+async def _to_running(
+    h: Harness, settings: job_signals.ControllerSettings
+) -> WorkflowHandle[Any, Any]:
     """A one-pod job the forwarder starts, through the gate (Inqueue), to Running."""
     manifest = _one_pod()
-    observed = signals.JobObserved(job=manifest)
+    observed = job_signals.JobObserved(job=manifest)
     attributes = signaller.start_attributes(JobRef(namespace="test", name="one"), observed)
     handle = await h.submit(manifest, settings=settings, attributes=attributes)
     await until(handle, phase_is("Pending"), "Pending")
-    inqueue = signals.PodGroupObserved(name=f"one-{UID}", phase="Inqueue")
-    await handle.signal(signals.SIGNAL_POD_GROUP_OBSERVED, inqueue)
+    inqueue = job_signals.PodGroupObserved(name=f"one-{UID}", phase="Inqueue")
+    await handle.signal(job_signals.SIGNAL_POD_GROUP_OBSERVED, inqueue)
     await until(handle, lambda v: bool(h.calls.named("create_pods")), "pods created")
     await pods_changed(handle, pod("one", "worker", 0))
     await until(handle, phase_is("Running"), "Running")
@@ -169,7 +171,7 @@ async def test_a_one_pod_jobs_history_to_running(
     per decision two markers; 17 with both."""
     async with Harness.running(env, refused=frozenset() if together else ALONE) as h:
         manifest = _one_pod()
-        observed = signals.JobObserved(job=manifest)
+        observed = job_signals.JobObserved(job=manifest)
         given = signaller.start_attributes(JobRef(namespace="test", name="one"), observed)
         if not phase_at_start:
             given = TypedSearchAttributes(
@@ -178,8 +180,8 @@ async def test_a_one_pod_jobs_history_to_running(
         settings = FORWARDER.model_copy(update={"one_write_per_decision": together})
         handle = await h.submit(manifest, settings=settings, attributes=given)
         await _wrote(h, 2)  # ensure PodGroup, write status Pending
-        inqueue = signals.PodGroupObserved(name=f"one-{UID}", phase="Inqueue")
-        await handle.signal(signals.SIGNAL_POD_GROUP_OBSERVED, inqueue)
+        inqueue = job_signals.PodGroupObserved(name=f"one-{UID}", phase="Inqueue")
+        await handle.signal(job_signals.SIGNAL_POD_GROUP_OBSERVED, inqueue)
         await _wrote(h, 4)  # create pods, write status Pending
         await pods_changed(handle, pod("one", "worker", 0))
         await _wrote(h, 5)  # write status Running
@@ -235,7 +237,7 @@ def _story(calls: Calls, left_out: str = "") -> list[tuple[str, ...]]:
     return out
 
 
-async def _settle(h: Harness, handle: WorkflowHandle[Any, Any]) -> signals.JobView:
+async def _settle(h: Harness, handle: WorkflowHandle[Any, Any]) -> job_signals.JobView:
     """Once nothing more is written for a while and every input was carried out."""
     seen = -1
     while seen != len(h.calls.log):
@@ -246,7 +248,7 @@ async def _settle(h: Harness, handle: WorkflowHandle[Any, Any]) -> signals.JobVi
 
 async def _failing(
     env: WorkflowEnvironment, refused: frozenset[str], activity: str, error: Callable[[], Exception]
-) -> tuple[Calls, signals.JobView | None]:
+) -> tuple[Calls, job_signals.JobView | None]:
     """A two-pod job without the gate (one decision: ensure PodGroup, create pods, write
     status Pending) whose `activity` fails with `error` every time."""
     async with Harness.running(env, refused=refused) as h:

@@ -20,8 +20,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities import jobflows
 from activities.messages import Done
-from models import keys, signals
+from models import keys
 from models.jobflow import DependsOn, Flow, JobFlowSpec
+from models.signals import common as common_signals
+from models.signals import jobflow as jobflow_signals
 from tests.workflows.harness import fake_worker, last_run, settled
 from workflows.jobflow import JobFlowWorkflow, JobFlowWorkflowInput
 
@@ -99,13 +101,15 @@ class FlowHarness:
 
     async def observed(self, spec: JobFlowSpec, max_history: int = 0) -> WorkflowHandle[Any, Any]:
         """What the forwarder sends for the flow: signal-with-start."""
-        seen = signals.FlowObserved(namespace=self.namespace, name="f", uid="flow-uid", spec=spec)
+        seen = jobflow_signals.FlowObserved(
+            namespace=self.namespace, name="f", uid="flow-uid", spec=spec
+        )
         handle: WorkflowHandle[Any, Any] = await self.env.client.start_workflow(
             JobFlowWorkflow.run,
             JobFlowWorkflowInput(max_history=max_history),
             id=keys.jobflow_workflow_id(self.namespace, "f"),
             task_queue=self.task_queue,
-            start_signal=signals.SIGNAL_JOBFLOW_OBSERVED,
+            start_signal=jobflow_signals.SIGNAL_JOBFLOW_OBSERVED,
             start_signal_args=[seen],
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
@@ -113,8 +117,10 @@ class FlowHarness:
         return handle
 
     async def job(self, handle: WorkflowHandle[Any, Any], template: str, phase: str) -> None:
-        job = signals.FlowJob(name=f"f-{template}", uid=f"uid-{template}", phase=phase)
-        await handle.signal(signals.SIGNAL_FLOW_JOB_CHANGED, signals.FlowJobChanged(job=job))
+        job = jobflow_signals.FlowJob(name=f"f-{template}", uid=f"uid-{template}", phase=phase)
+        await handle.signal(
+            jobflow_signals.SIGNAL_FLOW_JOB_CHANGED, jobflow_signals.FlowJobChanged(job=job)
+        )
 
 
 @pytest.fixture
@@ -123,8 +129,8 @@ async def h(env: WorkflowEnvironment) -> AsyncIterator[FlowHarness]:
         yield harness
 
 
-async def _view(handle: WorkflowHandle[Any, Any]) -> signals.FlowView:
-    result: signals.FlowView = await handle.query(JobFlowWorkflow.status)
+async def _view(handle: WorkflowHandle[Any, Any]) -> jobflow_signals.FlowView:
+    result: jobflow_signals.FlowView = await handle.query(JobFlowWorkflow.status)
     return result
 
 
@@ -145,7 +151,9 @@ async def test_jobs_are_made_in_dependency_order_and_the_flow_succeeds(h: FlowHa
     assert _made(h.calls) == ["a", "b"]
     last = h.calls.named("write_flow_status")[-1].status
     assert last.completed_jobs == ["f-a", "f-b"] and last.phase == "Succeed"
-    await handle.signal(signals.SIGNAL_JOBFLOW_DELETED, signals.JobDeleted(uid="flow-uid"))
+    await handle.signal(
+        jobflow_signals.SIGNAL_JOBFLOW_DELETED, common_signals.JobDeleted(uid="flow-uid")
+    )
     await handle.result()
 
 
@@ -157,7 +165,9 @@ async def test_a_missing_template_is_waited_for(h: FlowHarness) -> None:
     )
     assert view.created == [] and h.calls.named("write_flow_status") == []
     h.calls.templates = {"a", "b"}
-    await handle.signal(signals.SIGNAL_TEMPLATE_OBSERVED, signals.TemplateObserved(name="a"))
+    await handle.signal(
+        jobflow_signals.SIGNAL_TEMPLATE_OBSERVED, jobflow_signals.TemplateObserved(name="a")
+    )
     await settled(lambda: _view(handle), lambda v: v.created == ["f-a"], "f-a made", 10)
 
 

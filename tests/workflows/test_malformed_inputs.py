@@ -12,20 +12,26 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
-from models import keys, signals
+from models import keys
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.builders import make_job
 from tests.workflows.harness import Harness, phase_is, pod, pods_changed, until
 from workflows.queue import QueueWorkflow, QueueWorkflowInput
 
 BAD_JOB_SIGNALS: list[tuple[str, Any]] = [
-    (signals.SIGNAL_PODS_CHANGED, {"pods": [{"name": 1}]}),  # fields missing, wrong type
-    (signals.SIGNAL_PODS_CHANGED, {"pods": "train-worker-0"}),
-    (signals.SIGNAL_COMMAND_ISSUED, {"verb": "AbortJob"}),  # unknown field, action missing
-    (signals.SIGNAL_POD_GROUP_OBSERVED, ["train"]),
-    (signals.SIGNAL_JOB_DELETED, {}),
-    (signals.SIGNAL_JOB_OBSERVED, {"job": "train"}),
+    (job_signals.SIGNAL_PODS_CHANGED, {"pods": [{"name": 1}]}),  # fields missing, wrong type
+    (job_signals.SIGNAL_PODS_CHANGED, {"pods": "train-worker-0"}),
+    (common_signals.SIGNAL_COMMAND_ISSUED, {"verb": "AbortJob"}),  # unknown field, action missing
+    (job_signals.SIGNAL_POD_GROUP_OBSERVED, ["train"]),
+    (job_signals.SIGNAL_JOB_DELETED, {}),
+    (job_signals.SIGNAL_JOB_OBSERVED, {"job": "train"}),
     # Valid as a JobObserved (any mapping), but not a Job.
-    (signals.SIGNAL_JOB_OBSERVED, {"job": {"metadata": {"name": "train"}, "spec": {"tasks": 7}}}),
+    (
+        job_signals.SIGNAL_JOB_OBSERVED,
+        {"job": {"metadata": {"name": "train"}, "spec": {"tasks": 7}}},
+    ),
 ]
 
 
@@ -72,9 +78,9 @@ def _queue(name: str) -> dict[str, Any]:
 
 async def _queue_view(
     handle: WorkflowHandle[Any, Any], groups: int, what: str
-) -> signals.QueueView:
+) -> queue_signals.QueueView:
     for _ in range(200):
-        view: signals.QueueView = await handle.query(QueueWorkflow.status)
+        view: queue_signals.QueueView = await handle.query(QueueWorkflow.status)
         if view.backlog == 0 and sum(view.pod_groups.values()) == groups:
             return view
         await asyncio.sleep(0.05)
@@ -82,14 +88,14 @@ async def _queue_view(
 
 
 BAD_QUEUE_SIGNALS: list[tuple[str, Any]] = [
-    (signals.SIGNAL_POD_GROUPS_CHANGED, {"groups": [{"phase": "Running"}]}),  # key missing
-    (signals.SIGNAL_CHILD_QUEUE_OBSERVED, {"name": "c", "state": 3}),
-    (signals.SIGNAL_CHILD_QUEUE_OBSERVED, {"name": "c", "state": "Draining"}),
-    (signals.SIGNAL_PARENT_STATE_CHANGED, {"parent": "root", "state": "Draining"}),
-    (signals.SIGNAL_QUEUE_DELETED, {"uid": ["x"]}),
-    (signals.SIGNAL_COMMAND_ISSUED, {}),
+    (queue_signals.SIGNAL_POD_GROUPS_CHANGED, {"groups": [{"phase": "Running"}]}),  # key missing
+    (queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, {"name": "c", "state": 3}),
+    (queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, {"name": "c", "state": "Draining"}),
+    (queue_signals.SIGNAL_PARENT_STATE_CHANGED, {"parent": "root", "state": "Draining"}),
+    (queue_signals.SIGNAL_QUEUE_DELETED, {"uid": ["x"]}),
+    (common_signals.SIGNAL_COMMAND_ISSUED, {}),
     # Valid as a QueueObserved (any mapping), but not a Queue.
-    (signals.SIGNAL_QUEUE_OBSERVED, {"queue": {"metadata": "q", "spec": {}}}),
+    (queue_signals.SIGNAL_QUEUE_OBSERVED, {"queue": {"metadata": "q", "spec": {}}}),
 ]
 
 
@@ -100,8 +106,8 @@ async def _start_queue(harness: Harness) -> WorkflowHandle[Any, Any]:
         QueueWorkflowInput(),
         id=keys.queue_workflow_id(name),
         task_queue=harness.task_queue,
-        start_signal=signals.SIGNAL_QUEUE_OBSERVED,
-        start_signal_args=[signals.QueueObserved(queue=_queue(name))],
+        start_signal=queue_signals.SIGNAL_QUEUE_OBSERVED,
+        start_signal_args=[queue_signals.QueueObserved(queue=_queue(name))],
     )
     await _queue_view(handle, 0, "observed")
     return handle
@@ -115,8 +121,10 @@ async def test_queue_workflow_drops_a_bad_signal_and_carries_out_the_next(
     await handle.signal(name, payload)
     view = await asyncio.wait_for(_queue_view(handle, 0, "still answers"), LIMIT)
     assert view.state == "Open"
-    good = signals.PodGroupsChanged(groups=[signals.PodGroupRef(key="ns/pg", phase="Running")])
-    await handle.signal(signals.SIGNAL_POD_GROUPS_CHANGED, good)
+    good = queue_signals.PodGroupsChanged(
+        groups=[queue_signals.PodGroupRef(key="ns/pg", phase="Running")]
+    )
+    await handle.signal(queue_signals.SIGNAL_POD_GROUPS_CHANGED, good)
     view = await asyncio.wait_for(_queue_view(handle, 1, "a good signal carried out"), LIMIT)
     assert view.pod_groups["running"] == 1
 

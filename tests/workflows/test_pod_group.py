@@ -18,8 +18,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities import workloads
 from activities.messages import Done
-from models import keys, labels, signals
+from models import keys, labels
 from models.meta import OwnerReference
+from models.signals import podgroup as podgroup_signals
 from tests.workflows.harness import fake_worker, last_run, settled
 from workflows.podgroup import PodGroupWorkflow, PodGroupWorkflowInput
 
@@ -71,7 +72,7 @@ class PodGroupHarness:
 
     async def seen(self, name: str, max_history: int = 0) -> WorkflowHandle[Any, Any]:
         """What the forwarder sends for a new pod of the ReplicaSet: signal-with-start."""
-        pod = signals.WorkloadPod(
+        pod = podgroup_signals.WorkloadPod(
             namespace=self.namespace,
             name=name,
             uid=f"uid-{name}",
@@ -83,8 +84,8 @@ class PodGroupHarness:
             PodGroupWorkflowInput(max_history=max_history),
             id=keys.pod_group_workflow_id(self.namespace, RS.uid),
             task_queue=self.task_queue,
-            start_signal=signals.SIGNAL_WORKLOAD_POD_SEEN,
-            start_signal_args=[signals.WorkloadPodSeen(pod=pod)],
+            start_signal=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN,
+            start_signal_args=[podgroup_signals.WorkloadPodSeen(pod=pod)],
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
 
@@ -95,8 +96,8 @@ async def h(env: WorkflowEnvironment) -> AsyncIterator[PodGroupHarness]:
         yield harness
 
 
-async def _view(handle: WorkflowHandle[Any, Any]) -> signals.PodGroupView:
-    result: signals.PodGroupView = await handle.query(PodGroupWorkflow.status)
+async def _view(handle: WorkflowHandle[Any, Any]) -> podgroup_signals.PodGroupView:
+    result: podgroup_signals.PodGroupView = await handle.query(PodGroupWorkflow.status)
     return result
 
 

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 
-from models import keys, signals
+from models import keys
+from models.signals import common as common_signals
+from models.signals import queue as queue_signals
 from tests.workflows.harness import Harness
 from workflows.queue import QueueWorkflow, QueueWorkflowInput
 
@@ -35,14 +37,14 @@ async def _start(h: Harness, name: str, parent: str | None = "root") -> Workflow
         QueueWorkflowInput(),
         id=keys.queue_workflow_id(name),
         task_queue=h.task_queue,
-        start_signal=signals.SIGNAL_QUEUE_OBSERVED,
-        start_signal_args=[signals.QueueObserved(queue=_queue(name, parent))],
+        start_signal=queue_signals.SIGNAL_QUEUE_OBSERVED,
+        start_signal_args=[queue_signals.QueueObserved(queue=_queue(name, parent))],
     )
 
 
 async def _until(
-    handle: WorkflowHandle[Any, Any], check: Callable[[signals.QueueView], bool], what: str
-) -> signals.QueueView:
+    handle: WorkflowHandle[Any, Any], check: Callable[[queue_signals.QueueView], bool], what: str
+) -> queue_signals.QueueView:
     last = None
     for _ in range(200):
         last = await handle.query(QueueWorkflow.status)
@@ -55,8 +57,10 @@ async def _until(
 async def _child_reported(
     parent: WorkflowHandle[Any, Any], child: str, state: str, closed_by_parent: bool = False
 ) -> None:
-    report = signals.ChildQueueObserved(name=child, state=state, closed_by_parent=closed_by_parent)
-    await parent.signal(signals.SIGNAL_CHILD_QUEUE_OBSERVED, report)
+    report = queue_signals.ChildQueueObserved(
+        name=child, state=state, closed_by_parent=closed_by_parent
+    )
+    await parent.signal(queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, report)
 
 
 async def _family(
@@ -65,18 +69,20 @@ async def _family(
     parent, child = f"p-{uuid.uuid4().hex[:6]}", f"c-{uuid.uuid4().hex[:6]}"
     p = await _start(h, parent)
     c = await _start(h, child, parent)
-    await p.signal(signals.SIGNAL_CHILD_QUEUE_OBSERVED, signals.ChildQueueObserved(name=child))
+    await p.signal(
+        queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, queue_signals.ChildQueueObserved(name=child)
+    )
     await _until(p, lambda v: child in v.children, "parent knows its child")
     return parent, child, p, c
 
 
-def _state(state: str) -> Callable[[signals.QueueView], bool]:
+def _state(state: str) -> Callable[[queue_signals.QueueView], bool]:
     return lambda v: v.state == state
 
 
 async def test_parent_stays_closing_until_its_children_are_closed(harness: Harness) -> None:
     _, child, p, c = await _family(harness)
-    result = await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    result = await p.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     assert result.state_after == "Closing"  # the open child still holds it
     await _until(c, _state("Closed"), "child closed by its parent")
     await _child_reported(p, child, "Closed", closed_by_parent=True)
@@ -87,9 +93,11 @@ async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
     harness: Harness,
 ) -> None:
     _, child, p, c = await _family(harness)
-    group = signals.PodGroupRef(key="ns/pg-1", phase="Running")
-    await p.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[group]))
-    result = await p.execute_update(QueueWorkflow.close, signals.QueueCommand(reason="drain"))
+    group = queue_signals.PodGroupRef(key="ns/pg-1", phase="Running")
+    await p.signal(
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED, queue_signals.PodGroupsChanged(groups=[group])
+    )
+    result = await p.execute_update(QueueWorkflow.close, queue_signals.QueueCommand(reason="drain"))
     assert (result.state_before, result.state_after) == ("Open", "Closing")
     closed = await _until(c, _state("Closed"), "child closed by its parent")
     assert closed.closed_by_parent
@@ -98,20 +106,22 @@ async def test_closing_parent_closes_open_child_and_reopening_brings_it_back(
     # What the forwarder reports once the child's status and annotation are written:
     await _child_reported(p, child, "Closed", closed_by_parent=True)
     gone = group.model_copy(update={"deleted": True})
-    await p.signal(signals.SIGNAL_POD_GROUPS_CHANGED, signals.PodGroupsChanged(groups=[gone]))
+    await p.signal(
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED, queue_signals.PodGroupsChanged(groups=[gone])
+    )
     await _until(p, _state("Closed"), "parent Closed once its last PodGroup is gone")
-    await p.execute_update(QueueWorkflow.open, signals.QueueCommand())
+    await p.execute_update(QueueWorkflow.open, queue_signals.QueueCommand())
     reopened = await _until(c, _state("Open"), "child reopened with its parent")
     assert not reopened.closed_by_parent
 
 
 async def test_child_closed_by_hand_stays_closed_when_parent_reopens(harness: Harness) -> None:
     _, child, p, c = await _family(harness)
-    await c.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await c.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     await _child_reported(p, child, "Closed")
-    await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await p.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     await _until(p, _state("Closed"), "parent closed")
-    await p.execute_update(QueueWorkflow.open, signals.QueueCommand())
+    await p.execute_update(QueueWorkflow.open, queue_signals.QueueCommand())
     await _until(p, _state("Open"), "parent open")
     status = await _until(c, _state("Closed"), "child stays closed")
     assert not status.closed_by_parent
@@ -119,19 +129,19 @@ async def test_child_closed_by_hand_stays_closed_when_parent_reopens(harness: Ha
 
 async def test_child_cannot_open_under_closed_parent_and_waits_for_it(harness: Harness) -> None:
     parent, child, p, c = await _family(harness)
-    await c.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await c.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     await _child_reported(p, child, "Closed")
-    await p.execute_update(QueueWorkflow.close, signals.QueueCommand())
+    await p.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     await _until(c, lambda v: v.state == "Closed", "child closed")
     with pytest.raises(WorkflowUpdateFailedError) as err:
-        await c.execute_update(QueueWorkflow.open, signals.QueueCommand())
+        await c.execute_update(QueueWorkflow.open, queue_signals.QueueCommand())
     assert f"open the parent queue {parent} first, it is Closed" in str(err.value.cause)
     # A Command CR cannot be refused synchronously: it waits until the parent opens.
-    command = signals.CommandIssued(action="OpenQueue", command=f"{child}-openqueue")
-    await c.signal(signals.SIGNAL_COMMAND_ISSUED, command)
+    command = common_signals.CommandIssued(action="OpenQueue", command=f"{child}-openqueue")
+    await c.signal(common_signals.SIGNAL_COMMAND_ISSUED, command)
     waiting = await _until(c, lambda v: v.open_waiting_for_parent, "open waits for the parent")
     assert waiting.state == "Closed"
-    await p.execute_update(QueueWorkflow.open, signals.QueueCommand())
+    await p.execute_update(QueueWorkflow.open, queue_signals.QueueCommand())
     await _until(c, _state("Open"), "child opened once its parent did")
 
 
@@ -139,7 +149,7 @@ async def test_root_cannot_be_closed(harness: Harness) -> None:
     root = await _start(harness, "root", parent=None)
     await _until(root, _state("Open"), "root open")
     with pytest.raises(WorkflowUpdateFailedError) as err:
-        await root.execute_update(QueueWorkflow.close, signals.QueueCommand())
+        await root.execute_update(QueueWorkflow.close, queue_signals.QueueCommand())
     assert "the root queue cannot be closed" in str(err.value.cause)
 
 

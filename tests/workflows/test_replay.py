@@ -1,7 +1,10 @@
 """Recorded JobWorkflow, BatchJobWorkflow and QueueWorkflow histories still replay: a change
 that would break running workflows (a new command sequence without `workflow.patched`) fails
 here. The histories without a prefix were recorded before the entity shell; `entity_*` on it;
-`one_write_*` with a decision's short writes by one local activity."""
+`one_write_*` with a decision's short writes by one local activity;
+`scheduler_binds_in_session` is a SchedulerWorkflow run from before folded sessions, recorded
+with the patch ids `binds-in-session` and `handoffs-in-background` (now asked as
+`caldera-…` first, the old id second)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from workflows import sandbox
 from workflows.batchjob import BatchJobWorkflow
 from workflows.job import JobWorkflow
 from workflows.queue import QueueWorkflow
+from workflows.scheduler import SchedulerWorkflow
 
 HISTORIES = sorted(Path(__file__).with_name("histories").glob("*.json"))
 
@@ -26,7 +30,7 @@ async def test_replay(path: Path) -> None:
     events = json.loads(path.read_text())["events"]
     assert len(events) > 50, "the recorded story is not trivially short"
     replayer = Replayer(
-        workflows=[JobWorkflow, BatchJobWorkflow, QueueWorkflow],
+        workflows=[JobWorkflow, BatchJobWorkflow, QueueWorkflow, SchedulerWorkflow],
         data_converter=pydantic_data_converter,
         workflow_runner=sandbox.runner(),
     )

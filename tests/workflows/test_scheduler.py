@@ -6,6 +6,7 @@ kept until seen bound, and dropped when binding fails."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,9 +16,10 @@ from dataclasses import dataclass, field
 import pytest_asyncio
 from temporalio import activity
 from temporalio.client import WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from activities.messages import (
     Arrivals,
@@ -28,16 +30,18 @@ from activities.messages import (
     SessionReport,
 )
 from controllers.scheduler.session import SchedulerState
-from models import signals, task_queues
+from models import task_queues
+from models.signals import scheduler as scheduler_signals
 from workflows import sandbox
-from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
+from workflows.scheduler import FOLDS_BINDING, SchedulerWorkflow, SchedulerWorkflowInput
 
 
 @dataclass
 class Cluster:
     """What the fake session reads: pods to place (once) and pods seen bound."""
 
-    to_place: dict[str, list[signals.PlacedPod]] = field(default_factory=dict)  # job id → pods
+    # job id → pods
+    to_place: dict[str, list[scheduler_signals.PlacedPod]] = field(default_factory=dict)
     bound: list[str] = field(default_factory=list)
     sessions: list[SessionInput] = field(default_factory=list)
     binds: list[BindSessionInput] = field(default_factory=list)  # what bind_session was asked
@@ -135,8 +139,8 @@ async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
             await handle.terminate()
 
 
-def placed(pod: str, node: str) -> signals.PlacedPod:
-    return signals.PlacedPod(pod=pod, uid=f"uid-{pod}", node=node)
+def placed(pod: str, node: str) -> scheduler_signals.PlacedPod:
+    return scheduler_signals.PlacedPod(pod=pod, uid=f"uid-{pod}", node=node)
 
 
 async def until_true(probe: Callable[[], Awaitable[bool]], what: str, tries: int = 100) -> None:
@@ -242,7 +246,7 @@ async def test_gangs_with_volumes_to_bind_are_bound_by_their_own_activity(
 ) -> None:
     cluster = scheduler.cluster
     with_claim = placed("v", "n1").model_copy(
-        update={"volumes": signals.VolumePlan(provision=["data"])}
+        update={"volumes": scheduler_signals.VolumePlan(provision=["data"])}
     )
     cluster.to_place["vcjob/ns/vol"] = [with_claim]
     cluster.to_place["vcjob/ns/plain"] = [placed("p", "n2")]
@@ -262,7 +266,7 @@ async def test_binding_volumes_that_fails_drops_every_assumption_it_had(
 ) -> None:
     cluster = scheduler.cluster
     cluster.binding_broken = True
-    claims = signals.VolumePlan(provision=["data"])
+    claims = scheduler_signals.VolumePlan(provision=["data"])
     cluster.to_place["vcjob/ns/run"] = [
         placed("x", "n1").model_copy(update={"volumes": claims}),
         placed("y", "n2"),
@@ -286,10 +290,64 @@ async def test_a_failed_bind_reported_by_a_job_drops_the_assumption(scheduler: S
 
     await until_true(assumed, "placement assumed")
     await scheduler.handle.signal(
-        SchedulerWorkflow.bind_failed, signals.BindFailed(pods={"ns/p": "node n3 is gone"})
+        SchedulerWorkflow.bind_failed,
+        scheduler_signals.BindFailed(pods={"ns/p": "node n3 is gone"}),
     )
 
     async def dropped() -> bool:
         return await scheduler.assumed() == {}
 
     await until_true(dropped, "assumption dropped after the bind failed")
+
+
+async def test_a_run_from_before_folded_sessions_records_only_the_caldera_patch_ids(
+    env: WorkflowEnvironment,
+) -> None:
+    """`binds-in-session` and `handoffs-in-background` took the `caldera-` prefix: a new run
+    records the new ids alone (the old ones are asked only when replaying a history that holds
+    them, `histories/scheduler_binds_in_session.json`), and its history replays."""
+    cluster, queue = Cluster(), f"tq-{uuid.uuid4()}"
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        async with (
+            Worker(
+                env.client,
+                task_queue=queue,
+                workflows=[SchedulerWorkflow],
+                workflow_runner=sandbox.runner(),
+                activity_executor=pool,
+                patch_activation_callback=lambda asked: asked.patch_id != FOLDS_BINDING,
+            ),
+            Worker(
+                env.client,
+                task_queue=task_queues.SCHEDULER,
+                activities=[fake_session(cluster), fake_binding(cluster)],
+                activity_executor=pool,
+            ),
+        ):
+            handle = await env.client.start_workflow(
+                SchedulerWorkflow.run,
+                SchedulerWorkflowInput(state=SchedulerState(name="volcano")),
+                id=f"scheduler/{uuid.uuid4().hex[:6]}",
+                task_queue=queue,
+            )
+            cluster.to_place["vcjob/ns/train"] = [placed("a", "n1")]
+            cluster.work.set()
+
+            async def bound() -> bool:
+                return bool(cluster.binds)
+
+            await until_true(bound, "the placement bound by bind_session")
+            await handle.terminate()
+            history = await handle.fetch_history()
+    markers = [
+        e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+    ]
+    ids = [json.loads(m)["id"] for m in markers]
+    assert ids == ["caldera-binds-in-session", "caldera-handoffs-in-background"]
+    await Replayer(
+        workflows=[SchedulerWorkflow],
+        data_converter=pydantic_data_converter,
+        workflow_runner=sandbox.runner(),
+    ).replay_workflow(history)

@@ -13,13 +13,13 @@ from kubernetes.client import ApiException
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import cluster, events, evictions, kube, scheduler_config, sessions
+from activities import cluster, evictions, kube, kube_events, scheduler_conf, sessions
 from activities.messages import RecordEventInput, SessionInput
 from models import vcjob
 from models.keys import JobKey
-from scheduling.config import Action
-from scheduling.result import Eviction, EvictReason
-from scheduling.snapshot import NodeName, PodKey
+from scheduling.api.result import Eviction, EvictReason
+from scheduling.api.snapshot import NodeName, PodKey
+from scheduling.framework.session_config import Action
 from tests.unit.activities.test_sessions import FakeCache
 from tests.unit.scheduling.builders import gang, make_node, make_queue, running
 
@@ -63,7 +63,7 @@ class FakeCore:
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> list[RecordEventInput]:
     seen: list[RecordEventInput] = []
-    monkeypatch.setattr(events, "write_event", seen.append)
+    monkeypatch.setattr(kube_events, "write_event", seen.append)
     return seen
 
 
@@ -185,8 +185,8 @@ def test_session_evicts_what_reclaim_decided(
 def test_actions_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, recorded: list[RecordEventInput]
 ) -> None:
-    monkeypatch.setenv(scheduler_config.ENV_ACTIONS, "enqueue, allocate, backfill")
-    assert scheduler_config.session_config().actions == (
+    monkeypatch.setenv(scheduler_conf.ENV_ACTIONS, "enqueue, allocate, backfill")
+    assert scheduler_conf.session_config().actions == (
         Action.ENQUEUE,
         Action.ALLOCATE,
         Action.BACKFILL,
@@ -197,9 +197,9 @@ def test_actions_come_from_the_environment(
 
 
 def test_malformed_actions_fail_the_session_naming_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(scheduler_config.ENV_ACTIONS, "enqueue, alocate")
+    monkeypatch.setenv(scheduler_conf.ENV_ACTIONS, "enqueue, alocate")
     with pytest.raises(ApplicationError, match="unknown action") as failure:
-        scheduler_config.session_config()
+        scheduler_conf.session_config()
     assert failure.value.non_retryable
-    monkeypatch.setenv(scheduler_config.ENV_ACTIONS, "")
-    assert Action.RECLAIM in scheduler_config.session_config().actions
+    monkeypatch.setenv(scheduler_conf.ENV_ACTIONS, "")
+    assert Action.RECLAIM in scheduler_conf.session_config().actions

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import controller_config, hypernodes, kube
+from activities import controller_conf, hypernodes, kube
 from activities.hypernodes import DiscoverHyperNodesInput, DiscoverHyperNodesResult
 from models import topology
 
@@ -108,7 +108,7 @@ class Cluster:
 def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cluster:
     path = tmp_path / "volcano-controller.conf"
     path.write_text(CONF)
-    monkeypatch.setenv(controller_config.ENV_FILE, str(path))
+    monkeypatch.setenv(controller_conf.ENV_FILE, str(path))
     found = Cluster({"n0": {"tor": "t1"}, "n1": {"tor": "t1"}, "n2": {"tor": "t2"}})
     monkeypatch.setattr(kube, "core", found.core)
     monkeypatch.setattr(kube, "custom", found.custom)

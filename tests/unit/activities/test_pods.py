@@ -8,8 +8,11 @@ import threading
 import time
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
 from activities import pods
+from activities.messages import CreatePodsInput
+from tests.builders import make_job
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +53,13 @@ def test_every_call_ends_before_the_first_error_in_item_order() -> None:
     with pytest.raises(ValueError, match="item 3"):
         pods.fan_out(call, list(range(40)))
     assert sorted(done) == [n for n in range(40) if n not in (3, 7)]
+
+
+def test_pod_refused_by_a_plugin_is_invalid_not_retried() -> None:
+    job = make_job("j").task("master").task("worker", replicas=2).spec(plugins={"ray": []})
+    request = CreatePodsInput(job=job.build(), version=0, retry_count=0, pods=[("worker", 1)])
+    with pytest.raises(ApplicationError) as err:
+        pods._manifest(request, "worker", 1)
+    assert err.value.type == "Invalid"
+    assert err.value.non_retryable
+    assert 'job default/j: spec.plugins.ray: the job has no head task "head"' in str(err.value)

@@ -16,7 +16,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, cluster, events, kube, options, sessions
+from activities import binding, cluster, kube, kube_events, options, sessions
 from activities.messages import (
     Arrivals,
     JobPlacements,
@@ -24,7 +24,8 @@ from activities.messages import (
     SessionInput,
     SessionReport,
 )
-from models import signals, vcjob
+from models import vcjob
+from models.signals import scheduler as scheduler_signals
 from tests.unit.scheduling.builders import gang, make_node, make_queue
 
 pytestmark = pytest.mark.unit
@@ -116,7 +117,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[RecordEventInput, bo
 
         seen.append((event, activity.in_activity()))
 
-    monkeypatch.setattr(events, "write_event", write_event)
+    monkeypatch.setattr(kube_events, "write_event", write_event)
     return seen
 
 
@@ -252,7 +253,7 @@ def test_a_session_binds_what_the_last_one_placed_and_reports_what_it_could_not_
     last = JobPlacements(
         job_workflow_id="vcjob/default/run",
         namespace="default",
-        placements=[signals.PlacedPod(pod="run-worker-0", node="n0")],
+        placements=[scheduler_signals.PlacedPod(pod="run-worker-0", node="n0")],
     )
     request = SessionInput(
         scheduler_name="volcano",

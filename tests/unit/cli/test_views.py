@@ -12,7 +12,8 @@ import pytest
 
 from cli import jobs, jobview, output, queues
 from cli.clients import CliError
-from models import signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 URL = "http://ui/namespaces/default/workflows/vcjob%2Fteam-a%2Ftrain"
@@ -52,7 +53,7 @@ RUNNING = {
     "version": 1,
     "taskStatusCount": {"worker": {"phase": {"Running": 2}}},
 }
-VIEW = signals.JobView(
+VIEW = job_signals.JobView(
     namespace="team-a",
     name="train",
     uid="uid-1",
@@ -63,7 +64,7 @@ VIEW = signals.JobView(
     pod_group_phase="Running",
     tasks=[],
     delayed=[
-        signals.DelayedActionView(
+        job_signals.DelayedActionView(
             key="pod/train-worker-1",
             action="RestartJob",
             event="PodEvicted",
@@ -165,7 +166,7 @@ def test_queue_list_row() -> None:
 
 
 def test_queue_get_adds_the_workflows_view() -> None:
-    view = signals.QueueView(
+    view = queue_signals.QueueView(
         name="research",
         state="Closing",
         parent="science",

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from forwarder.routing import events, router
+from forwarder.routing import envelopes, router
 
 
-def added(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "ADDED", obj)
+def added(kind: envelopes.Kind, obj: dict[str, Any]) -> envelopes.Observed:
+    return envelopes.Observed(kind, "ADDED", obj)
 
 
-def modified(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "MODIFIED", obj)
+def modified(kind: envelopes.Kind, obj: dict[str, Any]) -> envelopes.Observed:
+    return envelopes.Observed(kind, "MODIFIED", obj)
 
 
-def deleted(kind: events.Kind, obj: dict[str, Any]) -> events.Observed:
-    return events.Observed(kind, "DELETED", obj)
+def deleted(kind: envelopes.Kind, obj: dict[str, Any]) -> envelopes.Observed:
+    return envelopes.Observed(kind, "DELETED", obj)
 
 
-def route_all(r: router.Router, *items: events.Inbound) -> list[events.Outbound]:
-    out: list[events.Outbound] = []
+def route_all(r: router.Router, *items: envelopes.Inbound) -> list[envelopes.Outbound]:
+    out: list[envelopes.Outbound] = []
     for item in items:
         out += r.route(item)
     return out

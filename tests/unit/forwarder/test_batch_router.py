@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from forwarder import signaller
-from forwarder.routing import batch_translate, coalesce, events, router
-from models import batchv1, signals
+from forwarder.routing import batch_translate, coalesce, envelopes, router
+from models import batchv1
+from models.signals import batchjob as batchjob_signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 
-K = events.Kind
-REF = events.BatchJobRef("ns", "train")
+K = envelopes.Kind
+REF = envelopes.BatchJobRef("ns", "train")
 
 
 def batch_job(uid: str = "job-uid", managed: bool = True, **spec: Any) -> dict[str, Any]:
@@ -57,8 +60,8 @@ def batch_pod(
     }
 
 
-def _route(r: router.Router, kind: K, type_: events.WatchType, obj: dict[str, Any]) -> list[Any]:
-    return r.route(events.Observed(kind, type_, obj))
+def _route(r: router.Router, kind: K, type_: envelopes.WatchType, obj: dict[str, Any]) -> list[Any]:
+    return r.route(envelopes.Observed(kind, type_, obj))
 
 
 def test_unmanaged_jobs_and_their_pods_are_left_to_the_builtin_controller() -> None:
@@ -73,7 +76,7 @@ def test_managed_job_starts_its_workflow_and_status_echoes_are_dropped() -> None
     (added,) = _route(r, K.BATCH_JOB, "ADDED", batch_job())
     assert (added.target.workflow_id, added.name, added.start) == (
         "job/ns/train",
-        signals.SIGNAL_JOB_OBSERVED,
+        job_signals.SIGNAL_JOB_OBSERVED,
         True,
     )
     echoed = {**batch_job(), "status": {"active": 2}}
@@ -87,8 +90,8 @@ def test_deleted_job_is_told_and_never_restarted_by_a_late_event() -> None:
     _route(r, K.BATCH_JOB, "ADDED", batch_job())
     (gone,) = _route(r, K.BATCH_JOB, "DELETED", batch_job())
     assert (gone.name, gone.payload, gone.start) == (
-        signals.SIGNAL_JOB_DELETED,
-        signals.JobDeleted(uid="job-uid"),
+        job_signals.SIGNAL_JOB_DELETED,
+        common_signals.JobDeleted(uid="job-uid"),
         False,
     )
     assert _route(r, K.BATCH_JOB, "MODIFIED", batch_job(suspend=True)) == []
@@ -112,7 +115,7 @@ def test_pod_snapshot_carries_what_the_controller_reads() -> None:
         ],
     )
     (update,) = _route(r, K.BATCH_POD, "MODIFIED", failed)
-    assert isinstance(update, events.BatchPodUpdate) and update.job == REF
+    assert isinstance(update, envelopes.BatchPodUpdate) and update.job == REF
     pod = update.pod
     assert (pod.phase, pod.index, pod.finalizer, pod.job_uid, pod.node_name) == (
         "Failed",
@@ -121,7 +124,7 @@ def test_pod_snapshot_carries_what_the_controller_reads() -> None:
         "job-uid",
         "n1",
     )
-    assert pod.exits == [signals.ContainerExitSnapshot(name="main", exit_code=42)]
+    assert pod.exits == [batchjob_signals.ContainerExitSnapshot(name="main", exit_code=42)]
     assert pod.conditions == {"DisruptionTarget": "True", "Ready": "False"}
     assert pod.finished_at is not None and pod.finished_at.second == 8  # the container's
     assert (pod.restarts, pod.max_restarts) == (1, 1)
@@ -161,32 +164,32 @@ def test_pods_of_other_jobs_are_ignored() -> None:
 
 def test_relist_reports_what_vanished_unseen() -> None:
     r = router.Router()
-    r.route(events.Relisted(K.BATCH_JOB, [batch_job(), batch_job(uid="old")]))
-    r.route(events.Relisted(K.BATCH_POD, [batch_pod(), batch_pod(name="train-zzzzz", uid="p2")]))
-    out = r.route(events.Relisted(K.BATCH_JOB, [batch_job()]))
-    assert [(s.name, s.payload) for s in out if s.name == signals.SIGNAL_JOB_DELETED] == [
-        (signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="old"))
+    r.route(envelopes.Relisted(K.BATCH_JOB, [batch_job(), batch_job(uid="old")]))
+    r.route(envelopes.Relisted(K.BATCH_POD, [batch_pod(), batch_pod(name="train-zzzzz", uid="p2")]))
+    out = r.route(envelopes.Relisted(K.BATCH_JOB, [batch_job()]))
+    assert [(s.name, s.payload) for s in out if s.name == job_signals.SIGNAL_JOB_DELETED] == [
+        (job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="old"))
     ]
-    out = r.route(events.Relisted(K.BATCH_POD, [batch_pod()]))
-    updates = [u for u in out if isinstance(u, events.BatchPodUpdate)]
+    out = r.route(envelopes.Relisted(K.BATCH_POD, [batch_pod()]))
+    updates = [u for u in out if isinstance(u, envelopes.BatchPodUpdate)]
     assert [(u.pod.name, u.pod.deleted) for u in updates] == [
         ("train-zzzzz", True),
         ("train-abcde", False),
     ]
     # And the Job hears which of its pods the list holds (one gone unseen by anyone is not).
-    assert [s.payload for s in out if isinstance(s, events.Signal)] == [
-        signals.PodsListed(uids=["pod-uid"], names=["train-abcde"])
+    assert [s.payload for s in out if isinstance(s, envelopes.Signal)] == [
+        job_signals.PodsListed(uids=["pod-uid"], names=["train-abcde"])
     ]
 
 
 def test_coalescer_batches_batch_pods_into_their_own_payload() -> None:
     c = coalesce.Coalescer(delay=0.2)
     pod = batch_translate.pod_snapshot(batch_pod())
-    c.add(events.BatchPodUpdate(REF, pod), now=0.0)
+    c.add(envelopes.BatchPodUpdate(REF, pod), now=0.0)
     assert len(c) == 1
     (sent,) = c.due(1.0)
-    assert sent.target == REF and sent.name == signals.SIGNAL_PODS_CHANGED
-    assert sent.payload == signals.BatchPodsChanged(pods=[pod])
+    assert sent.target == REF and sent.name == job_signals.SIGNAL_PODS_CHANGED
+    assert sent.payload == batchjob_signals.BatchPodsChanged(pods=[pod])
 
 
 def test_signaller_names_kubernetes_jobs_in_the_summary() -> None:

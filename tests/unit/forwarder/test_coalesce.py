@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
-from forwarder.routing import coalesce, events
-from models import signals
+from forwarder.routing import coalesce, envelopes
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 
-A = events.JobRef("ns", "a")
-B = events.JobRef("ns", "b")
-
-
-def snap(name: str, phase: str = "Pending", uid: str | None = None) -> signals.PodSnapshot:
-    return signals.PodSnapshot(name=name, uid=uid or f"uid-{name}", task="worker", phase=phase)
+A = envelopes.JobRef("ns", "a")
+B = envelopes.JobRef("ns", "b")
 
 
-def update(job: events.JobRef, pod: signals.PodSnapshot) -> events.PodUpdate:
-    return events.PodUpdate(job, pod)
+def snap(name: str, phase: str = "Pending", uid: str | None = None) -> job_signals.PodSnapshot:
+    return job_signals.PodSnapshot(name=name, uid=uid or f"uid-{name}", task="worker", phase=phase)
 
 
-def batch(job: events.JobRef, *pods: signals.PodSnapshot) -> events.Signal:
-    return events.Signal(job, signals.SIGNAL_PODS_CHANGED, signals.PodsChanged(pods=list(pods)))
+def update(job: envelopes.JobRef, pod: job_signals.PodSnapshot) -> envelopes.PodUpdate:
+    return envelopes.PodUpdate(job, pod)
 
 
-def deleted(job: events.JobRef) -> events.Signal:
-    return events.Signal(job, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="u"))
+def batch(job: envelopes.JobRef, *pods: job_signals.PodSnapshot) -> envelopes.Signal:
+    return envelopes.Signal(
+        job, job_signals.SIGNAL_PODS_CHANGED, job_signals.PodsChanged(pods=list(pods))
+    )
+
+
+def deleted(job: envelopes.JobRef) -> envelopes.Signal:
+    return envelopes.Signal(job, job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="u"))
 
 
 def test_latest_snapshot_per_pod_in_order_of_last_change() -> None:
@@ -78,23 +82,25 @@ def test_large_batch_chunked_at_100_pods() -> None:
     assert c.drain() == [batch(A, *pods[:100]), batch(A, *pods[100:200]), batch(A, *pods[200:])]
 
 
-Q1 = events.QueueRef("q1")
+Q1 = envelopes.QueueRef("q1")
 
 
-def group_ref(key: str, phase: str | None = "Pending", gone: bool = False) -> signals.PodGroupRef:
-    return signals.PodGroupRef(key=key, phase=phase, deleted=gone)
+def group_ref(
+    key: str, phase: str | None = "Pending", gone: bool = False
+) -> queue_signals.PodGroupRef:
+    return queue_signals.PodGroupRef(key=key, phase=phase, deleted=gone)
 
 
-def groups(queue: events.QueueRef, *refs: signals.PodGroupRef) -> events.Signal:
-    payload = signals.PodGroupsChanged(groups=list(refs))
-    return events.Signal(queue, signals.SIGNAL_POD_GROUPS_CHANGED, payload)
+def groups(queue: envelopes.QueueRef, *refs: queue_signals.PodGroupRef) -> envelopes.Signal:
+    payload = queue_signals.PodGroupsChanged(groups=list(refs))
+    return envelopes.Signal(queue, queue_signals.SIGNAL_POD_GROUPS_CHANGED, payload)
 
 
 def test_group_refs_latest_per_key_in_order_of_last_change() -> None:
     c = coalesce.Coalescer(delay=0.2)
-    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
-    c.add(events.GroupRefUpdate(Q1, group_ref("ns/b")), now=0.05)
-    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a", gone=True)), now=0.1)
+    c.add(envelopes.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
+    c.add(envelopes.GroupRefUpdate(Q1, group_ref("ns/b")), now=0.05)
+    c.add(envelopes.GroupRefUpdate(Q1, group_ref("ns/a", gone=True)), now=0.1)
     c.add(update(A, snap("p0")), now=0.1)
     assert len(c) == 3
     # The pods leave after the pod delay; the queue's refs wait for the queue's.
@@ -106,8 +112,10 @@ def test_group_refs_latest_per_key_in_order_of_last_change() -> None:
 
 def test_queue_signal_flushes_pending_refs_first() -> None:
     c = coalesce.Coalescer()
-    c.add(events.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
-    gone = events.Signal(Q1, signals.SIGNAL_QUEUE_DELETED, signals.QueueDeleted(uid="u"))
+    c.add(envelopes.GroupRefUpdate(Q1, group_ref("ns/a")), now=0.0)
+    gone = envelopes.Signal(
+        Q1, queue_signals.SIGNAL_QUEUE_DELETED, queue_signals.QueueDeleted(uid="u")
+    )
     assert c.add_signal(gone) == [groups(Q1, group_ref("ns/a")), gone]
     assert c.drain() == []
 
@@ -116,5 +124,5 @@ def test_large_ref_batch_chunked_at_500() -> None:
     c = coalesce.Coalescer()
     refs = [group_ref(f"ns/g{i}") for i in range(750)]
     for r in refs:
-        c.add(events.GroupRefUpdate(Q1, r), now=0.0)
+        c.add(envelopes.GroupRefUpdate(Q1, r), now=0.0)
     assert c.drain() == [groups(Q1, *refs[:500]), groups(Q1, *refs[500:])]

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from forwarder import signaller
-from forwarder.routing import events, router
-from models import signals
+from forwarder.routing import envelopes, router
+from models.signals import cronjob as cronjob_signals
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 pytestmark = pytest.mark.unit
 
-K = events.Kind
-CRON = events.CronJobRef("ns", "nightly")
+K = envelopes.Kind
+CRON = envelopes.CronJobRef("ns", "nightly")
 
 
 def cron_job(uid: str = "cj-uid", schedule: str = "*/5 * * * *", **status: Any) -> dict[str, Any]:
@@ -51,15 +51,15 @@ def job(phase: str | None = None, rv: str = "1", owner_uid: str = "cj-uid") -> d
     return obj
 
 
-def _to_cron(out: list[events.Outbound]) -> list[events.Signal]:
-    return [o for o in out if isinstance(o, events.Signal) and o.target == CRON]
+def _to_cron(out: list[envelopes.Outbound]) -> list[envelopes.Signal]:
+    return [o for o in out if isinstance(o, envelopes.Signal) and o.target == CRON]
 
 
 def test_cronjob_is_signalled_with_start_and_typed() -> None:
     [signal] = _to_cron(router.Router().route(added(K.CRON_JOB, cron_job())))
-    assert signal.start and signal.name == signals.SIGNAL_CRON_JOB_OBSERVED
+    assert signal.start and signal.name == cronjob_signals.SIGNAL_CRON_JOB_OBSERVED
     assert signal.target.workflow_id == "cronjob/ns/nightly"
-    assert isinstance(signal.payload, signals.CronJobObserved)
+    assert isinstance(signal.payload, cronjob_signals.CronJobObserved)
     assert signal.payload.cron_job.spec.schedule == "*/5 * * * *"
     assert signaller.summary(signal.target) == "Volcano CronJob ns/nightly"
 
@@ -72,14 +72,14 @@ def test_status_write_is_an_echo_but_a_spec_change_is_news() -> None:
         == []
     )
     [signal] = _to_cron(r.route(modified(K.CRON_JOB, cron_job(schedule="@hourly"))))
-    assert signal.name == signals.SIGNAL_CRON_JOB_OBSERVED
+    assert signal.name == cronjob_signals.SIGNAL_CRON_JOB_OBSERVED
 
 
 def test_deleted_cronjob_is_told_and_never_started_again() -> None:
     r = router.Router()
     route_all(r, added(K.CRON_JOB, cron_job()))
     [gone] = _to_cron(r.route(deleted(K.CRON_JOB, cron_job())))
-    assert gone.name == signals.SIGNAL_CRON_JOB_DELETED and not gone.start
+    assert gone.name == cronjob_signals.SIGNAL_CRON_JOB_DELETED and not gone.start
     assert _to_cron(r.route(modified(K.CRON_JOB, cron_job()))) == []
     assert _to_cron(r.route(modified(K.JOB, job("Running")))) == []
 
@@ -95,13 +95,13 @@ def test_its_jobs_phase_changes_only_reach_it() -> None:
     route_all(r, added(K.CRON_JOB, cron_job()))
     assert _to_cron(r.route(added(K.JOB, job()))) == []  # the run just made it
     [running] = _to_cron(r.route(modified(K.JOB, job("Running", rv="2"))))
-    assert running.name == signals.SIGNAL_CRON_JOB_RUN_CHANGED and not running.start
+    assert running.name == cronjob_signals.SIGNAL_CRON_JOB_RUN_CHANGED and not running.start
     assert _to_cron(r.route(modified(K.JOB, job("Running", rv="3")))) == []
     [done] = _to_cron(r.route(modified(K.JOB, job("Completed", rv="4"))))
-    assert isinstance(done.payload, signals.CronJobRunChanged)
+    assert isinstance(done.payload, cronjob_signals.CronJobRunChanged)
     assert (done.payload.job.name, done.payload.job.phase) == ("nightly-1", "Completed")
     [gone] = _to_cron(r.route(deleted(K.JOB, job("Completed", rv="5"))))
-    assert isinstance(gone.payload, signals.CronJobRunChanged) and gone.payload.job.deleted
+    assert isinstance(gone.payload, cronjob_signals.CronJobRunChanged) and gone.payload.job.deleted
 
 
 def test_a_job_of_no_cronjob_is_not_its_news() -> None:

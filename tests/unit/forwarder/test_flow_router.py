@@ -8,14 +8,15 @@ from typing import Any
 import pytest
 
 from forwarder import signaller
-from forwarder.routing import events, router
-from models import signals
+from forwarder.routing import envelopes, router
+from models.signals import common as common_signals
+from models.signals import jobflow as jobflow_signals
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 pytestmark = pytest.mark.unit
 
-K = events.Kind
-FLOW = events.FlowRef("ns", "f")
+K = envelopes.Kind
+FLOW = envelopes.FlowRef("ns", "f")
 
 
 def flow(
@@ -51,16 +52,18 @@ def template(name: str = "a") -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ns", "uid": f"t-{name}"}, "spec": {}}
 
 
-def _flow_signals(out: list[events.Outbound]) -> list[tuple[str, signals.Payload]]:
-    return [(o.name, o.payload) for o in out if isinstance(o, events.Signal) and o.target == FLOW]
+def _flow_signals(out: list[envelopes.Outbound]) -> list[tuple[str, common_signals.Payload]]:
+    return [
+        (o.name, o.payload) for o in out if isinstance(o, envelopes.Signal) and o.target == FLOW
+    ]
 
 
 def test_a_flow_starts_its_workflow_under_its_id() -> None:
     [signal] = router.Router().route(added(K.JOBFLOW, flow()))
-    assert isinstance(signal, events.Signal) and signal.start
+    assert isinstance(signal, envelopes.Signal) and signal.start
     assert signal.target.workflow_id == "jobflow/ns/f"
-    assert signal.name == signals.SIGNAL_JOBFLOW_OBSERVED
-    assert isinstance(signal.payload, signals.FlowObserved)
+    assert signal.name == jobflow_signals.SIGNAL_JOBFLOW_OBSERVED
+    assert isinstance(signal.payload, jobflow_signals.FlowObserved)
     assert signal.payload.uid == "flow-uid" and [f.name for f in signal.payload.spec.entries] == [
         "a"
     ]
@@ -72,7 +75,10 @@ def test_a_status_write_is_not_news_but_a_spec_change_is() -> None:
     route_all(r, added(K.JOBFLOW, flow()))
     assert r.route(modified(K.JOBFLOW, flow())) == []
     [changed] = r.route(modified(K.JOBFLOW, flow(generation=2, targets=("a", "b"))))
-    assert isinstance(changed, events.Signal) and changed.name == signals.SIGNAL_JOBFLOW_OBSERVED
+    assert (
+        isinstance(changed, envelopes.Signal)
+        and changed.name == jobflow_signals.SIGNAL_JOBFLOW_OBSERVED
+    )
 
 
 def test_job_phase_changes_reach_the_flow_and_nothing_else_does() -> None:
@@ -80,13 +86,13 @@ def test_job_phase_changes_reach_the_flow_and_nothing_else_does() -> None:
     route_all(r, added(K.JOBFLOW, flow()))
     assert _flow_signals(r.route(added(K.JOB, job()))) == []  # the flow just made it
     [(name, payload)] = _flow_signals(r.route(modified(K.JOB, job(phase="Running"))))
-    assert name == signals.SIGNAL_FLOW_JOB_CHANGED
-    assert isinstance(payload, signals.FlowJobChanged)
+    assert name == jobflow_signals.SIGNAL_FLOW_JOB_CHANGED
+    assert isinstance(payload, jobflow_signals.FlowJobChanged)
     assert (payload.job.name, payload.job.phase, payload.job.retry_count) == ("f-a", "Running", 1)
     assert payload.job.running_duration == "1m0s"
     assert _flow_signals(r.route(modified(K.JOB, job(phase="Running")))) == []
     [(_, gone)] = _flow_signals(r.route(deleted(K.JOB, job(phase="Completed"))))
-    assert isinstance(gone, signals.FlowJobChanged) and gone.job.deleted
+    assert isinstance(gone, jobflow_signals.FlowJobChanged) and gone.job.deleted
 
 
 @pytest.mark.parametrize(
@@ -100,26 +106,30 @@ def test_a_job_without_its_flows_label_is_not_the_flows(label: str) -> None:
 
 def test_jobs_listed_before_their_flow_are_sent_when_it_shows_up() -> None:
     r = router.Router()
-    listed = events.Relisted(K.JOB, [job(phase="Completed")])
+    listed = envelopes.Relisted(K.JOB, [job(phase="Completed")])
     assert _flow_signals(r.route(listed)) == []
-    out = r.route(events.Relisted(K.JOBFLOW, [flow()]))
+    out = r.route(envelopes.Relisted(K.JOBFLOW, [flow()]))
     names = [name for name, _ in _flow_signals(out)]
-    assert names == [signals.SIGNAL_JOBFLOW_OBSERVED, signals.SIGNAL_FLOW_JOB_CHANGED]
+    assert names == [
+        jobflow_signals.SIGNAL_JOBFLOW_OBSERVED,
+        jobflow_signals.SIGNAL_FLOW_JOB_CHANGED,
+    ]
 
 
 def test_a_job_vanished_from_a_list_is_sent_deleted() -> None:
     r = router.Router()
     route_all(r, added(K.JOBFLOW, flow()), modified(K.JOB, job(phase="Running")))
-    [(_, gone)] = _flow_signals(r.route(events.Relisted(K.JOB, [])))
-    assert isinstance(gone, signals.FlowJobChanged) and gone.job.deleted
+    [(_, gone)] = _flow_signals(r.route(envelopes.Relisted(K.JOB, [])))
+    assert isinstance(gone, jobflow_signals.FlowJobChanged) and gone.job.deleted
 
 
 def test_a_template_appearing_wakes_the_flows_naming_it() -> None:
     r = router.Router()
     route_all(r, added(K.JOBFLOW, flow(targets=("a", "b"))))
     [(name, payload)] = _flow_signals(r.route(added(K.JOBTEMPLATE, template("b"))))
-    assert name == signals.SIGNAL_TEMPLATE_OBSERVED and payload == signals.TemplateObserved(
-        name="b"
+    assert (
+        name == jobflow_signals.SIGNAL_TEMPLATE_OBSERVED
+        and payload == jobflow_signals.TemplateObserved(name="b")
     )
     assert r.route(added(K.JOBTEMPLATE, template("z"))) == []
     assert r.route(modified(K.JOBTEMPLATE, template("b"))) == []
@@ -129,8 +139,8 @@ def test_a_deleted_flow_is_told_once_and_never_started_again() -> None:
     r = router.Router()
     route_all(r, added(K.JOBFLOW, flow()))
     [gone] = r.route(deleted(K.JOBFLOW, flow()))
-    assert isinstance(gone, events.Signal) and not gone.start
-    assert gone.name == signals.SIGNAL_JOBFLOW_DELETED
+    assert isinstance(gone, envelopes.Signal) and not gone.start
+    assert gone.name == jobflow_signals.SIGNAL_JOBFLOW_DELETED
     assert r.route(modified(K.JOBFLOW, flow(generation=3))) == []  # a late event of that uid
     assert _flow_signals(r.route(modified(K.JOB, job(phase="Failed")))) == []
     assert r.route(added(K.JOBTEMPLATE, template("a"))) == []

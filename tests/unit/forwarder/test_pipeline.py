@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from forwarder import pipeline
-from forwarder.routing import events
-from models import signals
+from forwarder.routing import envelopes
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.unit.forwarder import command, job, pod, pod_group, queue, queue_owner
 
-K = events.Kind
+K = envelopes.Kind
 
 
 class IdleStream:
@@ -53,11 +55,11 @@ class Endpoint:
 
 class Sender:
     def __init__(self) -> None:
-        self.signals: list[events.Signal] = []
+        self.signals: list[envelopes.Signal] = []
         self.abandoned = False
         self.sent = 0
 
-    def submit(self, signal: events.Signal) -> None:
+    def submit(self, signal: envelopes.Signal) -> None:
         self.signals.append(signal)
 
     async def join(self) -> None:
@@ -106,9 +108,9 @@ async def test_jobs_listed_first_and_pods_flushed_on_graceful_stop() -> None:
     # The full list of pods ends with each Job hearing which of its pods exist: its pending
     # batch goes first.
     assert sender.names() == [
-        signals.SIGNAL_JOB_OBSERVED,
-        signals.SIGNAL_PODS_CHANGED,
-        signals.SIGNAL_PODS_LISTED,
+        job_signals.SIGNAL_JOB_OBSERVED,
+        job_signals.SIGNAL_PODS_CHANGED,
+        job_signals.SIGNAL_PODS_LISTED,
     ]
     assert not sender.abandoned
 
@@ -118,9 +120,9 @@ async def test_lease_lost_drops_pending_batches() -> None:
     calls = {k: Endpoint([], [], k) for k in K}
     term = pipeline.Pipeline(calls, lambda *_: True, sender, delay=60)  # type: ignore[arg-type]
     # A Job's pod snapshot waiting in a batch that nothing else flushes.
-    ref = events.JobRef("ns", "train")
-    snapshot = signals.PodSnapshot(name="train-w-0", uid="u0", task="w", phase="Running")
-    term._coalescer.add(events.PodUpdate(ref, snapshot), now=0.0)
+    ref = envelopes.JobRef("ns", "train")
+    snapshot = job_signals.PodSnapshot(name="train-w-0", uid="u0", task="w", phase="Running")
+    term._coalescer.add(envelopes.PodUpdate(ref, snapshot), now=0.0)
     await term.finish(graceful=False)
     assert sender.names() == [] and sender.abandoned
 
@@ -134,7 +136,7 @@ async def test_command_delivered_only_if_this_replica_deleted_it(
 ) -> None:
     sender, _, deleted = await run_term(True, deletes, {K.COMMAND: [command()]})
     assert deleted == [("ns", "train-abortjob-x", "cmd-uid")]
-    assert sender.names().count(signals.SIGNAL_COMMAND_ISSUED) == delivered
+    assert sender.names().count(common_signals.SIGNAL_COMMAND_ISSUED) == delivered
 
 
 async def test_queues_started_before_their_pod_groups_and_commands() -> None:
@@ -151,17 +153,17 @@ async def test_queues_started_before_their_pod_groups_and_commands() -> None:
         == {K.JOB, K.QUEUE, K.BATCH_JOB, K.CRON_JOB}
     )
     assert deleted == [("ns", "q1-close", "cmd-uid")]
-    to_q1 = [s.name for s in sender.signals if s.target == events.QueueRef("q1")]
+    to_q1 = [s.name for s in sender.signals if s.target == envelopes.QueueRef("q1")]
     # PodGroups and Commands are separate watches: either may come first, after the start.
-    assert to_q1[0] == signals.SIGNAL_QUEUE_OBSERVED
+    assert to_q1[0] == queue_signals.SIGNAL_QUEUE_OBSERVED
     assert sorted(to_q1[1:]) == [
-        signals.SIGNAL_COMMAND_ISSUED,
-        signals.SIGNAL_POD_GROUPS_CHANGED,
-        signals.SIGNAL_POD_GROUPS_LISTED,
+        common_signals.SIGNAL_COMMAND_ISSUED,
+        queue_signals.SIGNAL_POD_GROUPS_CHANGED,
+        queue_signals.SIGNAL_POD_GROUPS_LISTED,
     ]
-    to_root = [s.name for s in sender.signals if s.target == events.QueueRef("root")]
+    to_root = [s.name for s in sender.signals if s.target == envelopes.QueueRef("root")]
     assert to_root == [
-        signals.SIGNAL_QUEUE_OBSERVED,
-        signals.SIGNAL_CHILD_QUEUE_OBSERVED,
-        signals.SIGNAL_POD_GROUPS_LISTED,
+        queue_signals.SIGNAL_QUEUE_OBSERVED,
+        queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED,
+        queue_signals.SIGNAL_POD_GROUPS_LISTED,
     ]

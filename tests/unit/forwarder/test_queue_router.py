@@ -6,42 +6,48 @@ from typing import Any
 
 import pytest
 
-from forwarder.routing import events, router
+from forwarder.routing import envelopes, router
 from forwarder.routing import queue_translate as qt
-from models import signals
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.unit.forwarder import command, owner, pod_group, queue, queue_owner
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
-K = events.Kind
-Q = events.QueueRef
+K = envelopes.Kind
+Q = envelopes.QueueRef
 CLOSED = {"volcano.sh/closed-by-parent": "true"}
 
 
-def observed(obj: dict[str, Any]) -> events.Signal:
-    payload = signals.QueueObserved(queue=obj)
-    return events.Signal(qt.queue_ref(obj), signals.SIGNAL_QUEUE_OBSERVED, payload, start=True)
+def observed(obj: dict[str, Any]) -> envelopes.Signal:
+    payload = queue_signals.QueueObserved(queue=obj)
+    return envelopes.Signal(
+        qt.queue_ref(obj), queue_signals.SIGNAL_QUEUE_OBSERVED, payload, start=True
+    )
 
 
-def child(parent: str, obj: dict[str, Any], start: bool = True) -> events.Signal:
+def child(parent: str, obj: dict[str, Any], start: bool = True) -> envelopes.Signal:
     payload = qt.child_observed(obj)
-    return events.Signal(Q(parent), signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload, start=start)
+    return envelopes.Signal(
+        Q(parent), queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload, start=start
+    )
 
 
-def child_gone(parent: str, name: str = "q1") -> events.Signal:
-    payload = signals.ChildQueueObserved(name=name, deleted=True)
-    return events.Signal(Q(parent), signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload)
+def child_gone(parent: str, name: str = "q1") -> envelopes.Signal:
+    payload = queue_signals.ChildQueueObserved(name=name, deleted=True)
+    return envelopes.Signal(Q(parent), queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, payload)
 
 
-def queue_gone(name: str = "q1", uid: str | None = None) -> events.Signal:
-    payload = signals.QueueDeleted(uid=uid or f"uid-{name}")
-    return events.Signal(Q(name), signals.SIGNAL_QUEUE_DELETED, payload)
+def queue_gone(name: str = "q1", uid: str | None = None) -> envelopes.Signal:
+    payload = queue_signals.QueueDeleted(uid=uid or f"uid-{name}")
+    return envelopes.Signal(Q(name), queue_signals.SIGNAL_QUEUE_DELETED, payload)
 
 
 def ref(
     queue_name: str, key: str = "ns/pg", phase: str | None = "Pending", gone: bool = False
-) -> events.GroupRefUpdate:
-    payload = signals.PodGroupRef(key=key, phase=phase, deleted=gone)
-    return events.GroupRefUpdate(Q(queue_name), payload)
+) -> envelopes.GroupRefUpdate:
+    payload = queue_signals.PodGroupRef(key=key, phase=phase, deleted=gone)
+    return envelopes.GroupRefUpdate(Q(queue_name), payload)
 
 
 def group(
@@ -54,7 +60,7 @@ def group(
 def with_queues(*objs: dict[str, Any]) -> router.Router:
     """A router that has listed root and `objs` (outputs discarded)."""
     r = router.Router()
-    r.route(events.Relisted(K.QUEUE, [queue("root", parent=None), *objs]))
+    r.route(envelopes.Relisted(K.QUEUE, [queue("root", parent=None), *objs]))
     return r
 
 
@@ -126,7 +132,7 @@ def test_queue_deleted_tells_it_and_its_parent_and_refuses_late_events() -> None
     assert r.queue_deleted("uid-q1")
     # A late event (or a relist race) for the deleted uid must never start a new run.
     assert r.route(modified(K.QUEUE, queue(state="Closed"))) == []
-    assert r.route(events.Relisted(K.QUEUE, [queue("root", parent=None), queue()])) == [
+    assert r.route(envelopes.Relisted(K.QUEUE, [queue("root", parent=None), queue()])) == [
         observed(queue("root", parent=None))
     ]
     # The same name under a new uid is a new Queue.
@@ -153,7 +159,7 @@ def test_deleted_queue_uids_are_bounded() -> None:
 def test_relist_observes_every_queue_and_deletes_the_vanished() -> None:
     root, stay, gone = queue("root", parent=None), queue("stay"), queue("gone", parent="stay")
     r = with_queues(stay, gone)
-    assert r.route(events.Relisted(K.QUEUE, [root, stay])) == [
+    assert r.route(envelopes.Relisted(K.QUEUE, [root, stay])) == [
         queue_gone("gone"),
         child_gone("stay", "gone"),
         observed(root),
@@ -165,7 +171,7 @@ def test_relist_observes_every_queue_and_deletes_the_vanished() -> None:
 
 def test_relist_child_before_parent_still_starts_parent() -> None:
     kid, team, root = queue("a-kid", parent="team"), queue("team"), queue("root", parent=None)
-    out = router.Router().route(events.Relisted(K.QUEUE, [kid, team, root]))
+    out = router.Router().route(envelopes.Relisted(K.QUEUE, [kid, team, root]))
     assert out == [
         observed(kid),
         child("team", kid),
@@ -212,10 +218,10 @@ def test_job_pod_group_goes_to_job_and_queue() -> None:
     assert r.route(added(K.POD_GROUP, pod_group(name="pg", queue="q1"))) == [ref("q1")]
     obj = pod_group(name="pg", queue="q1", phase="Inqueue")
     out = r.route(modified(K.POD_GROUP, obj))
-    job = events.Signal(
-        events.JobRef("ns", "train"),
-        signals.SIGNAL_POD_GROUP_OBSERVED,
-        signals.PodGroupObserved(name="pg", phase="Inqueue"),
+    job = envelopes.Signal(
+        envelopes.JobRef("ns", "train"),
+        job_signals.SIGNAL_POD_GROUP_OBSERVED,
+        job_signals.PodGroupObserved(name="pg", phase="Inqueue"),
     )
     assert out == [job, ref("q1", phase="Inqueue")]
 
@@ -239,7 +245,7 @@ def test_pod_group_of_unknown_queue_held_until_queue_appears() -> None:
     ]
     # Already live: a later relist of the queue does not resend the refs.
     assert ref("q1", phase="Inqueue") not in r.route(
-        events.Relisted(K.QUEUE, [queue("root", parent=None), queue()])
+        envelopes.Relisted(K.QUEUE, [queue("root", parent=None), queue()])
     )
 
 
@@ -252,28 +258,30 @@ def test_pod_group_of_deleted_queue_not_sent() -> None:
 def test_pod_group_relist_resends_refs_and_deletes_vanished() -> None:
     r = with_queues(queue())
     a, b = group(uid="ua"), pod_group(name="b", uid="ub", owners=[], queue="q1")
-    route_all(r, events.Relisted(K.POD_GROUP, [a, b]))
-    out = r.route(events.Relisted(K.POD_GROUP, [b]))
-    assert [o for o in out if not isinstance(o, events.Signal)] == [
+    route_all(r, envelopes.Relisted(K.POD_GROUP, [a, b]))
+    out = r.route(envelopes.Relisted(K.POD_GROUP, [b]))
+    assert [o for o in out if not isinstance(o, envelopes.Signal)] == [
         ref("q1", gone=True),
         ref("q1", key="ns/b"),
     ]
-    out = r.route(events.Relisted(K.POD_GROUP, []))
-    assert [o for o in out if not isinstance(o, events.Signal)] == [
+    out = r.route(envelopes.Relisted(K.POD_GROUP, []))
+    assert [o for o in out if not isinstance(o, envelopes.Signal)] == [
         ref("q1", key="ns/b", gone=True)
     ]
     # And every live queue hears which PodGroups the list holds.
-    listed = [o.payload for o in out if isinstance(o, events.Signal) and o.target == Q("q1")]
-    assert listed == [signals.PodGroupsListed()]
+    listed = [o.payload for o in out if isinstance(o, envelopes.Signal) and o.target == Q("q1")]
+    assert listed == [queue_signals.PodGroupsListed()]
 
 
 # --- Commands aimed at queues -----------------------------------------------------------------
 
 
-def consumed(action: str = "CloseQueue") -> events.ConsumeCommand:
-    issued = signals.CommandIssued(action=action, command="q1-close", reason="user", message="m")
-    signal = events.Signal(Q("q1"), signals.SIGNAL_COMMAND_ISSUED, issued)
-    return events.ConsumeCommand("default", "q1-close", "cmd-uid", signal)
+def consumed(action: str = "CloseQueue") -> envelopes.ConsumeCommand:
+    issued = common_signals.CommandIssued(
+        action=action, command="q1-close", reason="user", message="m"
+    )
+    signal = envelopes.Signal(Q("q1"), common_signals.SIGNAL_COMMAND_ISSUED, issued)
+    return envelopes.ConsumeCommand("default", "q1-close", "cmd-uid", signal)
 
 
 def queue_command(**kw: Any) -> dict[str, Any]:
@@ -294,11 +302,13 @@ QUEUE_COMMANDS = [
 
 @pytest.mark.parametrize(("obj", "expected"), QUEUE_COMMANDS)
 def test_queue_command_consumed_then_delivered(
-    obj: dict[str, Any], expected: events.ConsumeCommand | None
+    obj: dict[str, Any], expected: envelopes.ConsumeCommand | None
 ) -> None:
     out = router.Router().route(added(K.COMMAND, obj))
     if expected is None:
-        assert all(o.signal.target != Q("q1") for o in out if isinstance(o, events.ConsumeCommand))
+        assert all(
+            o.signal.target != Q("q1") for o in out if isinstance(o, envelopes.ConsumeCommand)
+        )
     else:
         assert out == [expected]
 

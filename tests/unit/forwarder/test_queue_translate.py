@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from forwarder.routing import events
+from forwarder.routing import envelopes
 from forwarder.routing import queue_translate as qt
-from models import signals
+from models.signals import queue as queue_signals
 from tests.unit.forwarder import command, owner, pod_group, queue, queue_owner
 
 CLOSED = {"volcano.sh/closed-by-parent": "true"}
@@ -51,39 +51,39 @@ def test_child_fingerprint_only_parent_state_closed_by_parent(
 
 
 PARENTS = [
-    pytest.param(queue(parent="team"), events.QueueRef("team"), id="named"),
-    pytest.param(queue(parent=None), events.QueueRef("root"), id="unset-is-root"),
-    pytest.param(queue(parent=""), events.QueueRef("root"), id="empty-is-root"),
+    pytest.param(queue(parent="team"), envelopes.QueueRef("team"), id="named"),
+    pytest.param(queue(parent=None), envelopes.QueueRef("root"), id="unset-is-root"),
+    pytest.param(queue(parent=""), envelopes.QueueRef("root"), id="empty-is-root"),
     pytest.param(queue("root", parent=None), None, id="root-has-none"),
 ]
 
 
 @pytest.mark.parametrize(("obj", "expected"), PARENTS)
 def test_parent_defaults_to_root_and_root_has_none(
-    obj: dict[str, Any], expected: events.QueueRef | None
+    obj: dict[str, Any], expected: envelopes.QueueRef | None
 ) -> None:
     assert qt.parent(obj) == expected
 
 
 def test_child_observed_carries_state_and_closed_by_parent() -> None:
     obj = queue(state="Closed", annotations=CLOSED)
-    assert qt.child_observed(obj) == signals.ChildQueueObserved(
+    assert qt.child_observed(obj) == queue_signals.ChildQueueObserved(
         name="q1", state="Closed", closed_by_parent=True
     )
-    assert qt.child_observed(queue(state=None)) == signals.ChildQueueObserved(name="q1")
-    assert qt.child_deleted("q1") == signals.ChildQueueObserved(name="q1", deleted=True)
+    assert qt.child_observed(queue(state=None)) == queue_signals.ChildQueueObserved(name="q1")
+    assert qt.child_deleted("q1") == queue_signals.ChildQueueObserved(name="q1", deleted=True)
 
 
 def test_queue_observed_carries_whole_object() -> None:
     obj = queue(running=2)
-    assert qt.queue_observed(obj) == signals.QueueObserved(queue=obj)
+    assert qt.queue_observed(obj) == queue_signals.QueueObserved(queue=obj)
 
 
 def test_queue_observed_leaves_out_managed_fields() -> None:
     obj = queue(running=2)
     managed = [{"manager": "vc-scheduler", "operation": "Update", "subresource": "status"}]
     stored = {**obj, "metadata": {**obj["metadata"], "managedFields": managed}}
-    assert qt.queue_observed(stored) == signals.QueueObserved(queue=obj)
+    assert qt.queue_observed(stored) == queue_signals.QueueObserved(queue=obj)
 
 
 POD_GROUP_QUEUES = [
@@ -96,14 +96,14 @@ POD_GROUP_QUEUES = [
 
 @pytest.mark.parametrize(("obj", "expected"), POD_GROUP_QUEUES)
 def test_pod_group_queue_from_spec_queue(obj: dict[str, Any], expected: str) -> None:
-    assert qt.pod_group_queue(obj) == events.QueueRef(expected)
+    assert qt.pod_group_queue(obj) == envelopes.QueueRef(expected)
 
 
 def test_pod_group_ref_keyed_by_namespace_and_name() -> None:
-    assert qt.pod_group_ref(pod_group(phase="Inqueue")) == signals.PodGroupRef(
+    assert qt.pod_group_ref(pod_group(phase="Inqueue")) == queue_signals.PodGroupRef(
         key="ns/train-pg", phase="Inqueue"
     )
-    assert qt.pod_group_ref(pod_group(phase=None), deleted=True) == signals.PodGroupRef(
+    assert qt.pod_group_ref(pod_group(phase=None), deleted=True) == queue_signals.PodGroupRef(
         key="ns/train-pg", deleted=True
     )
 
@@ -131,4 +131,4 @@ COMMAND_QUEUES = [
 
 @pytest.mark.parametrize(("obj", "expected"), COMMAND_QUEUES)
 def test_command_queue_from_target_or_owner_ref(obj: dict[str, Any], expected: str | None) -> None:
-    assert qt.command_queue(obj) == (events.QueueRef(expected) if expected else None)
+    assert qt.command_queue(obj) == (envelopes.QueueRef(expected) if expected else None)

@@ -6,30 +6,34 @@ from typing import Any
 
 import pytest
 
-from forwarder.routing import events, router, translate
-from models import signals
+from forwarder.routing import envelopes, router, translate
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from tests.unit.forwarder import command, job, owner, pod, pod_group, queue
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
-K = events.Kind
-REF = events.JobRef("ns", "train")
+K = envelopes.Kind
+REF = envelopes.JobRef("ns", "train")
 
 
-def observed(obj: dict[str, Any]) -> events.Signal:
-    return events.Signal(REF, signals.SIGNAL_JOB_OBSERVED, signals.JobObserved(job=obj), start=True)
+def observed(obj: dict[str, Any]) -> envelopes.Signal:
+    return envelopes.Signal(
+        REF, job_signals.SIGNAL_JOB_OBSERVED, job_signals.JobObserved(job=obj), start=True
+    )
 
 
-def job_gone(uid: str = "job-uid") -> events.Signal:
-    return events.Signal(REF, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=uid))
+def job_gone(uid: str = "job-uid") -> envelopes.Signal:
+    return envelopes.Signal(REF, job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid=uid))
 
 
-def pod_update(obj: dict[str, Any], gone: bool = False) -> events.PodUpdate:
-    return events.PodUpdate(REF, translate.pod_snapshot(obj, deleted=gone))
+def pod_update(obj: dict[str, Any], gone: bool = False) -> envelopes.PodUpdate:
+    return envelopes.PodUpdate(REF, translate.pod_snapshot(obj, deleted=gone))
 
 
-def group_signal(obj: dict[str, Any], gone: bool = False) -> events.Signal:
+def group_signal(obj: dict[str, Any], gone: bool = False) -> envelopes.Signal:
     payload = translate.pod_group_observed(obj, deleted=gone)
-    return events.Signal(REF, signals.SIGNAL_POD_GROUP_OBSERVED, payload)
+    return envelopes.Signal(REF, job_signals.SIGNAL_POD_GROUP_OBSERVED, payload)
 
 
 JOB_UPDATES = [
@@ -82,7 +86,7 @@ def test_job_deleted_sends_job_deleted_and_refuses_late_events() -> None:
     assert r.job_deleted("job-uid")
     # A late event (or a relist race) for the deleted uid must never start a new run.
     assert r.route(modified(K.JOB, job(phase="Completed"))) == []
-    assert r.route(events.Relisted(K.JOB, [job()])) == []
+    assert r.route(envelopes.Relisted(K.JOB, [job()])) == []
     # The same name under a new uid is a new Job.
     fresh = job(uid="uid-2")
     assert r.route(added(K.JOB, fresh)) == [observed(fresh)]
@@ -98,11 +102,13 @@ def test_deleted_uids_are_bounded() -> None:
 def test_relist_sends_every_job_and_deletes_the_vanished() -> None:
     r = router.Router()
     stay, gone = job(uid="stay"), job(name="old", uid="gone")
-    route_all(r, events.Relisted(K.JOB, [stay, gone]))
-    out = r.route(events.Relisted(K.JOB, [stay]))
-    old = events.JobRef("ns", "old")
+    route_all(r, envelopes.Relisted(K.JOB, [stay, gone]))
+    out = r.route(envelopes.Relisted(K.JOB, [stay]))
+    old = envelopes.JobRef("ns", "old")
     assert out == [
-        events.Signal(old, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid="gone")),
+        envelopes.Signal(
+            old, job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid="gone")
+        ),
         observed(stay),
     ]
     assert r.job_deleted("gone")
@@ -118,7 +124,7 @@ def test_pod_events_update_then_delete() -> None:
 
 def test_pod_created_by_its_job_is_an_echo_but_relisted_it_is_sent() -> None:
     assert router.Router().route(added(K.POD, pod())) == []
-    assert router.Router().route(events.Relisted(K.POD, [pod()])) == [pod_update(pod())]
+    assert router.Router().route(envelopes.Relisted(K.POD, [pod()])) == [pod_update(pod())]
 
 
 @pytest.mark.parametrize(
@@ -138,7 +144,7 @@ def test_pod_bound_alone_is_not_sent_its_node_travels_with_running() -> None:
     bound, running = pod(node="n1", rv="11"), pod(phase="Running", node="n1", rv="12")
     assert route_all(r, added(K.POD, pod()), modified(K.POD, bound)) == []
     [update] = r.route(modified(K.POD, running))
-    assert isinstance(update, events.PodUpdate) and update.pod.node_name == "n1"
+    assert isinstance(update, envelopes.PodUpdate) and update.pod.node_name == "n1"
 
 
 def test_pod_resource_version_bump_alone_not_sent() -> None:
@@ -155,9 +161,9 @@ def test_pod_without_volcano_annotations_ignored() -> None:
 def test_relist_resends_pods_and_marks_vanished_deleted() -> None:
     r = router.Router()
     a, b = pod(name="a", uid="ua"), pod(name="b", uid="ub")
-    route_all(r, events.Relisted(K.POD, [a, b]))
-    assert r.route(events.Relisted(K.POD, [b])) == [pod_update(a, gone=True), pod_update(b)]
-    assert r.route(events.Relisted(K.POD, [])) == [pod_update(b, gone=True)]
+    route_all(r, envelopes.Relisted(K.POD, [a, b]))
+    assert r.route(envelopes.Relisted(K.POD, [b])) == [pod_update(a, gone=True), pod_update(b)]
+    assert r.route(envelopes.Relisted(K.POD, [])) == [pod_update(b, gone=True)]
 
 
 POD_GROUP_UPDATES = [
@@ -175,7 +181,7 @@ POD_GROUP_UPDATES = [
 def test_pod_group_sent_on_phase_change_only(first: str, second: str, sent: bool) -> None:
     r = router.Router()
     a, b = pod_group(phase=first), pod_group(phase=second, conditions=[{"type": "x"}])
-    assert r.route(events.Relisted(K.POD_GROUP, [a])) == [group_signal(a)]
+    assert r.route(envelopes.Relisted(K.POD_GROUP, [a])) == [group_signal(a)]
     assert r.route(modified(K.POD_GROUP, b)) == ([group_signal(b)] if sent else [])
 
 
@@ -190,9 +196,9 @@ def test_new_pod_group_is_its_jobs_echo_until_it_has_a_phase(phase: str | None, 
 def test_pod_group_deleted_and_vanished() -> None:
     r = router.Router()
     a, b = pod_group(name="a", uid="ua"), pod_group(name="b", uid="ub")
-    route_all(r, events.Relisted(K.POD_GROUP, [a, b]))
+    route_all(r, envelopes.Relisted(K.POD_GROUP, [a, b]))
     assert r.route(deleted(K.POD_GROUP, a)) == [group_signal(a, gone=True)]
-    assert r.route(events.Relisted(K.POD_GROUP, [])) == [group_signal(b, gone=True)]
+    assert r.route(envelopes.Relisted(K.POD_GROUP, [])) == [group_signal(b, gone=True)]
 
 
 def test_pod_group_not_owned_by_job_ignored() -> None:
@@ -202,17 +208,17 @@ def test_pod_group_not_owned_by_job_ignored() -> None:
 
 def test_command_added_for_job_is_consumed() -> None:
     r = router.Router()
-    issued = signals.CommandIssued(
+    issued = common_signals.CommandIssued(
         action="AbortJob", command="train-abortjob-x", reason="user", message="stop it"
     )
-    expected = events.ConsumeCommand(
+    expected = envelopes.ConsumeCommand(
         "ns",
         "train-abortjob-x",
         "cmd-uid",
-        events.Signal(REF, signals.SIGNAL_COMMAND_ISSUED, issued),
+        envelopes.Signal(REF, common_signals.SIGNAL_COMMAND_ISSUED, issued),
     )
     assert r.route(added(K.COMMAND, command())) == [expected]
-    assert r.route(events.Relisted(K.COMMAND, [command()])) == [expected]
+    assert r.route(envelopes.Relisted(K.COMMAND, [command()])) == [expected]
 
 
 COMMANDS_IGNORED = [
@@ -224,7 +230,7 @@ COMMANDS_IGNORED = [
 
 
 @pytest.mark.parametrize("item", COMMANDS_IGNORED)
-def test_command_ignored(item: events.Observed) -> None:
+def test_command_ignored(item: envelopes.Observed) -> None:
     assert router.Router().route(item) == []
 
 
@@ -244,27 +250,29 @@ def test_a_full_list_of_pods_tells_every_job_which_of_its_pods_exist() -> None:
     """Regression (chaos soak): a pod deleted while no forwarder led was in no list and no
     watch; now each Job hears the pods a full list holds, and one with none hears so too."""
     r = router.Router()
-    other = events.JobRef("ns", "idle")
-    route_all(r, events.Relisted(K.JOB, [job(), job(name="idle", uid="idle-uid")]))
-    out = r.route(events.Relisted(K.POD, [pod(name="a", uid="ua")]))
-    listed = {s.target: s.payload for s in out if isinstance(s, events.Signal)}
+    other = envelopes.JobRef("ns", "idle")
+    route_all(r, envelopes.Relisted(K.JOB, [job(), job(name="idle", uid="idle-uid")]))
+    out = r.route(envelopes.Relisted(K.POD, [pod(name="a", uid="ua")]))
+    listed = {s.target: s.payload for s in out if isinstance(s, envelopes.Signal)}
     assert listed == {
-        REF: signals.PodsListed(uids=["ua"], names=["a"]),
-        other: signals.PodsListed(),
+        REF: job_signals.PodsListed(uids=["ua"], names=["a"]),
+        other: job_signals.PodsListed(),
     }
-    assert [s.name for s in out if isinstance(s, events.Signal)] == [signals.SIGNAL_PODS_LISTED] * 2
+    assert [s.name for s in out if isinstance(s, envelopes.Signal)] == [
+        job_signals.SIGNAL_PODS_LISTED
+    ] * 2
 
 
 def test_a_full_list_of_pod_groups_tells_every_queue_which_of_its_pod_groups_exist() -> None:
     r = router.Router()
-    route_all(r, events.Relisted(K.QUEUE, [queue("root", parent=None), queue()]))
-    out = r.route(events.Relisted(K.POD_GROUP, [pod_group(owners=[], queue="q1")]))
+    route_all(r, envelopes.Relisted(K.QUEUE, [queue("root", parent=None), queue()]))
+    out = r.route(envelopes.Relisted(K.POD_GROUP, [pod_group(owners=[], queue="q1")]))
     listed = {
         s.target: s.payload
         for s in out
-        if isinstance(s, events.Signal) and s.name == signals.SIGNAL_POD_GROUPS_LISTED
+        if isinstance(s, envelopes.Signal) and s.name == queue_signals.SIGNAL_POD_GROUPS_LISTED
     }
     assert listed == {
-        events.QueueRef("q1"): signals.PodGroupsListed(keys=["ns/train-pg"]),
-        events.QueueRef("root"): signals.PodGroupsListed(),
+        envelopes.QueueRef("q1"): queue_signals.PodGroupsListed(keys=["ns/train-pg"]),
+        envelopes.QueueRef("root"): queue_signals.PodGroupsListed(),
     }

@@ -16,12 +16,14 @@ from temporalio.common import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from forwarder import signaller
-from forwarder.routing import events
-from models import signals
+from forwarder.routing import envelopes
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import queue as queue_signals
 from service import search_attributes
 
-A = events.JobRef("ns", "a")
-B = events.JobRef("ns", "b")
+A = envelopes.JobRef("ns", "a")
+B = envelopes.JobRef("ns", "b")
 
 
 class FakeHandle:
@@ -56,12 +58,12 @@ class FakeClient:
         )
 
 
-def deleted(job: events.JobRef, uid: str) -> events.Signal:
-    return events.Signal(job, signals.SIGNAL_JOB_DELETED, signals.JobDeleted(uid=uid))
+def deleted(job: envelopes.JobRef, uid: str) -> envelopes.Signal:
+    return envelopes.Signal(job, job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid=uid))
 
 
-async def deliver(client: FakeClient, *outgoing: events.Signal) -> signaller.Signaller:
-    start = signals.JobStart(settings=signals.ControllerSettings(scheduler_override="kube"))
+async def deliver(client: FakeClient, *outgoing: envelopes.Signal) -> signaller.Signaller:
+    start = job_signals.JobStart(settings=job_signals.ControllerSettings(scheduler_override="kube"))
     s = signaller.Signaller(client, start)  # type: ignore[arg-type]
     for sig in outgoing:
         s.submit(sig)
@@ -71,12 +73,16 @@ async def deliver(client: FakeClient, *outgoing: events.Signal) -> signaller.Sig
 
 async def test_job_observed_is_signal_with_start() -> None:
     client = FakeClient()
-    observed = signals.JobObserved(job={"metadata": {"name": "a"}})
-    await deliver(client, events.Signal(A, signals.SIGNAL_JOB_OBSERVED, observed, start=True))
+    observed = job_signals.JobObserved(job={"metadata": {"name": "a"}})
+    await deliver(
+        client, envelopes.Signal(A, job_signals.SIGNAL_JOB_OBSERVED, observed, start=True)
+    )
     assert client.starts == [
         {
             "workflow": "JobWorkflow",
-            "arg": signals.JobStart(settings=signals.ControllerSettings(scheduler_override="kube")),
+            "arg": job_signals.JobStart(
+                settings=job_signals.ControllerSettings(scheduler_override="kube")
+            ),
             "id": "vcjob/ns/a",
             "task_queue": "caldera-controllers",
             "start_signal": "job_observed",
@@ -99,17 +105,21 @@ async def test_job_observed_is_signal_with_start() -> None:
 
 async def test_queue_signals_start_queue_workflow() -> None:
     client = FakeClient()
-    observed = signals.QueueObserved(queue={"metadata": {"name": "q1"}})
-    child = signals.ChildQueueObserved(name="q1")
+    observed = queue_signals.QueueObserved(queue={"metadata": {"name": "q1"}})
+    child = queue_signals.ChildQueueObserved(name="q1")
     await deliver(
         client,
-        events.Signal(events.QueueRef("q1"), signals.SIGNAL_QUEUE_OBSERVED, observed, start=True),
-        events.Signal(events.QueueRef("root"), signals.SIGNAL_CHILD_QUEUE_OBSERVED, child, True),
+        envelopes.Signal(
+            envelopes.QueueRef("q1"), queue_signals.SIGNAL_QUEUE_OBSERVED, observed, start=True
+        ),
+        envelopes.Signal(
+            envelopes.QueueRef("root"), queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED, child, True
+        ),
     )
     assert client.starts == [
         {
             "workflow": "QueueWorkflow",
-            "arg": signals.QueueStart(),
+            "arg": queue_signals.QueueStart(),
             "id": f"queue/{name}",
             "task_queue": "caldera-queues",
             "start_signal": signal,
@@ -128,8 +138,10 @@ async def test_queue_signals_start_queue_workflow() -> None:
 
 async def test_plain_queue_signal_goes_to_queue_workflow() -> None:
     client = FakeClient()
-    gone = signals.QueueDeleted(uid="u")
-    await deliver(client, events.Signal(events.QueueRef("q1"), signals.SIGNAL_QUEUE_DELETED, gone))
+    gone = queue_signals.QueueDeleted(uid="u")
+    await deliver(
+        client, envelopes.Signal(envelopes.QueueRef("q1"), queue_signals.SIGNAL_QUEUE_DELETED, gone)
+    )
     assert client.sent == [("signal", "queue/q1", "queue_deleted", gone)]
     assert client.starts == []
 
@@ -165,60 +177,69 @@ async def test_failed_signal_then_next_in_lane(
     ("target", "spec", "expected"),
     [
         (
-            events.JobRef("ns", "a"),
+            envelopes.JobRef("ns", "a"),
             {"queue": "q1", "minAvailable": 3, "tasks": [{"replicas": 1}, {"replicas": 3}]},
             "Volcano Job ns/a · queue q1 · 4 pods, minAvailable 3",
         ),
-        (events.JobRef("ns", "a"), {"tasks": "bad"}, "Volcano Job ns/a · queue default · 0 pods"),
         (
-            events.BatchJobRef("ns", "b"),
+            envelopes.JobRef("ns", "a"),
+            {"tasks": "bad"},
+            "Volcano Job ns/a · queue default · 0 pods",
+        ),
+        (
+            envelopes.BatchJobRef("ns", "b"),
             {"parallelism": 2, "completions": 10},
             "Kubernetes Job ns/b · parallelism 2, completions 10",
         ),
-        (events.BatchJobRef("ns", "b"), {}, "Kubernetes Job ns/b · parallelism 1"),
+        (envelopes.BatchJobRef("ns", "b"), {}, "Kubernetes Job ns/b · parallelism 1"),
     ],
 )
 def test_summary_says_queue_and_size(
-    target: events.Target, spec: dict[str, object], expected: str
+    target: envelopes.Target, spec: dict[str, object], expected: str
 ) -> None:
-    observed = signals.JobObserved(job={"metadata": {"name": "x"}, "spec": spec})
+    observed = job_signals.JobObserved(job={"metadata": {"name": "x"}, "spec": spec})
     assert signaller.summary(target, observed) == expected
 
 
-def _attributes(target: events.Target, job: dict[str, object]) -> dict[str, str]:
-    found = signaller.start_attributes(target, signals.JobObserved(job=job))
+def _attributes(target: envelopes.Target, job: dict[str, object]) -> dict[str, str]:
+    found = signaller.start_attributes(target, job_signals.JobObserved(job=job))
     return {pair.key.name: pair.value for pair in found}
 
 
 @pytest.mark.parametrize(
     ("target", "status", "phase"),
     [
-        pytest.param(events.JobRef("ns", "a"), None, "Pending", id="vcjob-new"),
-        pytest.param(events.JobRef("ns", "a"), {"state": {}}, "Pending", id="vcjob-no-phase"),
+        pytest.param(envelopes.JobRef("ns", "a"), None, "Pending", id="vcjob-new"),
+        pytest.param(envelopes.JobRef("ns", "a"), {"state": {}}, "Pending", id="vcjob-no-phase"),
         pytest.param(
-            events.JobRef("ns", "a"), {"state": {"phase": "Running"}}, "Running", id="vcjob-running"
+            envelopes.JobRef("ns", "a"),
+            {"state": {"phase": "Running"}},
+            "Running",
+            id="vcjob-running",
         ),
-        pytest.param(events.JobRef("ns", "a"), {"state": "bad"}, "Pending", id="vcjob-malformed"),
-        pytest.param(events.BatchJobRef("ns", "b"), None, "Pending", id="batch-new"),
         pytest.param(
-            events.BatchJobRef("ns", "b"),
+            envelopes.JobRef("ns", "a"), {"state": "bad"}, "Pending", id="vcjob-malformed"
+        ),
+        pytest.param(envelopes.BatchJobRef("ns", "b"), None, "Pending", id="batch-new"),
+        pytest.param(
+            envelopes.BatchJobRef("ns", "b"),
             {"startTime": "2025-01-01T00:00:00Z"},
             "Running",
             id="batch-started",
         ),
         pytest.param(
-            events.BatchJobRef("ns", "b"),
+            envelopes.BatchJobRef("ns", "b"),
             {"conditions": [{"type": "Complete", "status": "True"}]},
             "Complete",
             id="batch-complete",
         ),
         pytest.param(
-            events.BatchJobRef("ns", "b"), {"conditions": "bad"}, None, id="batch-malformed"
+            envelopes.BatchJobRef("ns", "b"), {"conditions": "bad"}, None, id="batch-malformed"
         ),
     ],
 )
 def test_start_attributes_carry_the_first_phase(
-    target: events.Target, status: dict[str, object] | None, phase: str | None
+    target: envelopes.Target, status: dict[str, object] | None, phase: str | None
 ) -> None:
     """The phase the workflow shows first is set in the start request, so the workflow's
     upsert of it finds nothing to change and records no event."""
@@ -229,15 +250,19 @@ def test_start_attributes_carry_the_first_phase(
 
 
 def test_start_attributes_of_a_cron_job_or_another_payload_have_no_phase() -> None:
-    cron = signaller.start_attributes(events.CronJobRef("ns", "c"), signals.JobObserved(job={}))
+    cron = signaller.start_attributes(
+        envelopes.CronJobRef("ns", "c"), job_signals.JobObserved(job={})
+    )
     assert search_attributes.JOB_PHASE.name not in {p.key.name for p in cron}
-    gone = signaller.start_attributes(events.JobRef("ns", "a"), signals.JobDeleted(uid="u"))
+    gone = signaller.start_attributes(
+        envelopes.JobRef("ns", "a"), common_signals.JobDeleted(uid="u")
+    )
     assert search_attributes.JOB_PHASE.name not in {p.key.name for p in gone}
 
 
 def test_summary_fits_temporal_limit() -> None:
-    assert len(signaller.summary(events.JobRef("n" * 63, "j" * 253)).encode()) <= 200
-    assert len(signaller.summary(events.QueueRef("q" * 253)).encode()) <= 200
+    assert len(signaller.summary(envelopes.JobRef("n" * 63, "j" * 253)).encode()) <= 200
+    assert len(signaller.summary(envelopes.QueueRef("q" * 253)).encode()) <= 200
 
 
 @pytest.mark.parametrize(

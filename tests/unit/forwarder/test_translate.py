@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from forwarder.routing import events, translate
-from models import signals
+from forwarder.routing import envelopes, translate
+from models.signals import common as common_signals
+from models.signals import job as job_signals
 from tests.unit.forwarder import command, container, job, owner, pod, pod_group
 
-BASE = signals.PodSnapshot(
+BASE = job_signals.PodSnapshot(
     name="train-worker-0",
     uid="pod-uid",
     resource_version="10",
@@ -106,21 +107,23 @@ def test_pod_snapshot_deleted_event_marks_deleted() -> None:
 
 
 POD_ROUTES = [
-    pytest.param(pod(), events.JobRef("ns", "train"), id="annotated"),
+    pytest.param(pod(), envelopes.JobRef("ns", "train"), id="annotated"),
     pytest.param(pod(job_name=None), None, id="no-job-name"),
     pytest.param(pod(task=None), None, id="no-task-spec"),
-    pytest.param(pod(owners=[]), events.JobRef("ns", "train"), id="routed-without-owner"),
+    pytest.param(pod(owners=[]), envelopes.JobRef("ns", "train"), id="routed-without-owner"),
 ]
 
 
 @pytest.mark.parametrize(("obj", "expected"), POD_ROUTES)
-def test_pod_job_routes_by_annotation(obj: dict[str, Any], expected: events.JobRef | None) -> None:
+def test_pod_job_routes_by_annotation(
+    obj: dict[str, Any], expected: envelopes.JobRef | None
+) -> None:
     assert translate.pod_job(obj) == expected
 
 
 def test_job_observed_carries_whole_object() -> None:
     obj = job(phase="Running", running=1)
-    assert translate.job_observed(obj) == signals.JobObserved(job=obj)
+    assert translate.job_observed(obj) == job_signals.JobObserved(job=obj)
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -141,7 +144,7 @@ def test_job_observed_leaves_out_managed_fields_only() -> None:
 
 
 POD_GROUP_ROUTES = [
-    pytest.param(pod_group(), events.JobRef("ns", "train"), id="owned-by-job"),
+    pytest.param(pod_group(), envelopes.JobRef("ns", "train"), id="owned-by-job"),
     pytest.param(pod_group(owners=[]), None, id="no-owner"),
     pytest.param(pod_group(owners=[owner(kind="Deployment")]), None, id="other-kind"),
 ]
@@ -149,7 +152,7 @@ POD_GROUP_ROUTES = [
 
 @pytest.mark.parametrize(("obj", "expected"), POD_GROUP_ROUTES)
 def test_pod_group_job_routes_by_controller(
-    obj: dict[str, Any], expected: events.JobRef | None
+    obj: dict[str, Any], expected: envelopes.JobRef | None
 ) -> None:
     assert translate.pod_group_job(obj) == expected
 
@@ -157,15 +160,15 @@ def test_pod_group_job_routes_by_controller(
 def test_pod_group_observed_translates_phase_and_conditions() -> None:
     cond = [{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources"}]
     assert translate.pod_group_observed(pod_group(phase="Inqueue", conditions=cond)) == (
-        signals.PodGroupObserved(name="train-pg", phase="Inqueue", conditions=cond)
+        job_signals.PodGroupObserved(name="train-pg", phase="Inqueue", conditions=cond)
     )
     assert translate.pod_group_observed(pod_group(phase=None), deleted=True) == (
-        signals.PodGroupObserved(name="train-pg", phase=None, deleted=True)
+        job_signals.PodGroupObserved(name="train-pg", phase=None, deleted=True)
     )
 
 
 COMMAND_ROUTES = [
-    pytest.param(command(), events.JobRef("ns", "train"), id="job-target"),
+    pytest.param(command(), envelopes.JobRef("ns", "train"), id="job-target"),
     pytest.param(command(target={**owner(), "kind": "Queue"}), None, id="queue-target"),
     pytest.param(command(target={**owner(), "apiVersion": "batch/v1"}), None, id="k8s-job"),
     pytest.param(command(target={}), None, id="no-target"),
@@ -174,13 +177,13 @@ COMMAND_ROUTES = [
 
 @pytest.mark.parametrize(("obj", "expected"), COMMAND_ROUTES)
 def test_command_job_only_for_volcano_job_targets(
-    obj: dict[str, Any], expected: events.JobRef | None
+    obj: dict[str, Any], expected: envelopes.JobRef | None
 ) -> None:
     assert translate.command_job(obj) == expected
 
 
 def test_command_issued_carries_action_name_reason_message() -> None:
-    assert translate.command_issued(command()) == signals.CommandIssued(
+    assert translate.command_issued(command()) == common_signals.CommandIssued(
         action="AbortJob", command="train-abortjob-x", reason="user", message="stop it"
     )
     assert translate.command_issued(command(action=None)) is None

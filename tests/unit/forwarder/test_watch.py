@@ -9,7 +9,7 @@ from typing import Any
 from kubernetes import client
 
 from forwarder import watch
-from forwarder.routing import events
+from forwarder.routing import envelopes
 
 
 class FakeResponse:
@@ -87,17 +87,17 @@ def test_watcher_pages_resumes_and_relists_after_gone() -> None:
             page([], "30"),
         ]
     )
-    seen: list[events.Inbound] = []
-    w = watch.Watcher(events.Kind.JOB, script, seen.append, watch_seconds=(1, 1))
+    seen: list[envelopes.Inbound] = []
+    w = watch.Watcher(envelopes.Kind.JOB, script, seen.append, watch_seconds=(1, 1))
     script.watcher = w
     w._run()
 
     assert seen == [
-        events.Relisted(events.Kind.JOB, [a, b]),
-        events.Observed(events.Kind.JOB, "ADDED", c),
-        events.Relisted(events.Kind.JOB, [c]),
-        events.Observed(events.Kind.JOB, "MODIFIED", c2),
-        events.Relisted(events.Kind.JOB, []),
+        envelopes.Relisted(envelopes.Kind.JOB, [a, b]),
+        envelopes.Observed(envelopes.Kind.JOB, "ADDED", c),
+        envelopes.Relisted(envelopes.Kind.JOB, [c]),
+        envelopes.Observed(envelopes.Kind.JOB, "MODIFIED", c2),
+        envelopes.Relisted(envelopes.Kind.JOB, []),
     ]
     assert [k.get("_continue") for k in script.calls if not k.get("watch")] == [
         None,

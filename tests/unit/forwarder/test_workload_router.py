@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from forwarder import signaller
-from forwarder.routing import events, router
-from models import batchv1, labels, signals
+from forwarder.routing import envelopes, router
+from models import batchv1, labels
+from models.signals import podgroup as podgroup_signals
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
 pytestmark = pytest.mark.unit
 
-K = events.Kind
+K = envelopes.Kind
 RS_REF = {
     "apiVersion": "apps/v1",
     "kind": "ReplicaSet",
@@ -78,10 +79,10 @@ def test_pod_added_routed_to_its_gang(obj: dict[str, Any], workflow_id: str | No
         assert out == []
         return
     [signal] = out
-    assert isinstance(signal, events.Signal)
+    assert isinstance(signal, envelopes.Signal)
     assert (signal.target.workflow_id, signal.name, signal.start) == (
         workflow_id,
-        signals.SIGNAL_WORKLOAD_POD_SEEN,
+        podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN,
         True,
     )
 
@@ -95,7 +96,9 @@ def test_caldera_batch_job_pod_not_routed() -> None:
 def test_payload_carries_what_the_podgroup_reads() -> None:
     notes = {labels.POD_QUEUE_NAME: "q1", "kubectl.kubernetes.io/last-applied": "{}"}
     [signal] = router.Router().route(added(K.WORKLOAD_POD, pod(notes=notes)))
-    assert isinstance(signal, events.Signal) and isinstance(signal.payload, signals.WorkloadPodSeen)
+    assert isinstance(signal, envelopes.Signal) and isinstance(
+        signal.payload, podgroup_signals.WorkloadPodSeen
+    )
     seen = signal.payload.pod
     assert seen.annotations == {labels.POD_QUEUE_NAME: "q1"}
     assert seen.requests == {"cpu": "500m", "memory": "0", "pods": "1"}
@@ -106,12 +109,12 @@ def test_pod_sent_once_until_relisted() -> None:
     r = router.Router()
     first = route_all(r, added(K.WORKLOAD_POD, pod()), modified(K.WORKLOAD_POD, pod()))
     assert len(first) == 1
-    again = r.route(events.Relisted(K.WORKLOAD_POD, [pod()]))
+    again = r.route(envelopes.Relisted(K.WORKLOAD_POD, [pod()]))
     assert len(again) == 1
 
 
 def test_an_annotated_pod_is_forgotten_and_sends_nothing() -> None:
-    """Its scheduler hears of it from the worker's cluster cache (`scheduling.arrivals`)."""
+    """Its scheduler hears of it from the worker's cluster cache (`scheduling.cache.arrivals`)."""
     r = router.Router()
     r.route(added(K.WORKLOAD_POD, pod()))
     out = route_all(
@@ -130,6 +133,6 @@ def test_deleted_pod_forgotten() -> None:
 
 
 def test_signaller_summary_names_the_gang() -> None:
-    target = events.WorkloadRef("ns", "rs-uid")
+    target = envelopes.WorkloadRef("ns", "rs-uid")
     assert signaller.summary(target) == "PodGroup of ns pods controlled by rs-uid"
     assert target.workflow_id == "podgroup/ns/rs-uid"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, settings
 
 from controllers.outcomes import ActionFailed
-from models import signals
+from models.signals import common as common_signals
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -27,7 +27,7 @@ def fuzz_settings(max_examples: int, steps: int = 40) -> settings:
 def check_finish(job_uid: str | None, item: object) -> None:
     """A job's workflow finishes only on its own deletion or its namespace going."""
     match item:
-        case signals.JobDeleted():
+        case common_signals.JobDeleted():
             assert job_uid is None or item.uid == job_uid
         case ActionFailed():
             assert item.namespace_gone

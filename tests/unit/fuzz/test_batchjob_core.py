@@ -24,9 +24,11 @@ from controllers.batchjob import controller
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from controllers.outcomes import ActionFailed, TimerFired
-from models import signals
+from controllers.parsed import ParsedJob
 from models.batchv1 import ConditionType, CreatedPod
-from tests.builders import make_batch_job
+from models.signals import batchjob as batchjob_signals
+from models.signals import common as common_signals
+from tests.builders import make_batch_job, observed_batch_job
 from tests.unit.fuzz.common import START, check_finish, fuzz_settings
 
 pytestmark = pytest.mark.unit
@@ -72,8 +74,8 @@ class BatchCoreMachine(RuleBasedStateMachine):
         self.uid = uid
         self.armed: set[str] = set()
         self.terminal: str | None = None  # the terminal condition once set
-        self.cluster: dict[str, signals.BatchPodSnapshot] = {}
-        self.history: dict[str, list[signals.BatchPodSnapshot]] = {}
+        self.cluster: dict[str, batchjob_signals.BatchPodSnapshot] = {}
+        self.history: dict[str, list[batchjob_signals.BatchPodSnapshot]] = {}
 
     def _manifest(self, uid: str) -> dict[str, Any]:
         spec = {**self.cfg.spec, **self.changes}
@@ -95,7 +97,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
         if start_over is not None:
             assert decision.effects == (start_over,)
             self._fresh_run(start_over.observed.job["metadata"]["uid"])
-            self.step(start_over.observed)
+            self.step(observed_batch_job(start_over.observed.job))
             return
         self.state = after
         outcomes: list[controller.AnyInput] = []
@@ -117,7 +119,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
                         failed[new.name] = "403 Forbidden: exceeded quota"
                         continue
                     self.pod_uids += 1
-                    pod = signals.BatchPodSnapshot(
+                    pod = batchjob_signals.BatchPodSnapshot(
                         name=new.name,
                         uid=f"pod-{self.pod_uids}",
                         job_uid=self.uid or "",
@@ -147,7 +149,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
             case _:
                 pass
 
-    def _put(self, pod: signals.BatchPodSnapshot) -> None:
+    def _put(self, pod: batchjob_signals.BatchPodSnapshot) -> None:
         """The apiserver's copy; a deleting pod without finalizer is gone."""
         if pod.deleting and not pod.finalizer:
             pod = pod.model_copy(update={"deleted": True})
@@ -185,7 +187,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
                     pass
         if any(isinstance(e, fx.Finish | fx.StartOver) for e in effects):
             return
-        if isinstance(item, signals.JobDeleted):
+        if isinstance(item, common_signals.JobDeleted):
             assert effects == (), "a JobDeleted for another uid changed something"
         true = [t for t in TERMINAL if after.status.is_true(t)]
         assert len(true) <= 1, f"both terminal conditions: {after.status.conditions}"
@@ -209,7 +211,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
         self.changes: dict[str, Any] = {}
         self.uids = 1
         self._fresh_run("job-1")
-        self.step(signals.JobObserved(job=self._manifest("job-1")))
+        self.step(observed_batch_job(self._manifest("job-1")))
 
     @rule(
         change=st.sampled_from(["none", "suspend", "resume", "scale", "new-object"]),
@@ -229,7 +231,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
                 self.uid = uid
         else:
             uid = self.uid
-        self.step(signals.JobObserved(job=self._manifest(uid)))
+        self.step(observed_batch_job(self._manifest(uid)))
 
     @rule(data=st.data())
     def kubelet(self, data: st.DataObject) -> None:
@@ -249,7 +251,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
                 ready=False,
                 ready_since=None,
                 finished_at=self.now,
-                exits=[signals.ContainerExitSnapshot(name="main", exit_code=exit_code)],
+                exits=[batchjob_signals.ContainerExitSnapshot(name="main", exit_code=exit_code)],
             )
         self._put(self.cluster[name].model_copy(update=update))
 
@@ -264,12 +266,12 @@ class BatchCoreMachine(RuleBasedStateMachine):
             seen = self.history[name]
             back = data.draw(st.integers(0, 3))
             pods.append(seen[-1] if back else seen[max(0, len(seen) - 2)])
-        self.step(signals.BatchPodsChanged(pods=pods))
+        self.step(batchjob_signals.BatchPodsChanged(pods=pods))
 
     @rule(data=st.data())
     def stranger(self, data: st.DataObject) -> None:
         """A snapshot of a pod this Job never created (adopted, or a late one of an old Job)."""
-        pod = signals.BatchPodSnapshot(
+        pod = batchjob_signals.BatchPodSnapshot(
             name=data.draw(st.sampled_from(["j-zzzzz", "j-0-zzzzz"])),
             uid=data.draw(st.sampled_from(["s-1", "s-2"])),
             job_uid=data.draw(st.sampled_from([self.uid or "", "old"])),
@@ -278,7 +280,7 @@ class BatchCoreMachine(RuleBasedStateMachine):
             deleted=data.draw(st.booleans()),
             index=data.draw(st.sampled_from([None, 0, 9])),
         )
-        self.step(signals.BatchPodsChanged(pods=[pod]))
+        self.step(batchjob_signals.BatchPodsChanged(pods=[pod]))
 
     @rule(mode=st.sampled_from(["ok", "ok", "partial", "gave-up"]))
     def creations_go(self, mode: str) -> None:
@@ -304,11 +306,11 @@ class BatchCoreMachine(RuleBasedStateMachine):
     @rule(which=st.integers(0, 5))
     def job_deleted(self, which: int) -> None:
         uid = self.uid if which == 0 and self.uid else "other"
-        self.step(signals.JobDeleted(uid=uid))
+        self.step(common_signals.JobDeleted(uid=uid))
 
     @rule()
     def duplicate(self) -> None:
-        if isinstance(self.last, signals.BatchPodsChanged | signals.JobObserved):
+        if isinstance(self.last, batchjob_signals.BatchPodsChanged | ParsedJob):
             self.step(self.last)
 
     @rule(seconds=st.sampled_from([1, 10, 30, 200, 400]))

@@ -25,10 +25,13 @@ from controllers.job import effects as job_fx
 from controllers.job.state import JobRecord
 from controllers.job.transitions import FINISHED
 from controllers.outcomes import ActionFailed, BindOutcome, TimerFired
-from models import signals
+from controllers.parsed import ParsedJob
 from models.bus import Action
+from models.signals import common as common_signals
+from models.signals import job as job_signals
+from models.signals import scheduler as scheduler_signals
 from models.vcjob import JobPhase
-from tests.builders import make_job
+from tests.builders import make_job, observed_job
 from tests.unit.fuzz.common import START, check_finish, fuzz_settings
 
 pytestmark = pytest.mark.unit
@@ -61,7 +64,7 @@ class JobConfig:
     policies: list[dict[str, Any]]
     ttl: int | None
     min_available: int | None
-    settings: signals.ControllerSettings
+    settings: job_signals.ControllerSettings
 
 
 @st.composite
@@ -80,7 +83,7 @@ def job_configs(draw: st.DrawFn) -> JobConfig:
         policies=[POLICIES[i] for i in picked],
         ttl=draw(st.sampled_from([None, 0, 60])),
         min_available=draw(st.one_of(st.none(), st.integers(1, total))),
-        settings=signals.ControllerSettings(scheduler_override=override),
+        settings=job_signals.ControllerSettings(scheduler_override=override),
     )
 
 
@@ -133,7 +136,7 @@ class JobCoreMachine(RuleBasedStateMachine):
         """One input through `decide` (it must not raise), then every invariant."""
         self.steps += 1
         self.last = item
-        if isinstance(item, signals.PodsChanged):
+        if isinstance(item, job_signals.PodsChanged):
             self.live -= {p.name for p in item.pods if p.deleted}
         before = self.state
         decision = controller.decide(before, item, self.now)
@@ -148,12 +151,12 @@ class JobCoreMachine(RuleBasedStateMachine):
             self._fresh_run()
             return
         if start_over is not None:
-            assert isinstance(item, signals.JobObserved)
-            assert before.job is not None and item.job["metadata"]["uid"] != self.uid
+            assert isinstance(item, ParsedJob)
+            assert before.job is not None and item.signal.job["metadata"]["uid"] != self.uid
             assert not [e for e in decision.effects if isinstance(e, job_fx.CreatePods)]
             self._fresh_run()
-            self.uid = item.job["metadata"]["uid"]
-            self.step(start_over.observed)
+            self.uid = item.signal.job["metadata"]["uid"]
+            self.step(observed_job(start_over.observed.job))
             return
         self._check_progress(before, after)
         self._check_timers(after)
@@ -192,7 +195,7 @@ class JobCoreMachine(RuleBasedStateMachine):
                 case _:
                     pass
         foreign = before.job is not None and getattr(item, "uid", None) != before.job.metadata.uid
-        if isinstance(item, signals.JobDeleted) and foreign:
+        if isinstance(item, common_signals.JobDeleted) and foreign:
             assert effects == (), "a JobDeleted for another uid changed something"
         if isinstance(item, TimerFired) and self._was_stale:
             assert effects == (), f"stale timer {item} did something: {effects}"
@@ -224,7 +227,7 @@ class JobCoreMachine(RuleBasedStateMachine):
         self._was_stale = False
         self._fresh_run()
         self.uid = self._new_uid()
-        self.step(signals.JobObserved(job=self._manifest(self.uid)))
+        self.step(observed_job(self._manifest(self.uid)))
 
     @rule(data=st.data())
     def observe(self, data: st.DataObject) -> None:
@@ -244,7 +247,7 @@ class JobCoreMachine(RuleBasedStateMachine):
         assert uid is not None
         if self.uid is None:
             self.uid = uid
-        self.step(signals.JobObserved(job=self._manifest(uid, status)))
+        self.step(observed_job(self._manifest(uid, status)))
 
     def _pod_names(self) -> list[str]:
         spec = [f"{NAME}-{t}-{i}" for t, n in sorted(self.replicas.items()) for i in range(n + 1)]
@@ -259,7 +262,7 @@ class JobCoreMachine(RuleBasedStateMachine):
         for name in names:
             _, task, index = name.split("-")
             snapshots.append(
-                signals.PodSnapshot(
+                job_signals.PodSnapshot(
                     name=name,
                     uid=data.draw(st.sampled_from([f"{name}-a", f"{name}-b"])),
                     job_uid=data.draw(st.sampled_from([*owners, None])),
@@ -276,7 +279,7 @@ class JobCoreMachine(RuleBasedStateMachine):
                     node_name=data.draw(st.sampled_from([None, "n1"])),
                 )
             )
-        self.step(signals.PodsChanged(pods=snapshots))
+        self.step(job_signals.PodsChanged(pods=snapshots))
 
     @rule(
         own=st.booleans(),
@@ -285,18 +288,18 @@ class JobCoreMachine(RuleBasedStateMachine):
     )
     def pod_group(self, own: bool, phase: str | None, deleted: int) -> None:
         name = f"{NAME}-{self.uid}" if own else f"{NAME}-legacy"
-        self.step(signals.PodGroupObserved(name=name, phase=phase, deleted=deleted == 0))
+        self.step(job_signals.PodGroupObserved(name=name, phase=phase, deleted=deleted == 0))
 
     @rule(action=st.sampled_from(COMMANDS))
     def command(self, action: str) -> None:
-        self.step(signals.CommandIssued(action=action, command="cmd"))
+        self.step(common_signals.CommandIssued(action=action, command="cmd"))
 
     @rule(data=st.data())
     def job_deleted(self, data: st.DataObject) -> None:
         """Mostly a late or foreign deletion; one in four is this object's."""
         mine = self.uid if data.draw(st.integers(0, 3)) == 0 else None
         uid = mine or data.draw(st.sampled_from(sorted({"other", *self.dead})))
-        self.step(signals.JobDeleted(uid=uid))
+        self.step(common_signals.JobDeleted(uid=uid))
 
     @rule(data=st.data())
     def timer_fired(self, data: st.DataObject) -> None:
@@ -327,8 +330,12 @@ class JobCoreMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def pods_placed(self, data: st.DataObject) -> None:
         names = data.draw(st.lists(st.sampled_from(self._pod_names()), max_size=3, unique=True))
-        placements = [signals.PlacedPod(pod=n, node="n1") for n in names]
-        self.step(signals.PodsPlaced(session=data.draw(st.integers(0, 3)), placements=placements))
+        placements = [scheduler_signals.PlacedPod(pod=n, node="n1") for n in names]
+        self.step(
+            scheduler_signals.PodsPlaced(
+                session=data.draw(st.integers(0, 3)), placements=placements
+            )
+        )
 
     @rule(data=st.data())
     def bind_failed(self, data: st.DataObject) -> None:

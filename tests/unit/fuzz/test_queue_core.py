@@ -16,12 +16,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from controllers import effects as fx
+from controllers.parsed import ParsedQueue
 from controllers.queue import controller
 from controllers.queue import effects as queue_fx
 from controllers.queue.state import QueueRecord
-from models import signals
 from models.bus import Action
 from models.scheduling import CLOSED_BY_PARENT, ROOT_QUEUE, QueueState
+from models.signals import common as common_signals
+from models.signals import queue as queue_signals
+from tests.builders import observed_queue
 from tests.unit.fuzz.common import fuzz_settings
 
 pytestmark = pytest.mark.unit
@@ -65,14 +68,14 @@ class QueueCoreMachine(RuleBasedStateMachine):
         before = self.q
         decision = controller.decide(before, item)
         q = decision.state
-        if isinstance(item, signals.PodGroupsChanged):
+        if isinstance(item, queue_signals.PodGroupsChanged):
             for ref in item.groups:
                 if ref.deleted:
                     self.groups.pop(ref.key, None)
                 else:
                     self.groups[ref.key] = ref.phase or "Pending"
         if any(isinstance(e, fx.Finish) for e in decision.effects):
-            assert isinstance(item, signals.QueueDeleted)
+            assert isinstance(item, queue_signals.QueueDeleted)
             self._fresh_run()
             return
         assert q.pod_groups == self.groups
@@ -86,10 +89,10 @@ class QueueCoreMachine(RuleBasedStateMachine):
             if q.current == QueueState.CLOSING:
                 assert q.holding() > 0, f"Closing with nothing left: {q}"
             closed = (QueueState.CLOSED, QueueState.CLOSING)
-            if q.name == ROOT_QUEUE and not isinstance(item, signals.QueueObserved):
+            if q.name == ROOT_QUEUE and not isinstance(item, ParsedQueue):
                 # Nothing closes the root queue (a recorded state is adopted as it is).
                 assert before.current in closed or q.current not in closed
-            if isinstance(item, signals.PodGroupsChanged | signals.QueueObserved):
+            if isinstance(item, queue_signals.PodGroupsChanged | ParsedQueue):
                 assert q.counts_written == q.counts(), "counts changed and were not written"
         self.q = q
 
@@ -100,7 +103,7 @@ class QueueCoreMachine(RuleBasedStateMachine):
         self._fresh_run()
         self.uids += 1
         self.uid = f"uid-{self.uids}"
-        self.step(signals.QueueObserved(queue=self._queue(self.uid, None, False)))
+        self.step(observed_queue(self._queue(self.uid, None, False)))
 
     @rule(
         new_object=st.integers(0, 5),
@@ -112,20 +115,20 @@ class QueueCoreMachine(RuleBasedStateMachine):
         if new_object == 0:
             self.uids += 1
             self.uid = f"uid-{self.uids}"
-        self.step(signals.QueueObserved(queue=self._queue(self.uid, state, closed_by_parent)))
+        self.step(observed_queue(self._queue(self.uid, state, closed_by_parent)))
 
     @rule(data=st.data())
     def pod_groups_changed(self, data: st.DataObject) -> None:
         keys = data.draw(st.lists(st.sampled_from(GROUPS), max_size=3, unique=True))
         refs = [
-            signals.PodGroupRef(
+            queue_signals.PodGroupRef(
                 key=k,
                 phase=data.draw(st.sampled_from(GROUP_PHASES)),
                 deleted=data.draw(st.integers(0, 2)) == 0,
             )
             for k in keys
         ]
-        self.step(signals.PodGroupsChanged(groups=refs))
+        self.step(queue_signals.PodGroupsChanged(groups=refs))
 
     @rule(
         name=st.sampled_from(CHILDREN),
@@ -137,42 +140,42 @@ class QueueCoreMachine(RuleBasedStateMachine):
         self, name: str, state: str | None, closed_by_parent: bool, deleted: int
     ) -> None:
         self.step(
-            signals.ChildQueueObserved(
+            queue_signals.ChildQueueObserved(
                 name=name, state=state, closed_by_parent=closed_by_parent, deleted=deleted == 0
             )
         )
 
     @rule(state=st.sampled_from(["Open", "Closed", "Closing", "Unknown", "Draining"]))
     def parent_state_changed(self, state: str) -> None:
-        self.step(signals.ParentStateChanged(parent=self.parent or "root", state=state))
+        self.step(queue_signals.ParentStateChanged(parent=self.parent or "root", state=state))
 
     @rule(action=st.sampled_from([*(a.value for a in Action), "Bogus"]), update=st.booleans())
     def command(self, action: str, update: bool) -> None:
         if update and action in (Action.OPEN_QUEUE, Action.CLOSE_QUEUE):
             self.step(controller.Command(action=Action(action), why="update"))
         else:
-            self.step(signals.CommandIssued(action=action, command="cmd"))
+            self.step(common_signals.CommandIssued(action=action, command="cmd"))
 
     @rule(which=st.integers(0, 5))
     def queue_deleted(self, which: int) -> None:
         if which == 0:
-            self.step(signals.QueueDeleted(uid=self.uid))
+            self.step(queue_signals.QueueDeleted(uid=self.uid))
 
     @rule()
     def duplicate(self) -> None:
-        if self.last is not None and not isinstance(self.last, signals.QueueDeleted):
+        if self.last is not None and not isinstance(self.last, queue_signals.QueueDeleted):
             self.step(self.last)
 
 
 def _observed(name: str, parent: str = "root") -> QueueRecord:
     queue = {"metadata": {"name": name, "uid": f"u-{name}"}, "spec": {"parent": parent}}
-    return controller.decide(QueueRecord(), signals.QueueObserved(queue=queue)).state
+    return controller.decide(QueueRecord(), observed_queue(queue)).state
 
 
 def test_child_reporting_a_state_unknown_to_the_controller_does_not_raise() -> None:
     """It still holds a closing parent: only a Closed child lets it close."""
     q = _observed("p")
-    q = controller.decide(q, signals.ChildQueueObserved(name="c", state="Draining")).state
+    q = controller.decide(q, queue_signals.ChildQueueObserved(name="c", state="Draining")).state
     assert q.children["c"].state == QueueState.UNKNOWN
     closed = controller.decide(q, controller.Command(action=Action.CLOSE_QUEUE)).state
     assert closed.current == QueueState.CLOSING
@@ -180,7 +183,7 @@ def test_child_reporting_a_state_unknown_to_the_controller_does_not_raise() -> N
 
 def test_parent_state_unknown_to_the_controller_neither_closes_nor_reopens() -> None:
     q = _observed("c", parent="p")
-    decision = controller.decide(q, signals.ParentStateChanged(parent="p", state="Draining"))
+    decision = controller.decide(q, queue_signals.ParentStateChanged(parent="p", state="Draining"))
     assert decision.state.current == QueueState.OPEN and decision.effects == ()
 
 

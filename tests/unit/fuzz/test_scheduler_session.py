@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 
 from controllers.scheduler import session
 from controllers.scheduler.session import SchedulerState
-from models import signals
 from models.keys import JobKey
-from scheduling.actions import run_session
-from scheduling.config import Action, SessionConfig
-from scheduling.objects import snapshot_from_objects
-from scheduling.resources import EMPTY, Resources
-from scheduling.result import SessionResult
-from scheduling.snapshot import ALLOCATED_CLASS, PodKey, Snapshot, TaskStatus
+from models.signals import scheduler as scheduler_signals
+from scheduling.actions.registry import run_session
+from scheduling.api.result import SessionResult
+from scheduling.api.snapshot import ALLOCATED_CLASS, PodKey, Snapshot, TaskStatus
+from scheduling.api.vectors import EMPTY, Resources
+from scheduling.cache.objects import snapshot_from_objects
+from scheduling.framework.session_config import Action, SessionConfig
 from tests.unit.fuzz.common import START, fuzz_settings
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue
 
@@ -152,9 +152,9 @@ def test_sessions_respect_room_gangs_and_the_assume_cache(
         check_session(snap, result)
         placed = {p.pod for p in result.placements}
         assert not placed & set(assumed), f"placed again while assumed: {placed & set(assumed)}"
-        by_job: dict[str, list[signals.PlacedPod]] = defaultdict(list)
+        by_job: dict[str, list[scheduler_signals.PlacedPod]] = defaultdict(list)
         for p in result.placements:
-            by_job[p.job].append(signals.PlacedPod(pod=p.pod.split("/")[1], node=p.node))
+            by_job[p.job].append(scheduler_signals.PlacedPod(pod=p.pod.split("/")[1], node=p.node))
         handed = [(f"vcjob/{job}", job.split("/")[0], ps) for job, ps in sorted(by_job.items())]
         # The binder: some bound (the pod now runs there), some left assumed, some refused.
         bound: list[str] = []
@@ -169,7 +169,7 @@ def test_sessions_respect_room_gangs_and_the_assume_cache(
         state, _ = session.after_session(state, handed, [], 0, now)
         now += timedelta(seconds=1)
         state, _ = session.after_session(state, [], bound, 0, now)
-        state = session.dropped(state, signals.BindFailed(pods=refused))
+        state = session.dropped(state, scheduler_signals.BindFailed(pods=refused))
         assert set(session.live(state, now)) == placed - set(bound) - set(refused) | (
             set(assumed) - set(bound)
         )

@@ -3,17 +3,22 @@
 `make_node("n1", cpu="4").taint("gpu", "yes").obj()`, `make_pod("a-w-0", group="a").obj()`,
 `make_podgroup("a", min_member=3).obj()`, `make_queue("q", weight=3).obj()`; `gang(...)` makes
 a PodGroup and its identical pending pods at once, `running(...)` one whose pods run on given
-nodes, and `snapshot(...)` runs the real builder over them.
+nodes, and `snapshot(...)` runs the real builder over them. The eviction tests (capacity,
+preempt, reclaim, victims) share their cluster: `make_nodes(3, cpu="8")`, the `LIGHT_HEAVY`
+queues (weights 1:3), the `low`/`high` `PRIORITY_CLASSES`, and `session_state(...)`, a
+session's books opened over such a snapshot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from models.keys import JobKey
-from scheduling.objects import node_info, snapshot_from_objects, task_info
-from scheduling.snapshot import NodeInfo, Snapshot, TaskInfo
+from scheduling.api.snapshot import NodeInfo, Snapshot, TaskInfo
+from scheduling.cache.objects import node_info, snapshot_from_objects, task_info
+from scheduling.framework.session_config import SessionConfig
+from scheduling.framework.state import SessionState
 
 Obj = dict[str, Any]
 
@@ -211,3 +216,27 @@ def snapshot(
         queues if queues is not None else [make_queue()],
         **options,
     )
+
+
+def make_nodes(count: int, cpu: str, memory: str = "32Gi") -> list[Obj]:
+    """`count` identical nodes `n0`, `n1`, ..."""
+    return [make_node(f"n{i}", cpu=cpu, memory=memory).obj() for i in range(count)]
+
+
+# Two queues sharing the cluster 1:3, the reclaim and victim tests' usual pair.
+LIGHT_HEAVY: Final = [make_queue("light", weight=1), make_queue("heavy", weight=3)]
+# PriorityClasses `low` (1) and `high` (9), for jobs that name them.
+PRIORITY_CLASSES: Final = [
+    {"metadata": {"name": "low"}, "value": 1},
+    {"metadata": {"name": "high"}, "value": 9},
+]
+
+
+def session_state(
+    nodes: list[Obj],
+    gangs: Sequence[tuple[Obj, list[Obj]]] = (),
+    config: SessionConfig | None = None,  # None: the default configuration
+    **options: Any,
+) -> SessionState:
+    """A session's books opened over `snapshot(nodes, gangs, **options)`, before any action."""
+    return SessionState(snapshot(nodes, gangs, **options), config)

@@ -2,8 +2,8 @@
 
 `group("a", "Inqueue", conditions=[unschedulable("why")], owners=[vcjob_owner("a")])` and
 `pod("a-0", node="n1", claims=["data"], scheduled=("Unschedulable", "why"))` run the real
-parsers (`scheduling.observed`) over dicts shaped as the apiserver stores them; `claim`, `pv`
-and `storage_class` are the storage objects `scheduling.volumes` reads.
+parsers (`scheduling.cache.observed`) over dicts shaped as the apiserver stores them; `claim`, `pv`
+and `storage_class` are the storage objects `scheduling.cache.volumes` reads.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from models import batchv1, vcjob
-from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
 from tests.unit.scheduling.builders import make_pod, make_podgroup, make_queue
 
 Obj = dict[str, Any]

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduling.actions import run_session
-from scheduling.objects import snapshot_from_objects
-from scheduling.result import SessionResult
+from scheduling.actions.registry import run_session
+from scheduling.api.result import SessionResult
+from scheduling.cache.objects import snapshot_from_objects
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue
 
 Obj = dict[str, Any]

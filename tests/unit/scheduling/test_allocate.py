@@ -6,9 +6,9 @@ from collections import Counter
 from typing import Any
 
 from models.keys import JobKey
-from scheduling.actions import run_session
-from scheduling.config import Action, SessionConfig
-from scheduling.result import ConditionType, PodReason, SessionResult
+from scheduling.actions.registry import run_session
+from scheduling.api.result import ConditionType, PodReason, SessionResult
+from scheduling.framework.session_config import Action, SessionConfig
 from tests.unit.scheduling.builders import (
     gang,
     make_node,

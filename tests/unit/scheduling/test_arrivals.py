@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from models import labels
-from scheduling.arrivals import woken
+from scheduling.cache.arrivals import woken
 
 pytestmark = pytest.mark.unit
 

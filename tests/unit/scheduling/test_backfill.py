@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from scheduling.actions import run_session
-from scheduling.config import Action, SessionConfig
-from scheduling.result import ConditionType
+from scheduling.actions.registry import run_session
+from scheduling.api.result import ConditionType
+from scheduling.framework.session_config import Action, SessionConfig
 from tests.unit.scheduling.builders import gang, make_node, make_pod, make_podgroup, snapshot
 
 

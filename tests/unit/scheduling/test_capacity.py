@@ -10,21 +10,21 @@ import pytest
 
 from models.keys import QueueName
 from models.scheduling import QueueState
-from scheduling import capacity, proportion
-from scheduling.actions import run_session
-from scheduling.capacity import Capacity, QueueAttr
-from scheduling.config import SessionConfig
-from scheduling.resources import EMPTY, Resources
-from scheduling.result import EvictReason, SessionResult
-from scheduling.snapshot import Snapshot
-from scheduling.state import SessionState
+from scheduling.actions.registry import run_session
+from scheduling.api.result import EvictReason, SessionResult
+from scheduling.api.snapshot import Snapshot
+from scheduling.api.vectors import EMPTY, Resources
+from scheduling.framework.session_config import SessionConfig
+from scheduling.plugins import capacity, proportion, queuerank
+from scheduling.plugins.capacity import Capacity, QueueAttr
 from tests.unit.scheduling.builders import (
     gang,
-    make_node,
+    make_nodes,
     make_pod,
     make_podgroup,
     make_queue,
     running,
+    session_state,
     snapshot,
 )
 
@@ -40,10 +40,6 @@ def cpu(cores: Fraction | int, memory_gi: int = 0) -> Resources:
 
 def cores(resources: Resources) -> Fraction | int:
     return Fraction(resources.milli_cpu) / 1000
-
-
-def nodes(count: int, cpu: str = "4") -> list[Obj]:
-    return [make_node(f"n{i}", cpu=cpu, memory="32Gi").obj() for i in range(count)]
 
 
 def attrs(snap: Snapshot, hierarchy: bool = False) -> dict[QueueName, QueueAttr]:
@@ -90,14 +86,14 @@ FLAT_ATTRS = [
 def test_flat_attributes(specs: dict[str, Obj], expected: dict[str, tuple[int, int]]) -> None:
     """(deserved, real capability) in cpu on an 8-cpu cluster, each queue with one job."""
     queues = [make_queue(name, **spec) for name, spec in specs.items()]
-    found = attrs(snapshot(nodes(2), gangs=one_job_each(*specs), queues=queues))
+    found = attrs(snapshot(make_nodes(2, cpu="4"), gangs=one_job_each(*specs), queues=queues))
     got = {str(n): (cores(a.deserved), cores(a.real_capability)) for n, a in found.items()}
     assert got == expected
 
 
 def test_flat_queue_without_jobs_gets_no_attributes_but_its_guarantee_counts() -> None:
     queues = [make_queue("a"), make_queue("idle", guarantee={"resource": {"cpu": "3"}})]
-    found = attrs(snapshot(nodes(2), gangs=one_job_each("a"), queues=queues))
+    found = attrs(snapshot(make_nodes(2, cpu="4"), gangs=one_job_each("a"), queues=queues))
     assert list(found) == ["a"] and cores(found[QueueName("a")].real_capability) == 5
 
 
@@ -113,7 +109,10 @@ def tree_queues(**org: Any) -> list[Obj]:
 
 
 def test_tree_children_are_bounded_by_their_parent() -> None:
-    found = attrs(snapshot(nodes(3), gangs=one_job_each("x", "y", "z"), queues=tree_queues()), True)
+    found = attrs(
+        snapshot(make_nodes(3, cpu="4"), gangs=one_job_each("x", "y", "z"), queues=tree_queues()),
+        True,
+    )
     real = {n: cores(a.real_capability) for n, a in found.items() if n != "root"}
     assert real == {"org": 6, "x": 5, "y": 5, "z": Fraction(capacity.UNBOUNDED, 1000)}
     assert cores(found[QueueName("root")].deserved) == 1  # org names none: 0 + z's 1
@@ -128,7 +127,9 @@ def test_tree_guarantees_are_carved_out_of_the_parent() -> None:
         make_queue("x", parent="org", guarantee={"resource": {"cpu": "1"}}),
         make_queue("y", parent="org", guarantee={"resource": {"cpu": "2"}}),
     ]
-    found = attrs(snapshot(nodes(3), gangs=one_job_each("x", "y"), queues=queues), True)
+    found = attrs(
+        snapshot(make_nodes(3, cpu="4"), gangs=one_job_each("x", "y"), queues=queues), True
+    )
     # x: min(6 - 3 + 1, 6 inherited) = 4; y: 6 - 3 + 2 = 5; deserved raised to the guarantee.
     got = {str(n): (cores(a.deserved), cores(a.real_capability)) for n, a in found.items()}
     assert got["x"] == (1, 4) and got["y"] == (2, 5)
@@ -160,7 +161,7 @@ BROKEN = [
 
 @pytest.mark.parametrize(("queues", "job_queue", "why"), BROKEN)
 def test_unusable_trees(queues: list[Obj], job_queue: str, why: str) -> None:
-    snap = snapshot(nodes(1), gangs=one_job_each(job_queue), queues=queues)
+    snap = snapshot(make_nodes(1, cpu="4"), gangs=one_job_each(job_queue), queues=queues)
     assert capacity.build(snap, proportion.demands(snap), True).broken == why
 
 
@@ -250,16 +251,16 @@ def test_gives_up_only_tasks_sharing_a_dimension_with_the_reclaimer() -> None:
     ],
 )
 def test_queue_share(held: Resources, deserved: Resources, expected: Fraction) -> None:
-    assert capacity.queue_share(held, deserved) == expected
+    assert queuerank.queue_share(held, deserved) == expected
 
 
 def test_tree_order_compares_the_subtrees_under_the_common_ancestor() -> None:
-    snap = snapshot(nodes(3), gangs=one_job_each("x", "y", "z"), queues=tree_queues())
-    state = SessionState(snap, TREE)
+    jobs = one_job_each("x", "y", "z")
+    state = session_state(make_nodes(3, cpu="4"), jobs, TREE, queues=tree_queues())
     state.queue_allocated.update({QueueName("x"): cpu(1), QueueName("z"): cpu(1)})
     assert state.capacity is not None
     books = state.queue_allocated
-    rank = {q: capacity.rank(state.capacity, books, QueueName(q)) for q in ("x", "y", "z", "org")}
+    rank = {q: queuerank.rank(state.capacity, books, QueueName(q)) for q in ("x", "y", "z", "org")}
     assert rank["y"] < rank["x"]  # siblings: 0/2 before 1/3
     # x and z meet at root: org (1 held, deserves nothing: share 1, best effort) against z
     # (1/1 = 1, deserved): equal shares, the queue with a deserved share first.
@@ -275,7 +276,7 @@ TWO_QUEUES = [make_queue("a", deserved={"cpu": "4"}), make_queue("b", deserved={
 def test_idle_neighbours_room_is_borrowed_up_to_capability() -> None:
     queues = [make_queue("a", deserved={"cpu": "4"}, capability={"cpu": "6"}), TWO_QUEUES[1]]
     jobs = [gang(f"a{i}", 1, queue="a") for i in range(8)]
-    result = run_session(snapshot(nodes(2), gangs=jobs, queues=queues), FLAT)
+    result = run_session(snapshot(make_nodes(2, cpu="4"), gangs=jobs, queues=queues), FLAT)
     assert placed_by_queue(result) == {"a": 6}
     assert set(result.why_not.values()) == {
         "1/1 tasks in gang unschedulable: queue a would exceed its real capability"
@@ -285,7 +286,7 @@ def test_idle_neighbours_room_is_borrowed_up_to_capability() -> None:
 def test_the_borrowed_room_is_reclaimed_down_to_deserved_when_the_owner_comes() -> None:
     jobs = [running(f"a{i}", [f"n{i % 2}"], queue="a") for i in range(8)]
     jobs += [gang("b", 4, queue="b")]
-    result = run_session(snapshot(nodes(2), gangs=jobs, queues=TWO_QUEUES), FLAT)
+    result = run_session(snapshot(make_nodes(2, cpu="4"), gangs=jobs, queues=TWO_QUEUES), FLAT)
     assert Counter(e.job.split("/")[1][0] for e in result.evictions) == {"a": 4}
     assert {e.reason for e in result.evictions} == {EvictReason.RECLAIM}
     assert {e.preemptor.split("/")[1] for e in result.evictions} == {
@@ -296,7 +297,7 @@ def test_the_borrowed_room_is_reclaimed_down_to_deserved_when_the_owner_comes() 
 def test_deserved_not_weight_shares_a_full_cluster() -> None:
     queues = [make_queue("a", deserved={"cpu": "2"}), make_queue("b", deserved={"cpu": "6"})]
     jobs = [gang(f"{q}{i}", 1, queue=q) for q in "ab" for i in range(8)]
-    snap = snapshot(nodes(2), gangs=jobs, queues=queues)
+    snap = snapshot(make_nodes(2, cpu="4"), gangs=jobs, queues=queues)
     assert placed_by_queue(run_session(snap, FLAT)) == {"a": 2, "b": 6}
     assert placed_by_queue(run_session(snap)) == {"a": 4, "b": 4}  # proportion: equal weights
 
@@ -308,14 +309,16 @@ def test_guarantee_is_reserved_while_its_queue_is_idle() -> None:
     ]
     jobs = [gang(f"a{i}", 1, queue="a") for i in range(8)]
     big = make_podgroup("big", queue="a", phase="Pending", minResources={"cpu": "6"})
-    result = run_session(snapshot(nodes(2), gangs=[*jobs, (big, [])], queues=queues), FLAT)
+    result = run_session(
+        snapshot(make_nodes(2, cpu="4"), gangs=[*jobs, (big, [])], queues=queues), FLAT
+    )
     assert placed_by_queue(result) == {"a": 5}
     assert result.why_not["default/big"] == "queue resource quota insufficient: queue a"
 
 
 def test_tree_parent_capability_caps_its_children_together() -> None:
     jobs = [gang(f"{q}{i}", 1, queue=q) for q in "xy" for i in range(5)]
-    result = run_session(snapshot(nodes(3), gangs=jobs, queues=tree_queues()), TREE)
+    result = run_session(snapshot(make_nodes(3, cpu="4"), gangs=jobs, queues=tree_queues()), TREE)
     # Served by share (x deserves 3, y 2) until org's 6 cpu are taken: 3/3 + 2/2, then 4/3.
     assert placed_by_queue(result) == {"x": 4, "y": 2}
     assert set(result.why_not.values()) == {
@@ -328,14 +331,16 @@ def test_tree_parent_capability_caps_its_children_together() -> None:
 def test_tree_enqueue_checks_every_ancestor() -> None:
     group = make_podgroup("wide", queue="x", phase="Pending", minResources={"cpu": "5"})
     held = [running(f"y{i}", ["n0"], queue="y", minResources={"cpu": "1"}) for i in range(2)]
-    result = run_session(snapshot(nodes(3), gangs=[*held, (group, [])], queues=tree_queues()), TREE)
+    result = run_session(
+        snapshot(make_nodes(3, cpu="4"), gangs=[*held, (group, [])], queues=tree_queues()), TREE
+    )
     # x alone could (5 <= 5), but org would hold 2 + 5 > 6 (y's pods are no elastic room).
     assert result.why_not["default/wide"] == "queue resource quota insufficient: queue x"
 
 
 def test_a_job_in_a_parent_queue_stops_the_tree() -> None:
     jobs = [gang("stray", 1, queue="org"), gang("fine", 1, queue="z")]
-    result = run_session(snapshot(nodes(3), gangs=jobs, queues=tree_queues()), TREE)
+    result = run_session(snapshot(make_nodes(3, cpu="4"), gangs=jobs, queues=tree_queues()), TREE)
     assert result.placements == ()
     why = "queue hierarchy is not usable: queue org of job default/stray is not a leaf queue"
     assert set(result.why_not.values()) == {f"1/1 tasks in gang unschedulable: {why}"}
@@ -343,14 +348,14 @@ def test_a_job_in_a_parent_queue_stops_the_tree() -> None:
 
 def test_without_the_hierarchy_parents_bound_nothing() -> None:
     jobs = [gang(f"{q}{i}", 1, queue=q) for q in "xy" for i in range(5)]
-    result = run_session(snapshot(nodes(3), gangs=jobs, queues=tree_queues()), FLAT)
+    result = run_session(snapshot(make_nodes(3, cpu="4"), gangs=jobs, queues=tree_queues()), FLAT)
     assert placed_by_queue(result) == {"x": 5, "y": 5}
 
 
 def test_an_unusable_tree_admits_nothing() -> None:
     waiting = make_podgroup("later", queue="z", phase="Pending")  # no minResources
     jobs = [gang("stray", 1, queue="org"), (waiting, [])]
-    result = run_session(snapshot(nodes(3), gangs=jobs, queues=tree_queues()), TREE)
+    result = run_session(snapshot(make_nodes(3, cpu="4"), gangs=jobs, queues=tree_queues()), TREE)
     assert result.phase_updates == ()
     assert result.why_not["default/later"] == (
         "queue hierarchy is not usable: queue org of job default/stray is not a leaf queue"
@@ -360,7 +365,7 @@ def test_an_unusable_tree_admits_nothing() -> None:
 def test_a_queue_deserving_nothing_gets_what_the_deserving_leave() -> None:
     queues = [make_queue("a", deserved={"cpu": "4"}), make_queue("be")]
     jobs = [gang(f"{q}{i}", 1, queue=q) for q in ("a", "be") for i in range(8)]
-    result = run_session(snapshot(nodes(2), gangs=jobs, queues=queues), FLAT)
+    result = run_session(snapshot(make_nodes(2, cpu="4"), gangs=jobs, queues=queues), FLAT)
     # a first up to its 4; at share 1 it ties with be's constant 1 and, deserving, wins: a
     # fifth; above 1 it comes after be, which takes the rest.
     assert placed_by_queue(result) == {"a": 5, "be": 3}

@@ -10,9 +10,9 @@ import pytest
 
 from models.keys import JobKey
 from models.scheduling import PodGroupPhase
-from scheduling import enqueue
-from scheduling.config import SessionConfig
-from scheduling.state import SessionState
+from scheduling.actions import enqueue
+from scheduling.framework.session_config import SessionConfig
+from scheduling.framework.state import SessionState
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue, snapshot
 
 OVERUSED = enqueue.CLUSTER_OVERUSED

@@ -12,15 +12,23 @@ from typing import Any
 
 import pytest
 
-from scheduling import interpod, predicates
-from scheduling.actions import run_session
-from scheduling.config import SessionConfig, parse_actions
-from scheduling.podterms import HostPort, LabelSelector, PodAffinityTerm
-from scheduling.result import SessionResult
-from scheduling.scoring import ScoringConfig
-from scheduling.snapshot import NodeName, PodKey, Snapshot
-from scheduling.state import SessionState
-from scheduling.volumes import Storage
+from scheduling.actions.registry import run_session
+from scheduling.api.podterms import HostPort, LabelSelector, PodAffinityTerm
+from scheduling.api.result import SessionResult
+from scheduling.api.snapshot import NodeName, PodKey, Snapshot
+from scheduling.cache.volumes import Storage
+from scheduling.framework.session_config import SessionConfig, parse_actions
+from scheduling.framework.state import SessionState
+from scheduling.plugins import (
+    interpodaffinity,
+    nodeports,
+    podview,
+    predicates,
+    scoring,
+    topologyspread,
+    volumelimits,
+)
+from scheduling.plugins.scoring import ScoringConfig
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, snapshot
 
 Obj = dict[str, Any]
@@ -190,7 +198,7 @@ def test_spread_counts_existing_pods_and_skips_a_node_without_the_label() -> Non
     state = _state(alone)
     task = state.tasks[PodKey("default/g-0")]
     reasons = [predicates.check(task, n, pods=state.pods) for n in state.nodes.values()]
-    assert reasons == [(), (interpod.SPREAD_LABEL_MISSING,)]
+    assert reasons == [(), (topologyspread.SPREAD_LABEL_MISSING,)]
 
 
 def test_spread_min_domains_above_the_domains_seen_makes_the_minimum_zero() -> None:
@@ -309,7 +317,7 @@ def test_view_moves_with_the_session_and_undo_is_exact() -> None:
     reasons = [
         predicates.check(task, state.nodes[NodeName(n)], pods=state.pods) for n in ("n0", "n1")
     ]
-    assert reasons == [(interpod.ANTI_AFFINITY_MISMATCH,)] * 2
+    assert reasons == [(interpodaffinity.ANTI_AFFINITY_MISMATCH,)] * 2
     state.deallocate(PodKey("default/g-0"))
     state.pipeline(PodKey("default/g-0"), NodeName("n1"))
     state.unpipeline(PodKey("default/g-0"))
@@ -326,17 +334,17 @@ def assert_eviction_clears_and_undo_restores(
     gangs = [(group, [holder]), (make_podgroup("g"), [new])]
     state = _state(snapshot(zoned(""), gangs=gangs, **options))
     node, task = state.nodes[NodeName("n0")], state.tasks[PodKey("default/g-0")]
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == reason
+    assert predicates.other_pods(task, node, state.pods) == reason
     before = state.evict(PodKey("default/r-0"))
-    assert interpod.check(task, node, state.pods, predicates.inclusion) is None
+    assert predicates.other_pods(task, node, state.pods) is None
     state.unevict(PodKey("default/r-0"), before)
-    assert interpod.check(task, node, state.pods, predicates.inclusion) == reason
+    assert predicates.other_pods(task, node, state.pods) == reason
 
 
 def test_evicting_frees_the_port_and_unevicting_restores_it() -> None:
     holder = pod("r-0", group="r", on="n0", containers=ports(80))
     new = pod("g-0", containers=ports(80))
-    assert_eviction_clears_and_undo_restores(holder, new, interpod.PORTS_TAKEN)
+    assert_eviction_clears_and_undo_restores(holder, new, nodeports.PORTS_TAKEN)
 
 
 def test_a_session_without_these_rules_keeps_the_view_off() -> None:
@@ -378,7 +386,7 @@ def test_preferred_affinity_score_normalised_over_candidates() -> None:
     ]
     state, task = _scored(pods, ("a", "a", "b"))
     nodes = [state.nodes[NodeName(n)] for n in ("n0", "n1", "n2")]
-    assert interpod.affinity_scores(task, nodes, state.pods) == {"n0": 60, "n1": 100, "n2": 0}
+    assert interpodaffinity.scores(task, nodes, state.pods) == {"n0": 60, "n1": 100, "n2": 0}
 
 
 def test_existing_pods_required_affinity_scores_with_the_hard_weight() -> None:
@@ -386,7 +394,7 @@ def test_existing_pods_required_affinity_scores_with_the_hard_weight() -> None:
     fan = pod("fan", None, on="n0", affinity=near(term(ZONE, app="web")))
     state, task = _scored([pod("g-0", labels={"app": "web"}), fan], ("a", "b"))
     nodes = [state.nodes[NodeName(n)] for n in ("n0", "n1")]
-    assert interpod.affinity_scores(task, nodes, state.pods) == {"n0": 100, "n1": 0}
+    assert interpodaffinity.scores(task, nodes, state.pods) == {"n0": 100, "n1": 0}
 
 
 def test_schedule_anyway_spread_score() -> None:
@@ -400,9 +408,9 @@ def test_schedule_anyway_spread_score() -> None:
     soft = pod("g-0", labels={"app": "s"}, topologySpreadConstraints=spread(when="ScheduleAnyway"))
     state, task = _scored([soft, *old], ("a", "a", "b"))
     nodes = [state.nodes[NodeName(n)] for n in ("n0", "n1", "n2")]
-    scores = interpod.spread_scores(task, nodes, state.pods, predicates.inclusion)
+    scores = topologyspread.scores(task, nodes, state.pods, predicates.inclusion)
     assert scores == {"n0": 25, "n1": 25, "n2": 100}
-    extra = interpod.extra_scores(task, nodes, state.pods, (2, 2), predicates.inclusion)
+    extra = scoring.extra_scores(task, nodes, state.pods, (2, 2), predicates.inclusion)
     assert extra == {"n0": 50, "n1": 50, "n2": 200}
 
 
@@ -470,7 +478,7 @@ def test_counts_kept_up_to_date_equal_counts_made_afresh() -> None:
 
     def same() -> None:
         kept = state.pods.prepared(task, predicates.inclusion)
-        fresh = interpod._prepare(state.pods, task, predicates.inclusion)
+        fresh = podview._prepare(state.pods, task, predicates.inclusion)
         assert (kept.affinity, kept.anti, kept.existing) == (
             fresh.affinity,
             fresh.anti,
@@ -570,4 +578,6 @@ def test_evicting_frees_the_volume_count_and_unevicting_restores_it() -> None:
     holder = with_claims(pod("r-0", group="r", on="n0"), "held")
     new = with_claims(pod("g-0"), "new")
     storage = csi_storage({"n0": {DRIVER: 1}}, "held", "new")
-    assert_eviction_clears_and_undo_restores(holder, new, interpod.VOLUME_COUNT, storage=storage)
+    assert_eviction_clears_and_undo_restores(
+        holder, new, volumelimits.VOLUME_COUNT, storage=storage
+    )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 
 from models.keys import JobKey
-from scheduling.ordering import JobOrder, JobQueue
+from scheduling.framework.ordering import JobOrder, JobQueue
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

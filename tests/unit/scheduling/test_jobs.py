@@ -6,9 +6,9 @@ import pytest
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling import jobs
-from scheduling.resources import EMPTY, Resources
-from scheduling.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
+from scheduling.api import jobs
+from scheduling.api.snapshot import JobInfo, PodKey, TaskInfo, TaskStatus
+from scheduling.api.vectors import EMPTY, Resources
 
 S = TaskStatus
 ONE = Resources.of(1000, 0, 1)

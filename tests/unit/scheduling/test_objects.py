@@ -10,10 +10,10 @@ from pydantic import ValidationError
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
-from scheduling.objects import ParseMemo, snapshot_from_objects, task_status
-from scheduling.resources import Resources
-from scheduling.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
-from scheduling.volumes import Storage
+from scheduling.api.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
+from scheduling.api.vectors import Resources
+from scheduling.cache.objects import ParseMemo, snapshot_from_objects, task_status
+from scheduling.cache.volumes import Storage
 from tests.unit.scheduling.builders import (
     gang,
     make_node,

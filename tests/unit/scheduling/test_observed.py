@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from models.keys import JobKey, QueueName
-from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue, Owner
+from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue, Owner
 from tests.unit.scheduling.builders import make_pod, make_queue
 from tests.unit.scheduling.cache_builders import (
     batch_owner,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from models.keys import JobKey, QueueName
-from scheduling import ordering
-from scheduling.config import SessionConfig
-from scheduling.snapshot import PodKey, TaskInfo
-from scheduling.state import SessionState
+from scheduling.api.snapshot import PodKey, TaskInfo
+from scheduling.framework import ordering
+from scheduling.framework.session_config import SessionConfig
+from scheduling.framework.state import SessionState
 from tests.unit.scheduling.builders import gang, make_node, make_podgroup, make_queue, snapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

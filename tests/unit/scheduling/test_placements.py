@@ -7,18 +7,18 @@ from typing import Any
 import pytest
 
 from models.keys import JobKey
-from models.signals import PlacedPod, VolumePlan
-from scheduling.observed import ObservedPod
-from scheduling.placements import (
+from models.signals.scheduler import PlacedPod, VolumePlan
+from scheduling.api.result import Placement, SessionResult
+from scheduling.api.snapshot import NodeName, PodKey
+from scheduling.cache.observed import ObservedPod
+from scheduling.cache.placements import (
     GangPlacements,
     by_job_workflow,
     confirmed,
     job_workflow,
     still_pending,
 )
-from scheduling.result import Placement, SessionResult
-from scheduling.snapshot import NodeName, PodKey
-from scheduling.volumes import Storage
+from scheduling.cache.volumes import Storage
 from tests.unit.scheduling.builders import gang, make_node, running, snapshot
 from tests.unit.scheduling.cache_builders import (
     batch_owner,

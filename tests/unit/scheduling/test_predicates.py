@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from scheduling import predicates
-from scheduling.constraints import NodeSelector, NodeSelectorRequirement, Taint, Toleration
-from scheduling.snapshot import NodeInfo, TaskInfo
+from scheduling.api import constraints
+from scheduling.api.constraints import NodeSelector, NodeSelectorRequirement, Taint, Toleration
+from scheduling.api.snapshot import NodeInfo, TaskInfo
+from scheduling.plugins import predicates
 from tests.unit.scheduling.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
 AFFINITY = predicates.AFFINITY_MISMATCH
@@ -98,7 +99,7 @@ MATCHES = [
 @pytest.mark.parametrize(("key", "operator", "values", "expected"), MATCHES)
 def test_matches(key: str, operator: str, values: tuple[str, ...], expected: bool) -> None:
     requirement = NodeSelectorRequirement(key=key, operator=operator, values=values)
-    assert predicates.matches(requirement, LABELS) is expected
+    assert constraints.matches(requirement, LABELS) is expected
 
 
 NODE = make_node("n1").label("zone", "a").label("gen", "5")

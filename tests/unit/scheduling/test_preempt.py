@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduling.actions import run_session
-from scheduling.config import Action, SessionConfig, parse_actions
-from scheduling.result import EvictReason, SessionResult
+from scheduling.actions.registry import run_session
+from scheduling.api.result import EvictReason, SessionResult
+from scheduling.framework.session_config import Action, SessionConfig, parse_actions
 from tests.unit.scheduling.builders import (
+    PRIORITY_CLASSES,
     gang,
     make_node,
     make_pod,
@@ -18,12 +19,11 @@ from tests.unit.scheduling.builders import (
 )
 
 Obj = dict[str, Any]
-CLASSES = [{"metadata": {"name": "low"}, "value": 1}, {"metadata": {"name": "high"}, "value": 9}]
 PREEMPT = SessionConfig(actions=parse_actions("enqueue, allocate, backfill, reclaim, preempt"))
 
 
 def session(gangs: list[tuple[Obj, list[Obj]]], cpu: str = "4", **options: Any) -> SessionResult:
-    options.setdefault("priority_classes", CLASSES)
+    options.setdefault("priority_classes", PRIORITY_CLASSES)
     return run_session(snapshot([make_node("n0", cpu=cpu).obj()], gangs=gangs, **options), PREEMPT)
 
 
@@ -52,7 +52,7 @@ def test_equal_priority_preempts_nothing() -> None:
 def test_preempt_is_off_unless_configured() -> None:
     low = running("low", ["n0"] * 4, min_member=1, priorityClassName="low")
     high = gang("high", 2, priorityClassName="high")
-    snap = snapshot([make_node("n0").obj()], gangs=[low, high], priority_classes=CLASSES)
+    snap = snapshot([make_node("n0").obj()], gangs=[low, high], priority_classes=PRIORITY_CLASSES)
     assert run_session(snap).evictions == ()
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from models.keys import QueueName
 from models.scheduling import QueueState
-from scheduling import proportion
-from scheduling.proportion import QueueDemand
-from scheduling.resources import EMPTY, Resources
+from scheduling.api.vectors import EMPTY, Resources
+from scheduling.plugins import proportion
+from scheduling.plugins.proportion import QueueDemand
 from tests.unit.scheduling.builders import gang, make_node, make_pod, make_queue, snapshot
 
 

@@ -7,28 +7,27 @@ from typing import Any
 
 import pytest
 
-from scheduling.actions import run_session
-from scheduling.config import Action, SessionConfig
-from scheduling.result import EvictReason, PodReason, SessionResult
-from scheduling.snapshot import TaskStatus
-from scheduling.state import SessionState
+from scheduling.actions.registry import run_session
+from scheduling.api.result import EvictReason, PodReason, SessionResult
+from scheduling.api.snapshot import TaskStatus
+from scheduling.framework.session_config import Action, SessionConfig
+from scheduling.framework.state import SessionState
 from tests.unit.scheduling.builders import (
+    LIGHT_HEAVY,
+    PRIORITY_CLASSES,
     gang,
-    make_node,
+    make_nodes,
     make_pod,
     make_podgroup,
     make_queue,
     running,
+    session_state,
     snapshot,
 )
 from tests.unit.scheduling.simulation import two_queues
 
 Obj = dict[str, Any]
-QUEUES = [make_queue("light", weight=1), make_queue("heavy", weight=3)]
-
-
-def nodes(count: int, cpu: str = "8") -> list[Obj]:
-    return [make_node(f"n{i}", cpu=cpu, memory="32Gi").obj() for i in range(count)]
+QUEUES = LIGHT_HEAVY
 
 
 def evicted(result: SessionResult) -> list[str]:
@@ -46,7 +45,9 @@ def light_fills_the_cluster() -> list[tuple[Obj, list[Obj]]]:
 
 def test_starving_queue_reclaims_up_to_its_deserved_share() -> None:
     heavy = [gang(f"h{i}", 1, cpu="2", queue="heavy") for i in range(12)]
-    result = run_session(snapshot(nodes(3), gangs=light_fills_the_cluster() + heavy, queues=QUEUES))
+    result = run_session(
+        snapshot(make_nodes(3, cpu="8"), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
+    )
     # Deserved: light 6 CPUs (3 pods), heavy 18 (9 pods): nine of light's pods go, no more.
     assert by_job_prefix(result) == {"l": 9}
     assert {e.reason for e in result.evictions} == {EvictReason.RECLAIM}
@@ -65,7 +66,9 @@ def test_starving_queue_reclaims_up_to_its_deserved_share() -> None:
 
 def test_evicted_room_is_not_handed_out_again_in_the_same_session() -> None:
     heavy = [gang(f"h{i}", 1, cpu="2", queue="heavy") for i in range(12)]
-    result = run_session(snapshot(nodes(3), gangs=light_fills_the_cluster() + heavy, queues=QUEUES))
+    result = run_session(
+        snapshot(make_nodes(3, cpu="8"), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
+    )
     preemptors = {e.preemptor for e in result.evictions}
     assert len(preemptors) == len(result.evictions)  # one victim per waiting pod, none shared
 
@@ -76,7 +79,7 @@ def test_victims_still_terminating_are_waited_for_not_evicted_again() -> None:
         pods[0] = make_pod(pods[0]["metadata"]["name"], group=group["metadata"]["name"], cpu="2")
         pods[0] = pods[0].on(f"n{int(group['metadata']['name'][1:]) % 3}").deleting().obj()
     heavy = [gang(f"h{i}", 1, cpu="2", queue="heavy") for i in range(2)]
-    result = run_session(snapshot(nodes(3), gangs=jobs + heavy, queues=QUEUES))
+    result = run_session(snapshot(make_nodes(3, cpu="8"), gangs=jobs + heavy, queues=QUEUES))
     assert result.evictions == () and result.placements == ()
     assert all("once resource is released" in c.message for c in result.pod_conditions)
 
@@ -85,14 +88,16 @@ def test_queue_at_its_deserved_share_reclaims_nothing() -> None:
     jobs = [running(f"h{i}", [f"n{i % 3}"], cpu="2", queue="heavy") for i in range(9)]
     jobs += [running(f"l{i}", [f"n{i % 3}"], cpu="2", queue="light") for i in range(3)]
     jobs += [gang("h9", 1, cpu="2", queue="heavy"), gang("l3", 1, cpu="2", queue="light")]
-    result = run_session(snapshot(nodes(3), gangs=jobs, queues=QUEUES))
+    result = run_session(snapshot(make_nodes(3, cpu="8"), gangs=jobs, queues=QUEUES))
     assert result.evictions == ()
 
 
 def test_queue_that_is_not_reclaimable_keeps_its_pods() -> None:
     queues = [make_queue("light", weight=1, reclaimable=False), make_queue("heavy", weight=3)]
     heavy = [gang(f"h{i}", 1, cpu="2", queue="heavy") for i in range(12)]
-    result = run_session(snapshot(nodes(3), gangs=light_fills_the_cluster() + heavy, queues=queues))
+    result = run_session(
+        snapshot(make_nodes(3, cpu="8"), gangs=light_fills_the_cluster() + heavy, queues=queues)
+    )
     assert result.evictions == ()
 
 
@@ -104,11 +109,11 @@ def test_spec_proportion_example_reclaims_only_what_the_reclaimer_deserves() -> 
     b = [gang(f"b{i}", 1, queue="b") for i in range(2)]
     c = [running(f"c{i}", ["n0"], queue="c") for i in range(4)]
     c += [gang(f"c{i}", 1, queue="c") for i in range(4, 10)]
-    state = SessionState(snapshot(nodes(1, cpu="10"), gangs=a + b + c, queues=queues))
+    state = session_state(make_nodes(1, cpu="10"), a + b + c, queues=queues)
     assert {q: float(r.milli_cpu) / 1000 for q, r in state.deserved.items()} == pytest.approx(
         {"a": 2.667, "b": 2, "c": 5.333}, abs=1e-3
     )
-    result = run_session(snapshot(nodes(1, cpu="10"), gangs=a + b + c, queues=queues))
+    result = run_session(snapshot(make_nodes(1, cpu="10"), gangs=a + b + c, queues=queues))
     assert {p.job.split("/")[1] for p in result.placements} == {"b0", "b1"}  # idle room first
     # C holds 4 and may grow to 5 (5.333): one of A's 4 goes; A keeps 3 (> 2.667).
     assert by_job_prefix(result) == {"a": 1}
@@ -119,7 +124,9 @@ def test_gang_that_would_still_not_fit_evicts_nobody() -> None:
     # heavy deserves 18 CPUs, but its gang of 10 x 2 CPUs needs 20: evicting 9 would not do.
     group, pods = gang("h", 10, cpu="2", queue="heavy")
     result = run_session(
-        snapshot(nodes(3), gangs=[*light_fills_the_cluster(), (group, pods)], queues=QUEUES)
+        snapshot(
+            make_nodes(3, cpu="8"), gangs=[*light_fills_the_cluster(), (group, pods)], queues=QUEUES
+        )
     )
     assert result.evictions == ()
     assert result.why_not["default/h"].startswith("10/10 tasks in gang unschedulable")
@@ -128,7 +135,9 @@ def test_gang_that_would_still_not_fit_evicts_nobody() -> None:
 def test_gang_that_fits_once_its_victims_go_evicts_them_all_at_once() -> None:
     group, pods = gang("h", 6, cpu="2", queue="heavy")
     result = run_session(
-        snapshot(nodes(3), gangs=[*light_fills_the_cluster(), (group, pods)], queues=QUEUES)
+        snapshot(
+            make_nodes(3, cpu="8"), gangs=[*light_fills_the_cluster(), (group, pods)], queues=QUEUES
+        )
     )
     assert by_job_prefix(result) == {"l": 6}
     assert {e.preemptor for e in result.evictions} == {f"default/h-worker-{i}" for i in range(6)}
@@ -139,7 +148,7 @@ def test_victim_gang_loses_spare_tasks_but_is_never_left_broken() -> None:
     spread = ["n0", "n0", "n1", "n1", "n2", "n2"]
     victim = running("l", spread, cpu="4", min_member=4, queue="light")
     heavy = [gang(f"h{i}", 1, cpu="4", queue="heavy") for i in range(3)]
-    result = run_session(snapshot(nodes(3), gangs=[victim, *heavy], queues=QUEUES))
+    result = run_session(snapshot(make_nodes(3, cpu="8"), gangs=[victim, *heavy], queues=QUEUES))
     # Deserved 12 CPUs each. The 2 spare tasks go; a third would break the gang, and taking
     # the whole gang would leave light far below its share: h2 waits.
     assert sorted(evicted(result)) == ["l-worker-0", "l-worker-1"]  # n0 is tried first
@@ -152,7 +161,11 @@ def test_victim_gang_loses_spare_tasks_but_is_never_left_broken() -> None:
 def test_victim_gang_without_spare_tasks_is_not_broken() -> None:
     victim = running("l", ["n0", "n1", "n2"], cpu="8", queue="light")  # min 3 = all 3 pods
     result = run_session(
-        snapshot(nodes(3), gangs=[victim, gang("h0", 1, cpu="8", queue="heavy")], queues=QUEUES)
+        snapshot(
+            make_nodes(3, cpu="8"),
+            gangs=[victim, gang("h0", 1, cpu="8", queue="heavy")],
+            queues=QUEUES,
+        )
     )
     assert result.evictions == ()  # one pod would break it; all three, light's share
 
@@ -160,7 +173,7 @@ def test_victim_gang_without_spare_tasks_is_not_broken() -> None:
 def test_victim_gang_goes_whole_when_its_queue_can_spare_all_of_it() -> None:
     gangs = [running(name, ["n0", "n1", "n2"], cpu="4", queue="light") for name in ("la", "lb")]
     heavy = [gang(f"h{i}", 1, cpu="4", queue="heavy") for i in range(3)]
-    result = run_session(snapshot(nodes(3), gangs=[*gangs, *heavy], queues=QUEUES))
+    result = run_session(snapshot(make_nodes(3, cpu="8"), gangs=[*gangs, *heavy], queues=QUEUES))
     # light 24 CPUs, deserved 12: one gang goes whole (its 3 pods), the other is untouched,
     # and h1, h2 wait on the room its other pods release without evicting anyone else.
     assert {e.job for e in result.evictions} == {"default/lb"}
@@ -171,16 +184,16 @@ def test_victim_gang_goes_whole_when_its_queue_can_spare_all_of_it() -> None:
 
 
 def test_lowest_priority_job_goes_first() -> None:
-    classes = [
-        {"metadata": {"name": "low"}, "value": 1},
-        {"metadata": {"name": "high"}, "value": 9},
-    ]
     jobs = [
         running(f"l{i}", ["n0"], cpu="2", queue="light", priorityClassName=pc)
         for i, pc in enumerate(["high", "low", "high", "high"])
     ]
     jobs.append(gang("h0", 1, cpu="2", queue="heavy"))
-    result = run_session(snapshot(nodes(1), gangs=jobs, queues=QUEUES, priority_classes=classes))
+    result = run_session(
+        snapshot(
+            make_nodes(1, cpu="8"), gangs=jobs, queues=QUEUES, priority_classes=PRIORITY_CLASSES
+        )
+    )
     assert evicted(result) == ["l1-worker-0"]
 
 
@@ -203,7 +216,7 @@ def test_protected_pods_are_never_victims(mark: dict[str, Any]) -> None:
         group = make_podgroup(f"l{i}", queue="light", phase="Running")
         jobs.append((group, [pod.obj()]))
     jobs.append(gang("h0", 1, cpu="2", queue="heavy"))
-    assert run_session(snapshot(nodes(1), gangs=jobs, queues=QUEUES)).evictions == ()
+    assert run_session(snapshot(make_nodes(1, cpu="8"), gangs=jobs, queues=QUEUES)).evictions == ()
 
 
 def test_kube_system_pods_are_never_victims() -> None:
@@ -213,27 +226,27 @@ def test_kube_system_pods_are_never_victims() -> None:
         pod = make_pod(f"l{i}-worker-0", group=f"l{i}", namespace="kube-system", cpu="2")
         jobs.append((group, [pod.on("n0").obj()]))
     jobs.append(gang("h0", 1, cpu="2", queue="heavy"))
-    assert run_session(snapshot(nodes(1), gangs=jobs, queues=QUEUES)).evictions == ()
+    assert run_session(snapshot(make_nodes(1, cpu="8"), gangs=jobs, queues=QUEUES)).evictions == ()
 
 
 def test_pod_that_never_preempts_reclaims_nothing() -> None:
     group, pods = gang("h0", 1, cpu="2", queue="heavy")
     pods[0]["spec"]["preemptionPolicy"] = "Never"
     jobs = [*light_fills_the_cluster(), (group, pods)]
-    assert run_session(snapshot(nodes(3), gangs=jobs, queues=QUEUES)).evictions == ()
+    assert run_session(snapshot(make_nodes(3, cpu="8"), gangs=jobs, queues=QUEUES)).evictions == ()
 
 
 def test_without_reclaim_in_the_actions_nothing_is_evicted() -> None:
     heavy = [gang(f"h{i}", 1, cpu="2", queue="heavy") for i in range(12)]
     config = SessionConfig(actions=(Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL))
-    snap = snapshot(nodes(3), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
+    snap = snapshot(make_nodes(3, cpu="8"), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
     assert run_session(snap, config).evictions == ()
 
 
 def test_pipelined_task_is_bound_once_the_victim_is_gone() -> None:
     jobs = [running(f"l{i}", ["n0"], cpu="2", queue="light") for i in range(3)]
     jobs.append(gang("h0", 1, cpu="2", queue="heavy"))
-    state_nodes = nodes(1, cpu="6")
+    state_nodes = make_nodes(1, cpu="6")
     first = run_session(snapshot(state_nodes, gangs=jobs, queues=QUEUES))
     (eviction,) = first.evictions
     gone = [(g, p) for g, p in jobs if p[0]["metadata"]["name"] != eviction.pod.split("/")[1]]
@@ -269,9 +282,9 @@ def test_weights_one_to_three_end_one_to_three_whoever_came_first(
 
 def test_statuses_after_reclaim_are_releasing_and_pipelined() -> None:
     heavy = [gang("h0", 1, cpu="2", queue="heavy")]
-    snap = snapshot(nodes(3), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
+    snap = snapshot(make_nodes(3, cpu="8"), gangs=light_fills_the_cluster() + heavy, queues=QUEUES)
     state = SessionState(snap)
-    from scheduling.reclaim import reclaim
+    from scheduling.actions.reclaim import reclaim
 
     reclaim(state, SessionConfig())
     statuses = Counter(t.status for t in state.tasks.values())

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduling.requests import NONZERO_MEMORY, NONZERO_MILLI_CPU, pod_request
-from scheduling.resources import Resources
+from scheduling.api.requests import NONZERO_MEMORY, NONZERO_MILLI_CPU, pod_request
+from scheduling.api.vectors import Resources
 
 GI = 2**30
 

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from scheduling import scoring
-from scheduling.scoring import ScoringConfig
+from scheduling.plugins import scoring
+from scheduling.plugins.scoring import ScoringConfig
 from tests.unit.scheduling.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
 GPU = "nvidia.com/gpu"

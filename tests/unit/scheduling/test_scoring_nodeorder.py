@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from models.keys import JobKey
-from scheduling import scoring
-from scheduling.objects import task_info
-from scheduling.scoring import ScoringConfig
-from scheduling.snapshot import NodeName
+from scheduling.api.snapshot import NodeName
+from scheduling.cache.objects import task_info
+from scheduling.plugins import scoring
+from scheduling.plugins.scoring import ScoringConfig
 from tests.unit.scheduling.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
 GPU = scoring.GPU

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from models.keys import JobKey, QueueName
-from scheduling.resources import Resources
-from scheduling.result import EvictReason
-from scheduling.snapshot import NodeName, PodKey, TaskStatus
-from scheduling.state import SessionState
-from scheduling.statement import Statement
+from scheduling.api.result import EvictReason
+from scheduling.api.snapshot import NodeName, PodKey, TaskStatus
+from scheduling.api.vectors import Resources
+from scheduling.framework.state import SessionState
+from scheduling.framework.statement import Statement
 from tests.unit.scheduling.builders import gang, make_node, make_pod, snapshot
 
 GI = 2**30

@@ -6,10 +6,10 @@ import pytest
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling import status
-from scheduling.actions import run_session
-from scheduling.result import ConditionType, PhaseUpdate
-from scheduling.snapshot import JobInfo, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.actions.registry import run_session
+from scheduling.api.result import ConditionType, PhaseUpdate
+from scheduling.api.snapshot import JobInfo, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.framework import status
 from tests.unit.scheduling.builders import (
     gang,
     make_node,

@@ -8,11 +8,11 @@ import pytest
 
 from models.keys import job_key
 from models.topology import HyperNode
-from scheduling import topology
-from scheduling.actions import run_session
-from scheduling.config import SessionConfig, TopologyConfig
-from scheduling.result import SessionResult
-from scheduling.topology import CLUSTER_TOP, JobTopology
+from scheduling.actions.registry import run_session
+from scheduling.api import topology
+from scheduling.api.result import SessionResult
+from scheduling.api.topology import CLUSTER_TOP, JobTopology
+from scheduling.framework.session_config import SessionConfig, TopologyConfig
 from tests.unit.scheduling.builders import gang, make_node, running, snapshot
 
 Obj = dict[str, Any]

@@ -7,28 +7,29 @@ from typing import Any
 import pytest
 
 from models.keys import JobKey
-from scheduling import victims
-from scheduling.result import EvictReason
-from scheduling.snapshot import NodeName, PodKey, TaskStatus
-from scheduling.state import SessionState
+from scheduling.actions import victims
+from scheduling.api.result import EvictReason
+from scheduling.api.snapshot import NodeName, PodKey, TaskStatus
+from scheduling.framework.state import SessionState
 from tests.unit.scheduling.builders import (
+    LIGHT_HEAVY,
+    PRIORITY_CLASSES,
     gang,
     make_node,
     make_pod,
     make_podgroup,
     make_queue,
     running,
-    snapshot,
+    session_state,
 )
 
 Obj = dict[str, Any]
 N0 = NodeName("n0")
-QUEUES = [make_queue("light", weight=1), make_queue("heavy", weight=3)]
 
 
 def state_of(gangs: list[tuple[Obj, list[Obj]]], cpu: str = "64", **options: Any) -> SessionState:
-    options.setdefault("queues", QUEUES)
-    return SessionState(snapshot([make_node("n0", cpu=cpu).obj()], gangs=gangs, **options))
+    options.setdefault("queues", LIGHT_HEAVY)
+    return session_state([make_node("n0", cpu=cpu).obj()], gangs, **options)
 
 
 def candidate_names(state: SessionState, preemptor: str, kind: EvictReason) -> list[str]:
@@ -78,13 +79,12 @@ def test_unreclaimable_queue_offers_no_candidates() -> None:
 
 
 def test_best_effort_preemptor_sees_only_best_effort_victims() -> None:
-    classes = [{"metadata": {"name": "high"}, "value": 9}]
     plain = running("a", ["n0"])
     empty = make_pod("b-worker-0", group="b", cpu="").on("n0").obj()
     be = (make_podgroup("b", phase="Running"), [empty])
     pod = make_pod("c-worker-0", group="c", cpu="").obj()
     hi = (make_podgroup("c", priorityClassName="high"), [pod])
-    state = state_of([plain, be, hi], queues=[make_queue()], priority_classes=classes)
+    state = state_of([plain, be, hi], queues=[make_queue()], priority_classes=PRIORITY_CLASSES)
     assert candidate_names(state, "default/c-worker-0", EvictReason.PREEMPT) == ["b-worker-0"]
 
 
@@ -127,17 +127,13 @@ def test_gang_with_an_unevictable_task_cannot_go_whole() -> None:
 
 
 def test_victim_order_lowest_priority_then_newest_then_last_index() -> None:
-    classes = [
-        {"metadata": {"name": "low"}, "value": 1},
-        {"metadata": {"name": "high"}, "value": 9},
-    ]
     jobs = [
         running("a", ["n0"], queue="light", priorityClassName="high"),
         running("b", ["n0"], queue="light", priorityClassName="low"),
         running("c", ["n0"] * 2, min_member=1, queue="light", priorityClassName="high"),
     ]
     jobs[2][0]["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
-    state = state_of(jobs, priority_classes=classes)
+    state = state_of(jobs, priority_classes=PRIORITY_CLASSES)
     found = [state.tasks[k] for k in victims.on_nodes(state)[N0]]
     assert unit_view(victims.units(state, found, EvictReason.RECLAIM)) == [
         ("c-worker-1",),  # a spare task breaks no gang

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from models.signals import VolumePlan
-from scheduling.volumes import Storage, StorageClass, volume_plan
+from models.signals.scheduler import VolumePlan
+from scheduling.cache.volumes import Storage, StorageClass, volume_plan
 from tests.unit.scheduling.cache_builders import claim, pod, pv, storage_class
 
 pytestmark = pytest.mark.unit

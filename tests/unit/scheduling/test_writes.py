@@ -8,11 +8,11 @@ import pytest
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling.observed import ObservedGroup, ObservedPod, ObservedQueue
-from scheduling.resources import Resources
-from scheduling.result import ConditionType, JobCondition, PhaseUpdate, PodCondition, PodReason
-from scheduling.snapshot import PodKey
-from scheduling.writes import (
+from scheduling.api.result import ConditionType, JobCondition, PhaseUpdate, PodCondition, PodReason
+from scheduling.api.snapshot import PodKey
+from scheduling.api.vectors import Resources
+from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.cache.writes import (
     GroupStatusWrite,
     JobNotice,
     PodScheduledWrite,

@@ -8,7 +8,7 @@ import os
 import pytest
 from temporalio.api.common.v1 import Payload
 
-from models import signals
+from models.signals import job as job_signals
 from service import codec, temporal
 
 
@@ -41,10 +41,10 @@ async def test_round_trip_hides_the_data_and_restores_it_exactly() -> None:
 
 async def test_pydantic_values_survive_the_encrypting_converter() -> None:
     converter = codec.data_converter(_keys(caldera_codec_key=_key()))
-    value = signals.JobStart()
+    value = job_signals.JobStart()
     (payload,) = await converter.encode([value])
     assert payload.metadata["encoding"] == b"binary/encrypted"
-    assert await converter.decode([payload], [signals.JobStart]) == [value]
+    assert await converter.decode([payload], [job_signals.JobStart]) == [value]
 
 
 async def test_another_key_under_the_same_id_is_refused_clearly() -> None:

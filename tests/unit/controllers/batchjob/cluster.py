@@ -17,8 +17,10 @@ from controllers import effects as fx
 from controllers.batchjob import controller
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
-from models import signals
 from models.batchv1 import CreatedPod
+from models.signals import batchjob as batchjob_signals
+from models.signals import job as job_signals
+from tests.builders import observed_batch_job
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -27,7 +29,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 class FakeCluster:
     now: datetime = START
     state: BatchJobRecord = field(default_factory=BatchJobRecord)
-    pods: dict[str, signals.BatchPodSnapshot] = field(default_factory=dict)
+    pods: dict[str, batchjob_signals.BatchPodSnapshot] = field(default_factory=dict)
     effects: list[batch_fx.AnyEffect] = field(default_factory=list)
     statuses: list[dict[str, Any]] = field(default_factory=list)
     timers: dict[str, datetime] = field(default_factory=dict)
@@ -45,20 +47,22 @@ class FakeCluster:
             decision = controller.decide(self.state, self._inputs.popleft(), self.now)
             self.state = decision.state
             self.effects += decision.effects
-            changed: dict[str, signals.BatchPodSnapshot] = {}
+            changed: dict[str, batchjob_signals.BatchPodSnapshot] = {}
             for effect in decision.effects:
                 self._apply(effect, changed)
             if changed and not self.unheard:
-                self._inputs.append(signals.BatchPodsChanged(pods=list(changed.values())))
+                self._inputs.append(batchjob_signals.BatchPodsChanged(pods=list(changed.values())))
 
     def listed(self) -> None:
         """A forwarder's full list reaches the core: which pods exist now."""
         self.feed(
-            signals.PodsListed(uids=[p.uid for p in self.pods.values()], names=sorted(self.pods))
+            job_signals.PodsListed(
+                uids=[p.uid for p in self.pods.values()], names=sorted(self.pods)
+            )
         )
 
     def observe(self, manifest: dict[str, Any]) -> None:
-        self.feed(signals.JobObserved(job=manifest))
+        self.feed(observed_batch_job(manifest))
 
     def advance(self, delta: timedelta) -> None:
         """Let time pass; due timers fire in order."""
@@ -77,14 +81,14 @@ class FakeCluster:
         """A pod changes (kubelet, a stage, a user); the core hears it."""
         pod = self.pods[name].model_copy(update=update)
         self.pods[name] = pod
-        self.feed(signals.BatchPodsChanged(pods=[pod]))
+        self.feed(batchjob_signals.BatchPodsChanged(pods=[pod]))
 
     def run(self, name: str) -> None:
         self.set_pod(name, phase="Running", ready=True, ready_since=self.now, node_name="node-1")
 
     def finish(self, name: str, exit_code: int = 0, **update: Any) -> None:
         """The pod's container exits; a non-zero code fails the pod."""
-        exits = [signals.ContainerExitSnapshot(name="main", exit_code=exit_code)]
+        exits = [batchjob_signals.ContainerExitSnapshot(name="main", exit_code=exit_code)]
         phase = "Failed" if exit_code else "Succeeded"
         self.set_pod(
             name,
@@ -119,7 +123,7 @@ class FakeCluster:
     # -- the apiserver's side -------------------------------------------------------------------
 
     def _apply(
-        self, effect: batch_fx.AnyEffect, changed: dict[str, signals.BatchPodSnapshot]
+        self, effect: batch_fx.AnyEffect, changed: dict[str, batchjob_signals.BatchPodSnapshot]
     ) -> None:
         match effect:
             case batch_fx.CreatePods():
@@ -131,7 +135,7 @@ class FakeCluster:
                         failed[new.name] = "403 Forbidden: exceeded quota"
                         continue
                     self._uid += 1
-                    pod = signals.BatchPodSnapshot(
+                    pod = batchjob_signals.BatchPodSnapshot(
                         name=new.name,
                         uid=f"pod-{self._uid}",
                         job_uid="job-uid",
@@ -167,7 +171,7 @@ class FakeCluster:
                 pass
 
     def _update(
-        self, name: str, changed: dict[str, signals.BatchPodSnapshot], **update: Any
+        self, name: str, changed: dict[str, batchjob_signals.BatchPodSnapshot], **update: Any
     ) -> None:
         pod = self.pods[name].model_copy(update=update)
         if pod.deleting and not pod.finalizer:

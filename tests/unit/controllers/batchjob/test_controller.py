@@ -8,8 +8,9 @@ from typing import Any
 from controllers import effects as fx
 from controllers.batchjob import controller
 from controllers.outcomes import ActionFailed
-from models import signals
-from tests.builders import make_batch_job
+from models.signals import common as common_signals
+from models.signals import scheduler as scheduler_signals
+from tests.builders import make_batch_job, observed_batch_job
 from tests.unit.controllers.batchjob.cluster import START, FakeCluster
 
 T = "2026-01-01T00:00:00Z"
@@ -326,16 +327,16 @@ def test_ttl_edited_after_the_job_finished_moves_or_cancels_its_timer() -> None:
 def test_deletion_ends_the_workflow_and_a_new_uid_starts_over() -> None:
     cluster = _cluster(activeDeadlineSeconds=100)
     other = make_batch_job("j", uid="other").manifest()
-    decision = controller.decide(cluster.state, signals.JobObserved(job=other), cluster.now)
+    decision = controller.decide(cluster.state, observed_batch_job(other), cluster.now)
     assert [e.kind for e in decision.effects] == ["StartOver"]
-    cluster.feed(signals.JobDeleted(uid="job-uid"))
+    cluster.feed(common_signals.JobDeleted(uid="job-uid"))
     assert cluster.named("Finish") and cluster.timers == {}
 
 
 def test_status_is_written_only_when_it_changes() -> None:
     cluster = _cluster(parallelism=1, completions=1)
     writes = len(cluster.statuses)
-    cluster.feed(signals.JobObserved(job=make_batch_job("j").spec(completions=1).manifest()))
+    cluster.feed(observed_batch_job(make_batch_job("j").spec(completions=1).manifest()))
     assert len(cluster.statuses) == writes
 
 
@@ -366,11 +367,11 @@ def test_gang_scheduled_job_gets_its_pod_group_before_its_pods() -> None:
 def test_placed_pods_are_bound_and_stale_ones_returned() -> None:
     cluster = _gang()
     waiting = cluster.live()[0]
-    placed = signals.PodsPlaced(
+    placed = scheduler_signals.PodsPlaced(
         session=7,
         placements=[
-            signals.PlacedPod(pod=waiting, node="kwok-node-0"),
-            signals.PlacedPod(pod="j-gone0", node="kwok-node-1"),
+            scheduler_signals.PlacedPod(pod=waiting, node="kwok-node-0"),
+            scheduler_signals.PlacedPod(pod="j-gone0", node="kwok-node-1"),
         ],
     )
     decision = controller.decide(cluster.state, placed, cluster.now)

@@ -13,14 +13,15 @@ from controllers.cronjob import controller, plan
 from controllers.cronjob import effects as cj_fx
 from controllers.cronjob.runs import Run
 from controllers.cronjob.state import CronJobRecord
-from models import signals
+from models.signals import common as common_signals
+from models.signals import cronjob as cronjob_signals
 from tests.unit.controllers.cronjob.cronjobs import at, cron_job
 
 RUN = "cronrun/ns/nightly-2026-12-02T06:05:00Z"
 
 
 def _observed(state: CronJobRecord, now: datetime, **spec: Any) -> controller.Decision:
-    return controller.decide(state, signals.CronJobObserved(cron_job=cron_job(**spec)), now)
+    return controller.decide(state, cronjob_signals.CronJobObserved(cron_job=cron_job(**spec)), now)
 
 
 def _known(**spec: Any) -> CronJobRecord:
@@ -32,10 +33,12 @@ def _own(decision: controller.Decision, kind: type) -> list[Any]:
 
 
 def _due(state: CronJobRecord, scheduled: datetime, now: datetime) -> controller.Decision:
-    return controller.decide(state, signals.RunDue(workflow_id=RUN, scheduled=scheduled), now)
+    return controller.decide(
+        state, cronjob_signals.RunDue(workflow_id=RUN, scheduled=scheduled), now
+    )
 
 
-def _answer(decision: controller.Decision) -> signals.RunAnswer:
+def _answer(decision: controller.Decision) -> cronjob_signals.RunAnswer:
     [answer] = _own(decision, cj_fx.AnswerRun)
     return answer.answer
 
@@ -147,7 +150,7 @@ def test_allow_makes_a_second_job_beside_the_running_one() -> None:
 
 
 def _created(state: CronJobRecord, name: str, created: datetime) -> CronJobRecord:
-    made = signals.RunCreated(
+    made = cronjob_signals.RunCreated(
         workflow_id=f"cronrun/ns/{name}",
         name=name,
         uid=f"{name}-uid",
@@ -159,7 +162,7 @@ def _created(state: CronJobRecord, name: str, created: datetime) -> CronJobRecor
 
 def test_created_job_is_active_in_status() -> None:
     admitted = _due(_known(), at(6, 5), at(6, 5, 1)).state
-    made = signals.RunCreated(
+    made = cronjob_signals.RunCreated(
         workflow_id=RUN, name="nightly-29936525", uid="u1", resource_version="7"
     )
     decision = controller.decide(admitted, made, at(6, 5, 2))
@@ -175,10 +178,10 @@ def test_created_job_is_active_in_status() -> None:
 
 
 def _phase(state: CronJobRecord, name: str, phase: str, when: datetime) -> controller.Decision:
-    job = signals.CronJobRun(
+    job = cronjob_signals.CronJobRun(
         name=name, uid=f"{name}-uid", phase=phase, created=None, finished_at=when
     )
-    return controller.decide(state, signals.CronJobRunChanged(job=job), when)
+    return controller.decide(state, cronjob_signals.CronJobRunChanged(job=job), when)
 
 
 def test_finished_job_leaves_active_tells_its_run_and_sets_last_successful_time() -> None:
@@ -218,12 +221,12 @@ def test_history_limits_delete_oldest_first(
 
 def test_deleting_the_cronjob_deletes_the_schedule_and_ends_runs() -> None:
     state = _created(_known(), "nightly-1", at(6, 0))
-    decision = controller.decide(state, signals.JobDeleted(uid="cj-uid"), at(6, 1))
+    decision = controller.decide(state, common_signals.JobDeleted(uid="cj-uid"), at(6, 1))
     kinds = [type(e) for e in decision.effects]
     assert kinds == [cj_fx.DeleteSchedule, cj_fx.TellRun, fx.Finish]
     assert (
         controller.decide(
-            decision.state, signals.RunDue(workflow_id=RUN, scheduled=at(6, 5)), at(6, 5)
+            decision.state, cronjob_signals.RunDue(workflow_id=RUN, scheduled=at(6, 5)), at(6, 5)
         ).effects
         == ()
     )
@@ -232,7 +235,9 @@ def test_deleting_the_cronjob_deletes_the_schedule_and_ends_runs() -> None:
 def test_a_replaced_run_that_deleted_its_job_leaves_active() -> None:
     state = _created(_known(), "nightly-1", at(6, 0))
     decision = controller.decide(
-        state, signals.RunEnded(workflow_id="cronrun/ns/nightly-1", name="nightly-1"), at(6, 1)
+        state,
+        cronjob_signals.RunEnded(workflow_id="cronrun/ns/nightly-1", name="nightly-1"),
+        at(6, 1),
     )
     [write] = _own(decision, cj_fx.WriteCronJobStatus)
     assert write.status.active is None

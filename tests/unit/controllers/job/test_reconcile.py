@@ -21,9 +21,9 @@ from controllers.job.policies import Request
 from controllers.job.reconcile import Target
 from controllers.job.state import JobRecord, PodRecord
 from controllers.job.transitions import rule_for
-from models import signals
 from models.bus import Action, Event
 from models.defaults import default_job
+from models.signals import job as job_signals
 from models.vcjob import Job, JobCondition, JobPhase, JobState, JobStatus
 from tests.builders import make_job
 
@@ -63,7 +63,7 @@ def _state(
     pg: str | None = "Inqueue",
     pg_generation: int | None = None,
     plugins: int | None = None,
-    settings: signals.ControllerSettings | None = None,
+    settings: job_signals.ControllerSettings | None = None,
     **status: Any,
 ) -> JobRecord:
     """The workflow's record of `job` in `phase` (None: never initiated).
@@ -81,7 +81,7 @@ def _state(
     )
     exists = pg != MISSING
     return JobRecord(
-        settings=settings or signals.ControllerSettings(),
+        settings=settings or job_signals.ControllerSettings(),
         job=job,
         status=stored,
         pods={p.name: p for p in pods},
@@ -241,7 +241,7 @@ def test_sync_podgroup_gate_holds_pod_creation(
 
 def test_sync_scheduler_override_skips_the_gate() -> None:
     """Caldera's setting: pods go to another scheduler, so nothing waits for the PodGroup."""
-    settings = signals.ControllerSettings(scheduler_override="default-scheduler")
+    settings = job_signals.ControllerSettings(scheduler_override="default-scheduler")
     plan = _sync(_state(_job(("w", 2)), "Pending", pg=MISSING, settings=settings))
     create = _only(plan, job_fx.CreatePods)
     assert (create.pods, create.scheduler_override) == ([("w", 0), ("w", 1)], "default-scheduler")

@@ -9,19 +9,19 @@ import pytest
 
 from controllers.job import controller, views
 from controllers.job.state import JobRecord
-from models import signals
 from models.bus import Action
+from models.signals import job as job_signals
 from models.vcjob import JobPhase
-from tests.builders import make_job
+from tests.builders import make_job, observed_job
 
 _NOW = datetime(2026, 1, 1, tzinfo=UTC)
-UNGATED = JobRecord(settings=signals.ControllerSettings(scheduler_override="default-scheduler"))
+UNGATED = JobRecord(settings=job_signals.ControllerSettings(scheduler_override="default-scheduler"))
 
 
 def _observed() -> JobRecord:
     doc: dict[str, Any] = make_job("j", namespace="ns").task("w", replicas=2).manifest()
     doc["metadata"].update(uid="u1", generation=1)
-    return controller.decide(UNGATED, signals.JobObserved(job=doc), _NOW).state
+    return controller.decide(UNGATED, observed_job(doc), _NOW).state
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from controllers.jobflow.state import FlowRecord
-from models import signals
 from models.jobflow import DependsOn, Flow, JobFlowSpec, RetainPolicy
+from models.signals import jobflow as jobflow_signals
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 NS, NAME, UID = "ns", "f", "flow-uid"
@@ -23,12 +23,12 @@ def spec(*entries: str, delete: bool = False) -> JobFlowSpec:
     return JobFlowSpec(flows=flows, job_retain_policy=retain)
 
 
-def observed(flow_spec: JobFlowSpec, uid: str = UID) -> signals.FlowObserved:
-    return signals.FlowObserved(namespace=NS, name=NAME, uid=uid, spec=flow_spec)
+def observed(flow_spec: JobFlowSpec, uid: str = UID) -> jobflow_signals.FlowObserved:
+    return jobflow_signals.FlowObserved(namespace=NS, name=NAME, uid=uid, spec=flow_spec)
 
 
-def job(template: str, phase: str = "", deleted: bool = False) -> signals.FlowJob:
-    return signals.FlowJob(
+def job(template: str, phase: str = "", deleted: bool = False) -> jobflow_signals.FlowJob:
+    return jobflow_signals.FlowJob(
         name=f"{NAME}-{template}",
         uid=f"uid-{template}",
         phase=phase,
@@ -37,8 +37,10 @@ def job(template: str, phase: str = "", deleted: bool = False) -> signals.FlowJo
     )
 
 
-def changed(template: str, phase: str = "", deleted: bool = False) -> signals.FlowJobChanged:
-    return signals.FlowJobChanged(job=job(template, phase, deleted))
+def changed(
+    template: str, phase: str = "", deleted: bool = False
+) -> jobflow_signals.FlowJobChanged:
+    return jobflow_signals.FlowJobChanged(job=job(template, phase, deleted))
 
 
 def record(flow_spec: JobFlowSpec, created: tuple[str, ...] = (), **phases: str) -> FlowRecord:

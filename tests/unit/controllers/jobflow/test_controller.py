@@ -12,8 +12,9 @@ from controllers.jobflow import controller
 from controllers.jobflow import effects as jf_fx
 from controllers.jobflow.state import FlowRecord
 from controllers.outcomes import ActionFailed, TimerFired
-from models import signals
 from models.jobflow import FlowPhase, FlowState, JobFlowStatus
+from models.signals import common as common_signals
+from models.signals import jobflow as jobflow_signals
 from tests.unit.controllers.jobflow.flows import NOW, NS, UID, changed, observed, record, spec
 
 pytestmark = pytest.mark.unit
@@ -144,7 +145,7 @@ def test_a_missing_template_waits_with_a_warning_and_no_status() -> None:
     assert decision.state.missing == "a"
     quiet = controller.decide(decision.state, observed(CHAIN), NOW)
     assert quiet.effects == ()
-    appeared = controller.decide(decision.state, signals.TemplateObserved(name="a"), NOW)
+    appeared = controller.decide(decision.state, jobflow_signals.TemplateObserved(name="a"), NOW)
     assert appeared.effects == (_create("a"),)
     retried = controller.decide(decision.state, TimerFired(key=controller.RETRY_TIMER), NOW)
     assert retried.effects == (_create("a"),)
@@ -154,7 +155,7 @@ def test_a_missing_template_waits_with_a_warning_and_no_status() -> None:
 
 def test_a_template_appearing_records_its_jobs_for_a_flow_that_made_one() -> None:
     decision = controller.decide(
-        record(CHAIN, a="Running"), signals.TemplateObserved(name="a"), NOW
+        record(CHAIN, a="Running"), jobflow_signals.TemplateObserved(name="a"), NOW
     )
     assert decision.effects[0] == jf_fx.RecordTemplateJobs(namespace=NS, template="a")
 
@@ -193,8 +194,10 @@ def test_a_failed_creation_warns_and_retries() -> None:
 
 def test_the_flow_deleted_ends_the_run_but_not_an_older_flows_deletion() -> None:
     state = record(CHAIN)
-    assert controller.decide(state, signals.JobDeleted(uid=UID), NOW).effects == (fx.Finish(),)
-    assert controller.decide(state, signals.JobDeleted(uid="old"), NOW).effects == ()
+    assert controller.decide(state, common_signals.JobDeleted(uid=UID), NOW).effects == (
+        fx.Finish(),
+    )
+    assert controller.decide(state, common_signals.JobDeleted(uid="old"), NOW).effects == ()
 
 
 def test_a_new_flow_under_the_same_name_starts_afresh() -> None:

@@ -10,7 +10,7 @@ import pytest
 from controllers.podgroup import build
 from models import labels
 from models.meta import OwnerReference
-from models.signals import WorkloadPod
+from models.signals.podgroup import WorkloadPod
 
 pytestmark = pytest.mark.unit
 

@@ -11,8 +11,9 @@ from controllers.outcomes import ActionFailed, TimerFired
 from controllers.podgroup import build, controller
 from controllers.podgroup import effects as pg_fx
 from controllers.podgroup.state import PodGroupRecord
-from models import labels, signals
+from models import labels
 from models.meta import OwnerReference
+from models.signals import podgroup as podgroup_signals
 
 pytestmark = pytest.mark.unit
 
@@ -23,8 +24,8 @@ RS = OwnerReference(
 UPPER = {labels.GROUP_MIN_MEMBER: "3"}
 
 
-def pod(name: str, owned: bool = True) -> signals.WorkloadPod:
-    return signals.WorkloadPod(
+def pod(name: str, owned: bool = True) -> podgroup_signals.WorkloadPod:
+    return podgroup_signals.WorkloadPod(
         namespace="ns",
         name=name,
         uid=f"uid-{name}",
@@ -33,8 +34,8 @@ def pod(name: str, owned: bool = True) -> signals.WorkloadPod:
     )
 
 
-def seen(name: str, owned: bool = True) -> signals.WorkloadPodSeen:
-    return signals.WorkloadPodSeen(pod=pod(name, owned))
+def seen(name: str, owned: bool = True) -> podgroup_signals.WorkloadPodSeen:
+    return podgroup_signals.WorkloadPodSeen(pod=pod(name, owned))
 
 
 def idle(number: int, at: datetime = NOW) -> fx.StartTimer:

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 from controllers.scheduler import session
 from controllers.scheduler.session import SchedulerState
-from models import signals
+from models.signals import scheduler as scheduler_signals
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 JOB = "vcjob/ns/train"
 
 
-def _placed(*pods: str) -> list[signals.PlacedPod]:
-    return [signals.PlacedPod(pod=p, node=f"node-{p[-1]}") for p in pods]
+def _placed(*pods: str) -> list[scheduler_signals.PlacedPod]:
+    return [scheduler_signals.PlacedPod(pod=p, node=f"node-{p[-1]}") for p in pods]
 
 
 def _after(
@@ -51,7 +51,7 @@ def test_assumptions_expire() -> None:
 
 def test_bind_failure_drops_the_assumption() -> None:
     state = _after(SchedulerState(), "w-0", "w-1")
-    state = session.dropped(state, signals.BindFailed(pods={"ns/w-1": "node not found"}))
+    state = session.dropped(state, scheduler_signals.BindFailed(pods={"ns/w-1": "node not found"}))
     assert session.live(state, NOW) == {"ns/w-0": "node-0"}
 
 

@@ -1,0 +1,53 @@
+"""What a PodGroupWorkflow hears and answers: PodGroups for pods Caldera did not create
+(Deployments, StatefulSets, bare pods).
+
+Signal and workflow type names are stored in histories and used by the forwarder: they never
+change. Pure: pydantic only.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from models.meta import OwnerReference
+from models.scheduling import PodGroup
+from models.signals import common
+
+
+class PodGroupStart(common.Payload):
+    """What the forwarder starts a PodGroupWorkflow with (signal-with-start)."""
+
+
+class WorkloadPod(common.Payload):
+    """A pod that names Volcano's scheduler and has no PodGroup yet, as far as the PodGroup
+    controller reads it: only the annotations and labels it copies travel, not the object."""
+
+    namespace: str
+    name: str
+    uid: str
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    priority_class_name: str = ""
+    requests: dict[str, str] = Field(default_factory=dict)  # one pod's, with `pods: 1`
+    annotations: dict[str, str] = Field(default_factory=dict)  # the keys the controller reads
+    labels: dict[str, str] = Field(default_factory=dict)  # likewise
+
+
+class WorkloadPodSeen(common.Payload):
+    pod: WorkloadPod
+
+
+class PodGroupView(common.Payload):
+    """The `status` query of a PodGroupWorkflow."""
+
+    namespace: str
+    name: str  # the PodGroup's
+    applied: PodGroup | None = None  # as last created or updated; None: not yet
+    waiting: list[str] = Field(default_factory=list)  # pods not annotated yet
+    annotated: int = 0  # pods annotated by this run
+    idle_until: str = ""  # RFC 3339: when the run ends if no pod comes; "": not armed
+    backlog: int = 0
+
+
+# Workflow type and message names: histories and the forwarder use these strings.
+POD_GROUP_WORKFLOW = "PodGroupWorkflow"
+SIGNAL_WORKLOAD_POD_SEEN = "workload_pod_seen"

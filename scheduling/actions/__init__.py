@@ -1,0 +1,1 @@
+"""Volcano's actions: enqueue, allocate, backfill, reclaim, preempt, and the session runner."""

@@ -1,0 +1,45 @@
+"""One scheduling session: snapshot in, decisions out, nothing else.
+
+`run_session` is the whole of vc-scheduler's runOnce for Caldera: open the session books, run
+the configured actions in order (the table `ACTIONS`, Volcano's action registry), close into a
+`SessionResult`. It reads no clock, draws no random number and iterates no set to order its
+output, so the same snapshot gives the same result on every worker, in every retry of the
+session activity that calls it, and in the tests that replay it.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from scheduling.actions.allocate import allocate
+from scheduling.actions.backfill import backfill
+from scheduling.actions.enqueue import enqueue
+from scheduling.actions.preempt import preempt
+from scheduling.actions.reclaim import reclaim
+from scheduling.api.result import SessionResult
+from scheduling.api.snapshot import Snapshot
+from scheduling.framework import status
+from scheduling.framework.session_config import Action, SessionConfig
+from scheduling.framework.state import SessionState
+
+ActionFn = Callable[[SessionState, SessionConfig], None]
+
+ACTIONS: Final[Mapping[Action, ActionFn]] = {
+    Action.ENQUEUE: enqueue,
+    Action.ALLOCATE: allocate,
+    Action.BACKFILL: backfill,
+    Action.RECLAIM: reclaim,
+    Action.PREEMPT: preempt,
+}
+
+
+def run_session(snapshot: Snapshot, config: SessionConfig | None = None) -> SessionResult:
+    """Decide one session over `snapshot`; `config` None means Volcano's defaults."""
+    settings = config or SessionConfig()
+    state = SessionState(snapshot, settings)
+    for action in settings.actions:
+        ACTIONS[action](state, settings)
+    return status.close(state)

@@ -1,0 +1,178 @@
+"""Who may be evicted for whom: reclaim's and preempt's victims.
+
+The rules are the default plugins' votes, all of which must hold:
+- conformance: never a system-critical pod or one in kube-system;
+- priority (preempt only): the victim's job has a lower priority than the preemptor's, or,
+  within one job, the victim task has the lower priority;
+- gang: a victim job keeps its gang. Tasks beyond its minMember (and its roles' minima) may go
+  one by one; the rest only together, as one unit holding every running task of the job
+  (Volcano's gang-aware bundles: a gang either keeps minMember tasks or loses them all, never
+  runs broken);
+- proportion or capacity (reclaim only): a victim's queue gives up a task only while it holds
+  more than its deserved share (capacity: and keeps its guarantee), checked against the live
+  books as the units are evicted.
+
+Volcano combines the votes by tiers, and when the gang plugin finds no task to spare its tier
+falls through to proportion alone, which then breaks gangs below minMember; when the gang
+plugin does find one, proportion is never asked. Caldera asks every rule every time instead:
+the bundles keep gangs whole and the victim queue never drops below its share while it is
+still above it.
+
+Units are ordered the way Volcano builds its victim queue: units that break no gang first,
+then the victim queue served last first (lowest priority, highest share), then within a queue
+the job ordered last first (lowest priority, ready, largest share, newest), then the task
+ordered last first.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict
+
+from models.keys import JobKey
+from scheduling.api import jobs
+from scheduling.api.result import EvictReason
+from scheduling.api.snapshot import PREEMPTABLE, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.framework import ordering
+from scheduling.framework.state import SessionState
+
+CRITICAL_CLASSES: Final = frozenset({"system-cluster-critical", "system-node-critical"})
+SYSTEM_NAMESPACE: Final = "kube-system"
+
+
+class Unit(BaseModel):
+    """Tasks evicted together: one spare task, or every running task of a gang."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job: JobKey
+    tasks: tuple[PodKey, ...]
+    whole: bool  # True: the whole gang goes (it has no task to spare)
+
+
+def conformant(task: TaskInfo) -> bool:
+    """The conformance plugin: critical pods and kube-system stay."""
+    namespace = task.key.split("/", 1)[0]
+    return task.priority_class not in CRITICAL_CLASSES and namespace != SYSTEM_NAMESPACE
+
+
+def _evictable(task: TaskInfo, kind: EvictReason) -> bool:
+    """Reclaim takes Running pods only; preempt Bound ones too (Volcano's status filters)."""
+    statuses = {TaskStatus.RUNNING} if kind is EvictReason.RECLAIM else PREEMPTABLE
+    return task.status in statuses and task.preemptable and conformant(task)
+
+
+def _related(state: SessionState, preemptor: TaskInfo, victim: TaskInfo, kind: EvictReason) -> bool:
+    """Reclaim: another queue that lets itself be reclaimed. Preempt: another job of the same
+    queue with a lower priority, or a lower-priority task of the same job. A best-effort
+    preemptor only ever displaces best-effort pods."""
+    mine, theirs = state.jobs[preemptor.job], state.jobs[victim.job]
+    if kind is EvictReason.RECLAIM:
+        return theirs.queue != mine.queue and state.queues[theirs.queue].reclaimable
+    if preemptor.best_effort and not victim.best_effort:
+        return False
+    if theirs.key == mine.key:
+        return victim.priority < preemptor.priority
+    return theirs.queue == mine.queue and theirs.priority < mine.priority
+
+
+def on_nodes(state: SessionState) -> dict[NodeName, list[PodKey]]:
+    """Tasks that could be victims (bound or running), by node, by key; taken once per action,
+    as no task becomes bound or running within a session."""
+    found: dict[NodeName, list[PodKey]] = {}
+    for key in sorted(state.tasks):
+        task = state.tasks[key]
+        if task.status in PREEMPTABLE and task.node_name is not None:
+            found.setdefault(task.node_name, []).append(key)
+    return found
+
+
+def candidates(
+    state: SessionState,
+    preemptor: TaskInfo,
+    on_node: Sequence[PodKey],
+    kind: EvictReason,
+    same_job: bool = False,
+) -> list[TaskInfo]:
+    """The tasks of one node (`on_nodes`) the preemptor may displace, before the gang and
+    queue rules. `same_job` picks preempt's second phase (the preemptor's own job)."""
+    found = []
+    for key in on_node:
+        task = state.tasks[key]
+        if not _evictable(task, kind) or (task.job == preemptor.job) != same_job:
+            continue
+        if _related(state, preemptor, task, kind):
+            found.append(task)
+    return found
+
+
+def _victim_order(state: SessionState, units: list[Unit]) -> list[Unit]:
+    """Volcano's victim queue; stable sorts from the finest key to the coarsest."""
+    first = {u: state.tasks[u.tasks[0]] for u in units}
+    units = sorted(units, key=lambda u: ordering.task_order(first[u]), reverse=True)
+    units.sort(key=lambda u: ordering.job_order(state, u.job), reverse=True)
+    units.sort(key=lambda u: ordering.queue_order(state, state.jobs[u.job].queue), reverse=True)
+    units.sort(key=lambda u: u.whole)
+    return units
+
+
+def _whole_job(state: SessionState, job: JobKey, kind: EvictReason) -> tuple[PodKey, ...] | None:
+    """Every running task of the job, if each may be evicted; None: one of them may not."""
+    held = [t for t in state.tasks_of(job) if t.status in PREEMPTABLE]
+    if not all(_evictable(t, kind) for t in held):
+        return None
+    return tuple(t.key for t in sorted(held, key=ordering.task_order, reverse=True))
+
+
+def units(
+    state: SessionState, found: Sequence[TaskInfo], kind: EvictReason, own_job: bool = False
+) -> list[Unit]:
+    """The candidates grouped into units the gang rule allows, in victim order.
+
+    `own_job`: the candidates belong to the preemptor's own job, which trades one task for
+    another and so keeps its count; each goes on its own.
+    """
+    if own_job:
+        return _victim_order(state, [Unit(job=t.job, tasks=(t.key,), whole=False) for t in found])
+    by_job: dict[JobKey, list[TaskInfo]] = {}
+    for task in found:
+        by_job.setdefault(task.job, []).append(task)
+    out: list[Unit] = []
+    for key, local in sorted(by_job.items()):
+        job, tasks = state.jobs[key], state.tasks_of(key)
+        spare = jobs.ready_task_num(tasks) - job.min_member
+        roles = _role_spares(state, key)
+        rest = []
+        for task in sorted(local, key=ordering.task_order, reverse=True):
+            if spare > 0 and roles.get(task.role, 1) > 0:
+                out.append(Unit(job=key, tasks=(task.key,), whole=False))
+                spare -= 1
+                if task.role in roles:
+                    roles[task.role] -= 1
+            else:
+                rest.append(task)
+        if rest and (whole := _whole_job(state, key, kind)) is not None:
+            out.append(Unit(job=key, tasks=whole, whole=True))
+    return _victim_order(state, out)
+
+
+def _role_spares(state: SessionState, key: JobKey) -> Counter[str]:
+    """Per role with a minimum, how many ready tasks it can lose (when roles are checked)."""
+    job = state.jobs[key]
+    if job.min_member < job.min_task_member_total:
+        return Counter()
+    ready = jobs.roles_ready(state.tasks_of(key))
+    return Counter({role: ready[role] - need for role, need in job.min_task_member.items()})
+
+
+def over_deserved(state: SessionState, unit: Unit, reclaimer: TaskInfo | None = None) -> bool:
+    """The queue plugin's reclaimable vote, over a unit: its queue holds more than its
+    deserved share before each of the unit's tasks is taken away (`SessionState`)."""
+    queue = state.jobs[unit.job].queue
+    held = [state.tasks[k] for k in unit.tasks if state.tasks[k].status in PREEMPTABLE]
+    return state.queue_gives_up(queue, held, reclaimer)  # evicted ones already went

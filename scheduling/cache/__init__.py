@@ -1,0 +1,1 @@
+"""Volcano's cache: cluster objects to a snapshot, and a session's writes and handoffs back."""

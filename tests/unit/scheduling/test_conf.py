@@ -1,0 +1,210 @@
+"""Volcano's scheduler configuration YAML to session settings, and its refusals."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import yaml
+
+from scheduling.framework.conf import CALDERA_DEFAULT, VOLCANO_DEFAULT, LoadedConf, load
+from scheduling.framework.session_config import Action, SessionConfig
+from scheduling.plugins.scoring import NODEORDER_WEIGHTS
+from tests.access import DEPLOY
+
+pytestmark = pytest.mark.unit
+
+# The configuration Volcano's Helm chart installs, as a user would copy it.
+HELM_CHART = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
+# Volcano's CI configuration: two plugins Caldera does not run, and reclaim and preempt.
+VOLCANO_CI = """\
+actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+  - name: sla
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+    arguments:
+      predicate.DynamicResourceAllocationEnable: true
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+"""
+
+
+def _conf(actions: str = "enqueue, allocate", extra: str = "", share: str = "proportion") -> str:
+    return f"""\
+actions: "{actions}"
+tiers:
+- plugins:
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: {share}
+{extra}"""
+
+
+def test_volcano_defaults_load_and_spread() -> None:
+    loaded = load(VOLCANO_DEFAULT)
+    assert loaded.session.actions == (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL)
+    assert loaded.session.scoring.least_allocated == 1 and loaded.session.scoring.binpack == 0
+    assert loaded.session.overcommit and loaded.session.overcommit_factor == Fraction(6, 5)
+    assert not loaded.session.capacity and loaded.ignored == ()
+
+
+def test_the_helm_charts_configuration_loads_unchanged_and_turns_binpack_on() -> None:
+    loaded = load(HELM_CHART)
+    assert loaded.session.scoring.binpack == 1
+    assert loaded.session.scoring.least_allocated == 1
+    assert loaded.ignored == ()
+
+
+def test_volcano_ci_configuration_loads_and_names_what_caldera_skips() -> None:
+    loaded = load(VOLCANO_CI)
+    assert Action.PREEMPT in loaded.session.actions and Action.RECLAIM in loaded.session.actions
+    assert loaded.ignored == ("sla",)
+    assert loaded.session.network_topology is not None
+
+
+def test_network_topology_aware_is_off_without_the_plugin_and_reads_its_arguments() -> None:
+    assert load(VOLCANO_DEFAULT).session.network_topology is None
+    text = CALDERA_DEFAULT.replace(
+        "  - name: network-topology-aware\n",
+        "  - name: network-topology-aware\n    arguments:\n      weight: 3\n"
+        "      hypernode.binpack.cpu: 2\n      hypernode.binpack.resources: nvidia.com/gpu\n"
+        "      hypernode.binpack.resources.nvidia.com/gpu: 5\n",
+    )
+    topology = load(text).session.network_topology
+    assert topology is not None and topology.weight == 3
+    assert topology.binpack == {"cpu": 2, "memory": 1, "nvidia.com/gpu": 5}
+    with pytest.raises(ValueError, match=r"network-topology-aware: argument weight"):
+        load(text.replace("weight: 3", "weight: heavy"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "value"),
+    [
+        ("binpack.weight: 10", "binpack", 10),
+        ("binpack.cpu: 5", "binpack_cpu", 5),
+        ("binpack.memory: 0", "binpack_memory", 0),
+        ("binpack.resources: nvidia.com/gpu\n      binpack.resources.nvidia.com/gpu: 3", None, 3),
+    ],
+)
+def test_binpack_arguments(arguments: str, field: str | None, value: int) -> None:
+    extra = f"  - name: binpack\n    arguments:\n      {arguments}\n"
+    scoring = load(_conf(extra=extra)).session.scoring
+    if field is None:
+        assert scoring.binpack_resources == {"nvidia.com/gpu": value}
+    else:
+        assert getattr(scoring, field) == value
+    assert scoring.least_allocated == 0  # nodeorder is not listed: it does not score
+
+
+def test_nodeorder_weights_and_overcommit_factor() -> None:
+    extra = (
+        "  - name: nodeorder\n    arguments:\n      leastrequested.weight: 0\n"
+        "      mostrequested.weight: 2\n"
+        "  - name: overcommit\n    arguments:\n      overcommit-factor: 1.5\n"
+    )
+    session = load(_conf(extra=extra)).session
+    assert (session.scoring.least_allocated, session.scoring.most_allocated) == (0, 2)
+    assert session.overcommit_factor == Fraction(3, 2)
+
+
+def test_without_overcommit_the_cluster_does_not_vote_at_enqueue() -> None:
+    assert not load(_conf()).session.overcommit
+
+
+def test_capacity_with_hierarchy() -> None:
+    extra = ""
+    text = _conf(share="capacity\n    enableHierarchy: true", extra=extra)
+    session = load(text).session
+    assert session.capacity and session.hierarchy
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_conf(extra="  - name: binpak\n"), "unknown plugin(s) ['binpak']"),
+        (_conf(actions="enqueue, alocate"), "unknown action(s) ['alocate']"),
+        (_conf(actions="enqueue, allocate, shuffle"), "Volcano's ['shuffle'] are not run"),
+        (_conf(extra="  - name: drf\n    enablePreemtable: false\n"), "enablePreemtable"),
+        (_conf(extra="  - name: capacity\n"), "one of proportion or capacity"),
+        (_conf(extra="  - name: gang\n"), "repeated: ['gang']"),
+        (
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: proportion\n',
+            "missing: ['predicates', 'conformance']",
+        ),
+        (_conf(extra="  - name: drf\n    enableHierarchy: true\n"), "drf with hierarchy"),
+        (
+            _conf(extra="  - name: binpack\n    arguments:\n      binpack.weight: heavy\n"),
+            "binpack.weight must be a number",
+        ),
+        (
+            _conf(extra="  - name: binpack\n    arguments:\n      binpack.weight: -1\n"),
+            "whole number >= 0",
+        ),
+        ("actions: [enqueue\n", "not YAML"),
+        ("- allocate\n", "must be a mapping"),
+        (_conf() + "extras: 1\n", "extras"),
+    ],
+)
+def test_bad_configurations_are_refused_naming_the_fault(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        load(text)
+    assert message in str(refused.value)
+
+
+def test_calderas_defaults_as_a_configuration_are_the_sessions_defaults() -> None:
+    assert load(CALDERA_DEFAULT) == LoadedConf(session=SessionConfig())
+
+
+def test_the_deployments_configmap_holds_calderas_defaults() -> None:
+    (doc,) = yaml.safe_load_all((DEPLOY / "base" / "scheduler.yaml").read_text())
+    assert doc["data"]["volcano-scheduler.conf"] == CALDERA_DEFAULT
+
+
+def test_nodeorder_weights_default_to_volcanos_and_all_count_nothing_without_it() -> None:
+    listed = load(_conf(extra="  - name: nodeorder\n")).session.scoring
+    assert (listed.node_affinity, listed.taint_toleration, listed.balanced_allocation) == (2, 3, 1)
+    assert (listed.pod_affinity, listed.pod_topology_spread, listed.least_allocated) == (2, 2, 1)
+    absent = load(_conf()).session.scoring
+    weights = [getattr(absent, field) for field in NODEORDER_WEIGHTS.values()]
+    assert weights == [0] * len(NODEORDER_WEIGHTS)
+
+
+def test_job_order_follows_the_priority_and_drf_plugins_and_their_switches() -> None:
+    on = load(VOLCANO_DEFAULT).session
+    assert on.job_priority and on.drf_order
+    absent = load(_conf()).session
+    assert not absent.job_priority and not absent.drf_order
+    switched = load(
+        _conf(extra="  - name: priority\n    enableJobOrder: false\n  - name: drf\n")
+    ).session
+    assert not switched.job_priority and switched.drf_order
