@@ -101,16 +101,17 @@ def add_parser(sub: verbs.Verbs) -> None:
 def _run(args: argparse.Namespace) -> int:
     conn = Connections(args)
     resources = Resources(conn)
-    for doc in _documents(args.filename):
+    for doc in documents(args.filename, vcjob.API_VERSION, "Job"):
         meta = doc.setdefault("metadata", {})
-        namespace = _document_namespace(args, conn, meta)
+        namespace = document_namespace(args, conn, meta, JOBS.noun)
         created = resources.create(JOBS, doc, namespace)
         name = created["metadata"]["name"]
         verbs.created(conn, JOBS.ref(name, namespace), keys.job_workflow_id(namespace, name))
     return 0
 
 
-def _documents(filename: str) -> list[dict[str, Any]]:
+def documents(filename: str, api_version: str, kind: str) -> list[dict[str, Any]]:
+    """The YAML documents in `filename` (`-`: stdin), each of which must be a `kind`."""
     try:
         text = sys.stdin.read() if filename == "-" else Path(filename).read_text()
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
@@ -121,19 +122,22 @@ def _documents(filename: str) -> list[dict[str, Any]]:
     if not docs:
         raise CliError(f"{filename} holds no document")
     for i, doc in enumerate(docs):
-        if not isinstance(doc, dict) or doc.get("apiVersion") != vcjob.API_VERSION:
-            raise CliError(f"{filename}: document {i + 1} is not a {vcjob.API_VERSION} Job")
-        if doc.get("kind") != "Job":
-            raise CliError(f"{filename}: document {i + 1} is a {doc.get('kind')}, not a Job")
+        if not isinstance(doc, dict) or doc.get("apiVersion") != api_version:
+            raise CliError(f"{filename}: document {i + 1} is not a {api_version} {kind}")
+        if doc.get("kind") != kind:
+            raise CliError(f"{filename}: document {i + 1} is a {doc.get('kind')}, not a {kind}")
     return docs
 
 
-def _document_namespace(args: argparse.Namespace, conn: Connections, meta: dict[str, Any]) -> str:
+def document_namespace(
+    args: argparse.Namespace, conn: Connections, meta: dict[str, Any], noun: str
+) -> str:
     """The file's namespace, else -n, else the context's; -n and the file must agree (kubectl)."""
     written = meta.get("namespace")
     if written and args.namespace and written != args.namespace:
         raise CliError(
-            f"job {meta.get('name')}: the file says namespace {written}, -n says {args.namespace}"
+            f"{noun} {meta.get('name')}: the file says namespace {written}, "
+            f"-n says {args.namespace}"
         )
     namespace = str(written or _namespace(args, conn))
     meta["namespace"] = namespace

@@ -1,22 +1,27 @@
-"""The `caldera` command: dev stack, CRD generation, controllers, job and queue commands."""
+"""The `caldera` command: dev stack, CRD generation, controllers, and vcctl's commands (job,
+queue, jobflow, jobtemplate, pod)."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from admission import lookup as admission_lookup
 from admission import server as admission_server
-from cli import clients, crds, jobs, queues
+from cli import clients, crds, flows, jobs, pods, queues, reference
 from cli.devstack import processes, stack, temporal_dev, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 from forwarder import main as forwarder_main
 from service import codec_server
+
+PIPE_CLOSED: Final = 141  # 128 + SIGPIPE: what the shell reports for `cat` in the same place
 
 
 def _dev_up(args: argparse.Namespace) -> int:
@@ -64,6 +69,11 @@ def _dev_status(args: argparse.Namespace) -> int:
 def _crds(args: argparse.Namespace) -> int:
     for path in crds.write(Path(args.out)):
         print(path)
+    return 0
+
+
+def _docs(args: argparse.Namespace) -> int:
+    sys.stdout.write(reference.rbac_page())
     return 0
 
 
@@ -123,6 +133,10 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", default=str(REPO / "deploy" / "crds"))
     gen.set_defaults(fn=_crds)
 
+    docs = sub.add_parser("docs", help="print a reference page generated from deploy/")
+    docs.add_argument("page", choices=("rbac",), help=f"rbac: `{reference.COMMAND}`")
+    docs.set_defaults(fn=_docs)
+
     fwd = sub.add_parser("forwarder", help="watch Kubernetes, signal the Job workflows")
     forwarder_main.add_arguments(fwd)
     fwd.set_defaults(fn=_forwarder)
@@ -146,13 +160,34 @@ def parser() -> argparse.ArgumentParser:
 
     jobs.add_parser(sub)
     queues.add_parser(sub)
+    flows.add_parsers(sub)
+    pods.add_parser(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    code: int = args.fn(args)
+    try:
+        args = parser().parse_args(argv)
+        code: int = args.fn(args)
+        sys.stdout.flush()  # a reader gone shows here, not as "Exception ignored" at exit
+    except BrokenPipeError:
+        code = _reader_gone()
     return clients.finish(code)
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe (`caldera dev status | head -1`): stop quietly, as `cat` does.
+
+    Unix tools die of SIGPIPE, which the shell reports as 141 (128 + 13), so a pipeline under
+    `set -o pipefail` sees caldera as it sees `cat`, and 0 would claim every line was read.
+    Python ignores SIGPIPE (the Temporal and apiserver sockets must not kill the process), so
+    the write fails instead; stdout is pointed at /dev/null so that flushing what is left
+    (at exit, or in `clients.finish`) does not fail again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return PIPE_CLOSED
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """`caldera queue ...`: Volcano Queues from the terminal, modelled on `vcctl queue`.
 
-Queues are created, listed and deleted on the apiserver; `open` and `close` go to the queue's
-workflow as its validated `open`/`close` updates (or, with `--via-command`, as an
-OpenQueue/CloseQueue Command CR like `vcctl queue operate`). `get` adds what only the
+Queues are created, listed, updated and deleted on the apiserver; `open` and `close` go to the
+queue's workflow as its validated `open`/`close` updates (or, with `--via-command`, as an
+OpenQueue/CloseQueue Command CR like `vcctl queue operate`). `update` is vcctl's `queue operate
+-a update` (which sets the weight only), with the other shares Caldera's scheduler reads; the
+workflow and the scheduler see the new spec as they see any edit. `get` adds what only the
 workflow knows: which children it closed, whether an open waits for the parent.
 """
 
@@ -14,7 +16,7 @@ from typing import Any, Final
 
 from cli import output, remote, verbs
 from cli.apiserver import QUEUES, Resources
-from cli.clients import Connections, add_arguments, guarded
+from cli.clients import CliError, Connections, add_arguments, guarded
 from models import keys, scheduling
 from models.bus import Action
 from models.signals import queue as queue_signals
@@ -34,6 +36,9 @@ LIST_HEADERS: Final = (
 COUNTS: Final = ("pending", "inqueue", "running", "unknown", "completed")
 ACTIONS: Final = {"open": Action.OPEN_QUEUE, "close": Action.CLOSE_QUEUE}
 COMMAND_NAMESPACE: Final = "default"  # Commands are namespaced, Queues are not (vcctl's choice)
+MAX_WEIGHT: Final = 65535  # the CRD's bound
+# `update`'s flags, each the spec field it sets whole (a resource list replaces the old one).
+UPDATED: Final = ("weight", "capability", "deserved", "guarantee", "reclaimable")
 
 
 def resource_list(text: str) -> dict[str, str]:
@@ -47,6 +52,61 @@ def resource_list(text: str) -> dict[str, str]:
     if not found:
         raise argparse.ArgumentTypeError("no resource=quantity given")
     return found
+
+
+def queue_weight(text: str) -> int:
+    """A queue weight: a whole number from 1 (vcctl: "greater than 0") to the CRD's bound."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_WEIGHT:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and {MAX_WEIGHT}")
+    return value
+
+
+def boolean(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+    return text.lower() == "true"
+
+
+def update_operations(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The JSON Patch `update` sends: one `add` (set whole) per flag given, none for the rest."""
+    operations = []
+    for field in UPDATED:
+        value = getattr(args, field)
+        if value is None:
+            continue
+        if field == "guarantee":
+            value = {"resource": value}
+        operations.append({"op": "add", "path": f"/spec/{field}", "value": value})
+    return operations
+
+
+def changes(before: dict[str, Any], after: dict[str, Any], operations: list[dict[str, Any]]) -> str:
+    """`weight 1 → 4, capability - → cpu=8`: each field the patch set, in the flags' order."""
+    old, new = before.get("spec") or {}, after.get("spec") or {}
+    parts = []
+    for op in operations:
+        field = op["path"].removeprefix("/spec/")
+        parts.append(f"{field} {_shown(field, old)} → {_shown(field, new)}")
+    return ", ".join(parts)
+
+
+def _shown(field: str, spec: dict[str, Any]) -> str:
+    value = spec.get(field)
+    if field == "guarantee":
+        value = (value or {}).get("resource")
+    if field == "weight" and value is None:
+        value = 1
+    if field == "reclaimable" and value is None:
+        value = True
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items()) or "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "-" if value is None else str(value)
 
 
 def manifest(name: str, weight: int, parent: str | None, capability: dict[str, str] | None) -> Any:
@@ -169,7 +229,7 @@ QUEUE: Final = verbs.Subject(
 def add_parser(sub: verbs.Verbs) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_arguments(common)
-    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, open, close")
+    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, update, open, close")
     choices = queues.add_subparsers(dest="queue_command", required=True)
 
     create = choices.add_parser("create", parents=[common], help="create a Queue")
@@ -180,6 +240,33 @@ def add_parser(sub: verbs.Verbs) -> None:
         "--capability", type=resource_list, default=None, help="upper limit, e.g. cpu=8,memory=32Gi"
     )
     create.set_defaults(fn=guarded(_create))
+
+    update = choices.add_parser(
+        "update",
+        parents=[common],
+        help="set a Queue's weight, capability, deserved, guarantee, reclaimable",
+    )
+    update.add_argument("name")
+    update.add_argument("-w", "--weight", type=queue_weight, default=None, help="1 to 65535")
+    for flag, what in (
+        ("capability", "upper limit"),
+        ("deserved", "deserved share (capacity plugin)"),
+        ("guarantee", "reserved resources"),
+    ):
+        update.add_argument(
+            f"--{flag}",
+            type=resource_list,
+            default=None,
+            help=f"{what}, e.g. cpu=8,memory=32Gi; replaces the whole list",
+        )
+    update.add_argument(
+        "--reclaimable",
+        type=boolean,
+        default=None,
+        metavar="{true,false}",
+        help="may other queues reclaim what it holds beyond its share",
+    )
+    update.set_defaults(fn=guarded(_update_spec))
 
     ls = choices.add_parser("list", parents=[common], help="Queues with state and PodGroup counts")
     output.add_argument(ls)
@@ -193,6 +280,20 @@ def _create(args: argparse.Namespace) -> int:
     body = manifest(args.name, args.weight, args.parent, args.capability)
     Resources(conn).create(QUEUES, body)
     verbs.created(conn, QUEUES.ref(args.name, ""), keys.queue_workflow_id(args.name))
+    return 0
+
+
+def _update_spec(args: argparse.Namespace) -> int:
+    operations = update_operations(args)
+    if not operations:
+        flags = ", ".join(f"--{flag}" for flag in UPDATED)
+        raise CliError(f"queue update {args.name}: nothing to change; give one of {flags}")
+    conn = Connections(args)
+    resources = Resources(conn)
+    before = resources.get(QUEUES, args.name)
+    after = resources.patch(QUEUES, args.name, operations)
+    print(f"{QUEUES.ref(args.name, '')} updated: {changes(before, after, operations)}")
+    print(f"  history: {conn.url(keys.queue_workflow_id(args.name))}")
     return 0
 
 

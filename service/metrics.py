@@ -98,8 +98,8 @@ PODS_CREATED: Final = Counter(
 )
 PODS_BOUND: Final = Counter(
     "caldera_pods_bound",
-    "Pods bound to their node by bind_placements (counted when the attempt "
-    "completes; a pod already bound where it was placed counts as bound).",
+    "Pods bound to their node: by a scheduling session, bind_session or bind_placements "
+    "(counted when the attempt completes; a pod already bound where it was placed counts).",
     "worker",
 )
 BIND_FAILURES: Final = Counter(

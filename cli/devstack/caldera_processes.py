@@ -17,7 +17,7 @@ the logs (`<log_dir>/../webhook`); once it listens, its ValidatingWebhookConfigu
 registered (replacing the one of an earlier start) and `start` returns only when the apiserver
 enforces it, so the first Job submitted afterwards is already checked. Stopping the webhook
 withdraws the registration (`--withdraw-on-exit`): under `failurePolicy: Fail` a registration
-without its process would refuse every Job, PodGroup and Queue write.
+without its process would refuse every Job, PodGroup, Queue, JobFlow and CronJob write.
 """
 
 from __future__ import annotations

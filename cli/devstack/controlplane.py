@@ -2,7 +2,7 @@
 kube-scheduler and kwok, on loopback with free ports, a static admin token and the
 apiserver's self-signed certificate.
 
-Binaries come from `deploy/devcluster/build.sh` (built once per machine into the cache).
+Binaries come from `deploy/devcluster/build.sh dev` (built once per machine into the cache).
 Startup order follows envtest and kwokctl: etcd → apiserver → kubeconfig → the rest → nodes.
 """
 
@@ -12,6 +12,7 @@ import json
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Final
@@ -57,12 +58,24 @@ class ControlPlane(BaseModel):
     processes: list[Process]
 
 
-def build_binaries() -> Path:
-    """Build (or reuse) the binaries; returns their directory."""
+def build_binaries(target: str, *more: str) -> Path:
+    """Build (or reuse) the binaries of build.sh's targets (`dev`, `helm`, `server`, `all`);
+    returns their directory. What is built is reported on stderr as it goes, one line per
+    binary (a cold `server` build takes minutes); cached binaries are not listed."""
+    argv = [str(BUILD_SCRIPT), "-q", target, *more]
+    sys.stderr.flush()
+    try:
+        # Its progress lines to this process's stderr (fd 2): stdout stays the caller's.
+        subprocess.run(argv, check=True, stdout=2)
+    except subprocess.CalledProcessError as e:
+        raise processes.StartupError(
+            f"{BUILD_SCRIPT.relative_to(REPO)} {' '.join(argv[2:])} failed"
+            f" (exit {e.returncode}): see its lines above"
+        ) from e
     out = subprocess.run(
-        [str(BUILD_SCRIPT)], check=True, stdout=subprocess.PIPE, text=True
-    ).stdout.strip()
-    return Path(out.splitlines()[-1])
+        [str(BUILD_SCRIPT), "--bin-dir"], check=True, stdout=subprocess.PIPE, text=True
+    ).stdout
+    return Path(out.strip())
 
 
 def _credentials(d: Path) -> str:
@@ -128,7 +141,7 @@ def _kwok_config(d: Path, bin_dir: Path) -> Path:
 
 def start(workdir: Path, template: fake_nodes.NodeTemplate, timeout: float = 120.0) -> ControlPlane:
     """Start everything and return once the fake nodes are Ready."""
-    bin_dir = build_binaries()
+    bin_dir = build_binaries("dev")
     d = workdir
     d.mkdir(parents=True, exist_ok=True)
     logs = d / "logs"

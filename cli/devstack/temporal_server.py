@@ -6,7 +6,7 @@ services in one process) with its default and visibility stores there and more t
 history shard, and Temporal's UI server pointed at it. Caldera's search attributes are
 registered in the `default` namespace, which is created here (the server, unlike the dev
 server, starts with none). The binaries and the server's SQL schema come from
-`deploy/devcluster/build.sh`.
+`deploy/devcluster/build.sh server`, built on first use.
 
 PostgreSQL refuses to run as root; when this process is root, the cluster runs as the
 `postgres` user (`setpriv`, so the recorded PID is postgres itself), in a directory that user
@@ -263,7 +263,7 @@ async def _ready(address: str, timeout: float) -> None:
 def start(workdir: Path, port: int, ui_port: int, timeout: float = 120) -> TemporalServer:
     """PostgreSQL, the Temporal server and its UI; stopped again if any fails to start."""
     workdir.mkdir(parents=True, exist_ok=True)
-    bin_dir = controlplane.build_binaries()
+    bin_dir = controlplane.build_binaries("server")  # a cold build takes minutes
     started: list[processes.Process] = []
     try:
         pg_port = processes.free_port()

@@ -162,8 +162,9 @@ def withdraw(api: client.ApiClient, url: str, timeout: float = 5) -> bool:
     calling it; False when it was someone else's or the apiserver kept calling.
 
     A stopping dev-stack webhook calls this while it still serves: with `failurePolicy: Fail`,
-    a registration left behind would refuse every Job, PodGroup and Queue write until the next
-    start replaces it (the e2e suite starts and stops the controllers once per module).
+    a registration left behind would refuse every Job, PodGroup, Queue, JobFlow and CronJob
+    write until the next start replaces it (the e2e suite starts and stops the controllers once
+    per module).
     """
     registrations = client.AdmissionregistrationV1Api(api)
     try:

@@ -1,5 +1,5 @@
-"""`caldera job` and `caldera queue` as an operator types them: subprocesses against the real
-apiserver, Temporal dev server, worker and forwarder."""
+"""`caldera job`, `queue`, `jobflow`, `jobtemplate` and `pod` as an operator types them:
+subprocesses against the real apiserver, Temporal dev server, worker and forwarder."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from kubernetes import client
 from cli.devstack import processes
 from tests.builders import make_job
 from tests.e2e import volcano
-from tests.e2e.conftest import E2EStack
+from tests.e2e.conftest import E2EStack, eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 
@@ -222,6 +222,20 @@ def test_queue_create_list_get_close_open_delete(
         "Open",
     )
 
+    # `update`: vcctl's `queue operate -a update`, with the capability as well.
+    updated = _ok(_caldera(e2e_stack, "queue", "update", q, "-w", "5", "--capability", "cpu=8"))
+    assert updated.splitlines() == [
+        f"queue {q} updated: weight 3 → 5, capability cpu=4,memory=8Gi → cpu=8",
+        f"  history: {link}",
+    ]
+    spec = volcano.queue(api, q)["spec"]
+    assert (spec["weight"], spec["capability"]) == (5, {"cpu": "8"})
+    assert _failed(_caldera(e2e_stack, "queue", "update", q)).startswith(
+        f"caldera: queue update {q}: nothing to change; give one of --weight"
+    )
+    missing = _failed(_caldera(e2e_stack, "queue", "update", f"{q}-nope", "-w", "2"))
+    assert missing == f"caldera: queue {q}-nope not found"
+
     closed = _ok(_caldera(e2e_stack, "queue", "close", q, "--reason", "quota review"))
     assert closed.splitlines()[0] == f"queue {q}: CloseQueue: Open → Closed"
     volcano.state_becomes(api, q, "Closed")
@@ -239,6 +253,88 @@ def test_queue_create_list_get_close_open_delete(
 
     assert _ok(_caldera(e2e_stack, "queue", "delete", q)) == f"queue {q} deleted\n"
     assert _failed(_caldera(e2e_stack, "queue", "get", q)) == f"caldera: queue {q} not found"
+
+
+def test_jobflow_jobtemplate_and_pod_list_get_delete(
+    api: client.ApiClient, namespace: str, e2e_stack: E2EStack, tmp_path: Path
+) -> None:
+    """vcctl's jobflow, jobtemplate and pod verbs, on a flow of one two-pod Job."""
+    ns, flow_api = namespace, ("flow.volcano.sh", "v1alpha1")
+    template = {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobTemplate",
+        "metadata": {"name": "step"},
+        "spec": {
+            "minAvailable": 2,
+            "tasks": [{"name": "main", "replicas": 2, "template": volcano.template({})}],
+        },
+    }
+    flow = {
+        "apiVersion": "flow.volcano.sh/v1alpha1",
+        "kind": "JobFlow",
+        "metadata": {"name": "flow"},
+        "spec": {"flows": [{"name": "step"}]},
+    }
+    custom = client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object(*flow_api, ns, "jobtemplates", template)
+    custom.create_namespaced_custom_object(*flow_api, ns, "jobflows", flow)
+
+    def made() -> bool:
+        jobs = custom.list_namespaced_custom_object(*volcano.JOBS, ns, "jobs")["items"]
+        return any(j["metadata"]["name"] == "flow-step" for j in jobs)
+
+    eventually(made, 60, f"job {ns}/flow-step made by the flow")
+    volcano.phase_becomes(api, ns, "flow-step", "Running", timeout=120)
+
+    templates = _table(_ok(_caldera(e2e_stack, "jobtemplate", "list", "-n", ns)))
+    assert templates == [["NAME", "NAMESPACE"], ["step", ns]]
+    got = _table(_ok(_caldera(e2e_stack, "jobtemplate", "get", "step", "-n", ns)))
+    assert got == [["NAME", "NAMESPACE"], ["step", ns]]
+
+    def flow_running() -> bool:
+        got = custom.get_namespaced_custom_object(*flow_api, ns, "jobflows", "flow")
+        return ((got.get("status") or {}).get("state") or {}).get("phase") == "Running"
+
+    eventually(flow_running, 60, f"jobflow {ns}/flow Running")
+    flows = _table(_ok(_caldera(e2e_stack, "jobflow", "list", "-n", ns)))
+    assert flows[0] == ["NAME", "NAMESPACE", "PHASE", "AGE"]
+    assert flows[1][:3] == ["flow", ns, "Running"]
+    shown = _ok(_caldera(e2e_stack, "jobflow", "get", "flow", "-n", ns)).splitlines()
+    assert shown[-1] == f"History: {_link(f'jobflow/{ns}/flow')}"
+    as_json = json.loads(_ok(_caldera(e2e_stack, "jobflow", "get", "flow", "-n", ns, "-o", "json")))
+    assert (as_json["name"], as_json["phase"]) == ("flow", "Running")
+    everywhere = json.loads(_ok(_caldera(e2e_stack, "jobflow", "list", "-A", "-o", "json")))
+    assert {"name": "flow", "namespace": ns}.items() <= next(
+        r for r in everywhere if r["namespace"] == ns
+    ).items()
+
+    pods = _table(_ok(_caldera(e2e_stack, "pod", "list", "-n", ns)))
+    assert pods[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert [r[:4] for r in pods[1:]] == [
+        ["flow-step-main-0", "1/1", "Running", "0"],
+        ["flow-step-main-1", "1/1", "Running", "0"],
+    ]
+    of_job = _ok(_caldera(e2e_stack, "pod", "list", "-n", ns, "-j", "flow-step", "-q", "default"))
+    assert [r[0] for r in _table(of_job)[1:]] == ["flow-step-main-0", "flow-step-main-1"]
+    in_queue = json.loads(
+        _ok(_caldera(e2e_stack, "pod", "list", "-A", "-q", "default", "-o", "json"))
+    )
+    assert {r["name"] for r in in_queue if r["namespace"] == ns} == {
+        "flow-step-main-0",
+        "flow-step-main-1",
+    }
+    wrong = _failed(_caldera(e2e_stack, "pod", "list", "-n", ns, "-j", "flow-step", "-q", "nope"))
+    assert wrong == "caldera: job flow-step is in queue default, not nope"
+
+    assert _ok(_caldera(e2e_stack, "jobflow", "delete", "flow", "-n", ns)) == (
+        f"jobflow {ns}/flow deleted\n"
+    )
+    path = tmp_path / "templates.yaml"
+    path.write_text(yaml.safe_dump(template))  # no namespace: -n decides, as for `job run`
+    deleted = _ok(_caldera(e2e_stack, "jobtemplate", "delete", "-f", str(path), "-n", ns))
+    assert deleted == f"jobtemplate {ns}/step deleted\n"
+    gone = _failed(_caldera(e2e_stack, "jobtemplate", "get", "step", "-n", ns))
+    assert gone == f"caldera: jobtemplate {ns}/step not found"
 
 
 def test_unreachable_servers_and_missing_workflows_are_one_clear_line(

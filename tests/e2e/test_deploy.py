@@ -61,7 +61,7 @@ DRY_RUN = (
 
 @pytest.fixture(scope="module")
 def kubectl() -> Path:
-    return controlplane.build_binaries() / "kubectl"
+    return controlplane.build_binaries("dev") / "kubectl"
 
 
 def _kustomize(kubectl: Path, directory: str) -> str:

@@ -16,7 +16,7 @@ from tests.unit.deploy.test_helm import CHART
 
 def test_helm_install_dry_run_server(api: client.ApiClient, e2e_stack: E2EStack) -> None:
     namespace = f"helm-{uuid.uuid4().hex[:6]}"
-    helm = controlplane.build_binaries() / "helm"
+    helm = controlplane.build_binaries("helm") / "helm"
     done = subprocess.run(
         [
             str(helm),

@@ -16,6 +16,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from cli import clients
 from cli.clients import CliError, Connections, Refused, guarded
 from cli.main import parser
 
@@ -85,7 +86,12 @@ def test_missing_kubeconfig_is_named(tmp_path: Path) -> None:
         _ = Connections(args).api
 
 
-def test_unreachable_temporal_names_its_address(conn: Connections) -> None:
+def test_unreachable_temporal_names_its_address(
+    conn: Connections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Connecting marks the process as one `clients.finish` ends with os._exit; restored after,
+    # or a later test calling `cli.main.main` in-process would end pytest itself (exit 0).
+    monkeypatch.setattr(clients, "_temporal_opened", False)
     with pytest.raises(CliError) as err:
         asyncio.run(conn.temporal())
     assert str(err.value) == (

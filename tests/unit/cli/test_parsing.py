@@ -173,3 +173,76 @@ def test_queue_command_targets_the_queue() -> None:
         "controller": True,
     }
     assert "reason" not in body and "message" not in body
+
+
+@pytest.mark.parametrize("noun", ["jobflow", "jobtemplate"])
+def test_flow_verbs_are_vcctls_list_get_delete(noun: str) -> None:
+    listed = _parse(noun, "list", "-n", "team-a", "-o", "yaml")
+    assert (listed.namespace, listed.all_namespaces, listed.output) == ("team-a", False, "yaml")
+    assert _parse(noun, "list", "--all-namespaces").all_namespaces is True
+    assert _parse(noun, "list").namespace is None  # the kubeconfig context decides
+    got = _parse(noun, "get", "flow", "-n", "team-a", "--temporal-namespace", "prod")
+    assert (got.name, got.namespace, got.temporal_namespace) == ("flow", "team-a", "prod")
+    by_name = _parse(noun, "delete", "flow")
+    assert (by_name.name, by_name.filename) == ("flow", None)
+    by_file = _parse(noun, "delete", "-f", "flows.yaml")  # vcctl's -f
+    assert (by_file.name, by_file.filename) == (None, "flows.yaml")
+
+
+def test_pod_list_flags_are_vcctls() -> None:
+    args = _parse("pod", "list", "-j", "train", "-q", "research", "-n", "team-a")
+    assert (args.job, args.queue, args.namespace, args.all_namespaces) == (
+        "train",
+        "research",
+        "team-a",
+        False,
+    )
+    longs = _parse("pod", "list", "--job", "a", "--queue", "q", "--all-namespaces", "-o", "json")
+    assert (longs.job, longs.queue, longs.all_namespaces, longs.output) == ("a", "q", True, "json")
+
+
+def test_queue_update_sets_each_field_given_whole() -> None:
+    args = _parse(
+        "queue",
+        "update",
+        "research",
+        "-w",
+        "4",
+        "--capability",
+        "cpu=8,memory=32Gi",
+        "--guarantee",
+        "cpu=2",
+        "--reclaimable",
+        "false",
+    )
+    assert queues.update_operations(args) == [
+        {"op": "add", "path": "/spec/weight", "value": 4},
+        {"op": "add", "path": "/spec/capability", "value": {"cpu": "8", "memory": "32Gi"}},
+        {"op": "add", "path": "/spec/guarantee", "value": {"resource": {"cpu": "2"}}},
+        {"op": "add", "path": "/spec/reclaimable", "value": False},
+    ]
+    deserved = _parse("queue", "update", "q", "--deserved", "cpu=1", "--weight", "2")
+    assert [op["path"] for op in queues.update_operations(deserved)] == [
+        "/spec/weight",
+        "/spec/deserved",
+    ]
+    assert queues.update_operations(_parse("queue", "update", "q")) == []  # refused when run
+
+
+@pytest.mark.parametrize(
+    ("flags", "complaint"),
+    [
+        (["--weight", "0"], "0 is not between 1 and 65535"),
+        (["--weight", "65536"], "65536 is not between 1 and 65535"),
+        (["--weight", "heavy"], "'heavy' is not a whole number"),
+        (["--capability", "cpu"], "is not resource=quantity"),
+        (["--reclaimable", "maybe"], "'maybe' is not true or false"),
+    ],
+)
+def test_queue_update_refuses_bad_values(
+    flags: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _parse("queue", "update", "q", *flags)
+    assert exit_.value.code == 2
+    assert complaint in capsys.readouterr().err

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from cli import jobs, jobview, output, queues
+from cli import flows, jobs, jobview, output, queues
 from cli.clients import CliError
+from models import vcjob
 from models.signals import job as job_signals
 from models.signals import queue as queue_signals
 
@@ -194,7 +195,10 @@ def test_run_reads_every_job_document(tmp_path: Path) -> None:
         "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: a}\n---\n"
         "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: b}\n"
     )
-    assert [d["metadata"]["name"] for d in jobs._documents(str(path))] == ["a", "b"]
+    assert [d["metadata"]["name"] for d in jobs.documents(str(path), vcjob.API_VERSION, "Job")] == [
+        "a",
+        "b",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -210,20 +214,78 @@ def test_run_refuses_what_is_not_a_job(tmp_path: Path, text: str, message: str) 
     path = tmp_path / "x.yaml"
     path.write_text(text)
     with pytest.raises(CliError, match=message):
-        jobs._documents(str(path))
+        jobs.documents(str(path), vcjob.API_VERSION, "Job")
 
 
 def test_run_names_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(CliError, match=r"cannot read .*nope.yaml: No such file"):
-        jobs._documents(str(tmp_path / "nope.yaml"))
+        jobs.documents(str(tmp_path / "nope.yaml"), vcjob.API_VERSION, "Job")
 
 
 def test_run_namespace_from_file_must_agree_with_flag() -> None:
     meta = {"name": "a", "namespace": "team-a"}
-    assert jobs._document_namespace(_args(None), None, meta) == "team-a"
-    assert jobs._document_namespace(_args("team-a"), None, meta) == "team-a"
+    assert jobs.document_namespace(_args(None), None, meta, "job") == "team-a"
+    assert jobs.document_namespace(_args("team-a"), None, meta, "job") == "team-a"
     with pytest.raises(CliError, match="the file says namespace team-a, -n says team-b"):
-        jobs._document_namespace(_args("team-b"), None, meta)
+        jobs.document_namespace(_args("team-b"), None, meta, "job")
     unset: dict[str, Any] = {"name": "a"}
-    assert jobs._document_namespace(_args("team-c"), None, unset) == "team-c"
+    assert jobs.document_namespace(_args("team-c"), None, unset, "job") == "team-c"
     assert unset["namespace"] == "team-c"
+
+
+def _flow(**status: Any) -> dict[str, Any]:
+    meta = {"name": "pipeline", "namespace": "team-a", "creationTimestamp": "2026-03-01T09:00:00Z"}
+    return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": meta} | (
+        {"status": status} if status else {}
+    )
+
+
+def test_jobflow_rows_are_vcctls_columns() -> None:
+    assert flows.FLOW_HEADERS == ("NAME", "NAMESPACE", "PHASE", "AGE")
+    running = _flow(state={"phase": "Running"}, runningJobs=["pipeline-a"])
+    assert flows.flow_row(running, NOW) == ["pipeline", "team-a", "Running", "3h"]
+    assert flows.flow_row(_flow(), NOW)[2] == "Pending"  # not reconciled yet, as Volcano reads it
+    template = {"metadata": {"name": "a", "namespace": "team-a"}, "spec": {"tasks": []}}
+    assert flows.TEMPLATE_HEADERS == ("NAME", "NAMESPACE")
+    assert flows.template_row(template, NOW) == ["a", "team-a"]
+
+
+def test_jobflow_get_is_the_row_and_the_workflows_link() -> None:
+    row = flows.flow_row(_flow(state={"phase": "Succeed"}), NOW)
+    url = "http://ui/namespaces/default/workflows/jobflow%2Fteam-a%2Fpipeline"
+    assert flows.render(flows.FLOW_HEADERS, row, url, output.Format.TABLE).splitlines() == [
+        "NAME       NAMESPACE   PHASE     AGE",
+        "pipeline   team-a      Succeed   3h",
+        f"History: {url}",
+    ]
+    assert json.loads(flows.render(flows.FLOW_HEADERS, row, url, output.Format.JSON)) == {
+        "name": "pipeline",
+        "namespace": "team-a",
+        "phase": "Succeed",
+        "age": "3h",
+        "history": url,
+    }
+    template = flows.render(flows.TEMPLATE_HEADERS, ["a", "team-a"], None, output.Format.TABLE)
+    assert template.splitlines() == ["NAME   NAMESPACE", "a      team-a"]  # no workflow
+
+
+def test_queue_update_prints_each_field_before_and_after() -> None:
+    before = {"spec": {"weight": 1, "capability": {"cpu": "4"}}}
+    after = {
+        "spec": {
+            "weight": 4,
+            "capability": {"cpu": "8", "memory": "32Gi"},
+            "guarantee": {"resource": {"cpu": "2"}},
+            "reclaimable": False,
+        }
+    }
+    operations = [
+        {"op": "add", "path": f"/spec/{field}", "value": None}
+        for field in ("weight", "capability", "guarantee", "reclaimable")
+    ]
+    assert queues.changes(before, after, operations) == (
+        "weight 1 → 4, capability cpu=4 → cpu=8,memory=32Gi, guarantee - → cpu=2, "
+        "reclaimable true → false"
+    )
+    unset = [{"op": "add", "path": "/spec/weight", "value": 2}]
+    assert queues.changes({"spec": {}}, {"spec": {"weight": 2}}, unset) == "weight 1 → 2"

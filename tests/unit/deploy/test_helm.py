@@ -25,7 +25,7 @@ Key = tuple[str, str, str]
 
 @functools.cache
 def _bin() -> Path:
-    return controlplane.build_binaries()
+    return controlplane.build_binaries("helm")
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 import yaml
 
+from scheduling.framework import conf
 from scheduling.framework.conf import CALDERA_DEFAULT, VOLCANO_DEFAULT, LoadedConf, load
 from scheduling.framework.session_config import Action, SessionConfig
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
@@ -208,3 +209,177 @@ def test_job_order_follows_the_priority_and_drf_plugins_and_their_switches() -> 
         _conf(extra="  - name: priority\n    enableJobOrder: false\n  - name: drf\n")
     ).session
     assert not switched.job_priority and switched.drf_order
+
+
+# Every argument key Volcano's plugins read (pkg/scheduler/plugins/<name>/, the constants passed
+# to Arguments.GetInt/GetBool/GetFloat64 and framework.Get), for the plugins Caldera runs;
+# `<list>.<name>` stands for a per-resource weight. The plugins not named read none.
+VOLCANO_ARGUMENTS = {
+    "binpack": {
+        "binpack.weight",
+        "binpack.cpu",
+        "binpack.memory",
+        "binpack.resources",
+        "binpack.resources.<name>",
+    },
+    "capacity": {
+        "ancestorReclaimLevel",
+        "capacity.DynamicResourceAllocationEnable",
+        "capacity.DRAConsumableCapacityEnable",
+    },
+    "network-topology-aware": {
+        "weight",
+        "hypernode.binpack.cpu",
+        "hypernode.binpack.memory",
+        "hypernode.binpack.resources",
+        "hypernode.binpack.resources.<name>",
+        "hypernode.binpack.normal-pod.enable",
+        "hypernode.binpack.normal-pod.fading",
+        "hypernode.gradient.evict.max-hypernodes",
+    },
+    "nodeorder": {
+        "nodeaffinity.weight",
+        "podaffinity.weight",
+        "leastrequested.weight",
+        "balancedresource.weight",
+        "mostrequested.weight",
+        "tainttoleration.weight",
+        "imagelocality.weight",
+        "podtopologyspread.weight",
+    },
+    "overcommit": {"overcommit-factor"},
+    "predicates": {
+        "predicate.NodeAffinityEnable",
+        "predicate.NodePortsEnable",
+        "predicate.TaintTolerationEnable",
+        "predicate.PodAffinityEnable",
+        "predicate.NodeVolumeLimitsEnable",
+        "predicate.VolumeZoneEnable",
+        "predicate.PodTopologySpreadEnable",
+        "predicate.VolumeBindingEnable",
+        "predicate.DynamicResourceAllocationEnable",
+        "predicate.CacheEnable",
+        "volumebinding.bindTimeoutSeconds",
+        "volumebinding.shape",
+        "volumebinding.weight",
+        "dynamicresources.filterTimeoutSeconds",
+    },
+}
+
+
+def test_the_argument_keys_are_volcanos_read_or_accepted_without_effect() -> None:
+    for plugin in conf.SUPPORTED:
+        read = conf.ARGUMENTS_READ.get(plugin, frozenset())
+        without = conf.ARGUMENTS_WITHOUT_EFFECT.get(plugin, frozenset())
+        assert not read & without, plugin
+        lists = conf.RESOURCE_LISTS
+        per_resource = {f"{lists[plugin]}.<name>"} if plugin in lists else set()
+        assert read | without | per_resource == VOLCANO_ARGUMENTS.get(plugin, set()), plugin
+
+
+def _with(plugin: str, arguments: str) -> str:
+    """_conf's file with `plugin` (which must not be in it yet) third in the second tier."""
+    extra = f"  - name: {plugin}\n    arguments:\n      {arguments}\n"
+    return _conf(share="capacity" if plugin == "proportion" else "proportion", extra=extra)
+
+
+@pytest.mark.parametrize(
+    ("plugin", "key"),
+    [
+        (plugin, key.replace("<name>", "nvidia.com/gpu"))
+        for plugin, keys in VOLCANO_ARGUMENTS.items()
+        if plugin not in ("predicates", "capacity")  # in _conf already
+        for key in sorted(keys)
+    ],
+)
+def test_each_key_volcano_reads_loads(plugin: str, key: str) -> None:
+    value = "true" if key.endswith((".enable", "Enable")) else "1"
+    arguments = f"{key}: {value}"
+    if key.endswith(".nvidia.com/gpu"):
+        arguments += f"\n      {key.removesuffix('.nvidia.com/gpu')}: nvidia.com/gpu"
+    load(_with(plugin, arguments))
+
+
+def test_predicates_and_capacity_keys_load_and_change_nothing() -> None:
+    predicates = "\n".join(
+        f"      {key}: {'1' if key.startswith(('volumebinding.', 'dynamic')) else 'false'}"
+        for key in sorted(VOLCANO_ARGUMENTS["predicates"])
+        if key != "volumebinding.shape"
+    )
+    text = _conf().replace(
+        "  - name: predicates\n", f"  - name: predicates\n    arguments:\n{predicates}\n"
+    )
+    assert load(text) == load(_conf())
+    capacity = "\n".join(f"      {key}: 1" for key in sorted(VOLCANO_ARGUMENTS["capacity"]))
+    text = _conf(share=f"capacity\n    arguments:\n{capacity}")
+    assert load(text) == load(_conf(share="capacity"))
+
+
+def test_imagelocality_weight_is_accepted_and_scores_nothing() -> None:
+    """Volcano scores image locality; Caldera does not (README), so its weight changes nothing."""
+    with_it = load(_with("nodeorder", "imagelocality.weight: 5"))
+    assert with_it == load(_conf(extra="  - name: nodeorder\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            _with("nodeorder", "leastrequsted.weight: 0"),
+            "tiers.1.plugins.2.arguments.leastrequsted.weight: plugin nodeorder has no such "
+            "argument; known: ['balancedresource.weight', 'imagelocality.weight', "
+            "'leastrequested.weight', 'mostrequested.weight', 'nodeaffinity.weight', "
+            "'podaffinity.weight', 'podtopologyspread.weight', 'tainttoleration.weight']",
+        ),
+        (
+            _with("binpack", "binpack.gpu: 2"),
+            "tiers.1.plugins.2.arguments.binpack.gpu: plugin binpack has no such argument; "
+            "known: ['binpack.cpu', 'binpack.memory', 'binpack.resources', "
+            "'binpack.resources.<name>', 'binpack.weight']",
+        ),
+        (
+            _with("binpack", "binpack.resources: nvidia.com/gpu\n      binpack.resources.gpu: 2"),
+            "tiers.1.plugins.2.arguments.binpack.resources.gpu: plugin binpack reads a weight "
+            "only for a resource listed in binpack.resources, which lists ['nvidia.com/gpu']",
+        ),
+        (
+            _with("network-topology-aware", "hypernode.binpack.resources.nvidia.com/gpu: 2"),
+            "arguments.hypernode.binpack.resources.nvidia.com/gpu: plugin network-topology-aware "
+            "reads a weight only for a resource listed in hypernode.binpack.resources, which "
+            "lists none",
+        ),
+        (
+            _with("network-topology-aware", "wieght: 2"),
+            "tiers.1.plugins.2.arguments.wieght: plugin network-topology-aware has no such",
+        ),
+        (
+            _with("overcommit", "overcommit.factor: 2"),
+            "arguments.overcommit.factor: plugin overcommit has no such argument; "
+            "known: ['overcommit-factor']",
+        ),
+        (
+            _conf().replace("  - name: gang\n", "  - name: gang\n    arguments:\n      x: 1\n"),
+            "tiers.0.plugins.0.arguments.x: plugin gang has no such argument; known: none",
+        ),
+        (
+            _with("drf", "drf.enableHierarchy: true"),
+            "tiers.1.plugins.2.arguments.drf.enableHierarchy: plugin drf has no such argument",
+        ),
+        (
+            _conf().replace(
+                "  - name: predicates\n",
+                "  - name: predicates\n    arguments:\n      predicate.NodePortEnable: false\n",
+            ),
+            "tiers.1.plugins.0.arguments.predicate.NodePortEnable: plugin predicates has no such",
+        ),
+    ],
+)
+def test_an_unknown_argument_key_is_refused_by_its_place(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        load(text)
+    assert message in str(refused.value)
+
+
+def test_the_arguments_of_a_plugin_caldera_skips_are_not_read() -> None:
+    loaded = load(_with("usage", "anything.at.all: 1"))
+    assert loaded.ignored == ("usage",)
