@@ -68,6 +68,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def namespaced(objects: str) -> argparse.ArgumentParser:
+    """The parent parser of a namespaced verb: `add_arguments` and Kubernetes' -n/--namespace,
+    as kubectl and vcctl spell it (it replaces Temporal's -n alias; Temporal's namespace stays
+    --temporal-namespace)."""
+    common = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    add_arguments(common)
+    common.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        help=f"{objects} Kubernetes namespace (default: the kubeconfig context's)",
+    )
+    return common
+
+
 class Connections:
     """The apiserver and Temporal as the flags say; each opened on first use."""
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from cli import jobs, output, verbs
+from cli import clients, jobs, output, verbs
 from cli.apiserver import JOBFLOWS, JOBTEMPLATES, Kind, Obj, Resources
-from cli.clients import CliError, Connections, add_arguments, guarded
+from cli.clients import CliError, Connections, guarded
 from models import jobflow, keys
 
 FLOW_HEADERS: Final = ("NAME", "NAMESPACE", "PHASE", "AGE")
@@ -65,14 +65,7 @@ def add_parsers(sub: verbs.Verbs) -> None:
 
 def _add_parser(sub: verbs.Verbs, listed: Listed, text: str) -> None:
     noun = listed.kind.noun
-    common = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
-    add_arguments(common)
-    common.add_argument(
-        "-n",
-        "--namespace",
-        default=None,
-        help=f"the {noun}'s Kubernetes namespace (default: the kubeconfig context's)",
-    )
+    common = clients.namespaced(f"the {noun}'s")
     choices = sub.add_parser(noun, help=text).add_subparsers(dest=f"{noun}_command", required=True)
 
     ls = choices.add_parser("list", parents=[common], help=f"{listed.object_kind}s")

@@ -16,9 +16,9 @@ from typing import Any, Final
 
 import yaml
 
-from cli import jobview, output, remote, verbs
+from cli import clients, jobview, output, remote, verbs
 from cli.apiserver import JOBS, Resources
-from cli.clients import CliError, Connections, add_arguments, guarded
+from cli.clients import CliError, Connections, guarded
 from models import keys, vcjob
 from models.bus import Action
 from models.signals import job as job_signals
@@ -73,15 +73,7 @@ JOB: Final = verbs.Subject(
 
 
 def add_parser(sub: verbs.Verbs) -> None:
-    common = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
-    add_arguments(common)
-    # Kubernetes' -n/--namespace, as in kubectl and vcctl; Temporal's is --temporal-namespace.
-    common.add_argument(
-        "-n",
-        "--namespace",
-        default=None,
-        help="the job's Kubernetes namespace (default: the kubeconfig context's)",
-    )
+    common = clients.namespaced("the job's")
     jobs = sub.add_parser("job", help="Volcano Jobs: run, list, view, commands, history")
     choices = jobs.add_subparsers(dest="job_command", required=True)
 

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from cli import output, verbs
+from cli import clients, output, verbs
 from cli.apiserver import Obj, Resources
-from cli.clients import CliError, Connections, add_arguments, guarded
+from cli.clients import CliError, Connections, guarded
 from models import labels
 
 HEADERS: Final = ("NAME", "READY", "STATUS", "RESTARTS", "AGE")
@@ -26,15 +26,7 @@ _NODE_UNREACHABLE: Final = "NodeLost"  # kube's NodeUnreachablePodReason
 
 
 def add_parser(sub: verbs.Verbs) -> None:
-    # Kubernetes' -n/--namespace replaces Temporal's alias, as in `caldera job`.
-    common = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
-    add_arguments(common)
-    common.add_argument(
-        "-n",
-        "--namespace",
-        default=None,
-        help="the pods' Kubernetes namespace (default: the kubeconfig context's)",
-    )
+    common = clients.namespaced("the pods'")
     pods = sub.add_parser("pod", help="the pods of Volcano Jobs: list")
     choices = pods.add_subparsers(dest="pod_command", required=True)
     ls = choices.add_parser(

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from scheduling.framework import conf
+from scheduling.framework import arguments, conf
 from scheduling.framework.conf import CALDERA_DEFAULT, VOLCANO_DEFAULT, LoadedConf, load
 from scheduling.framework.session_config import Action, SessionConfig
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
@@ -269,10 +269,10 @@ VOLCANO_ARGUMENTS = {
 
 def test_the_argument_keys_are_volcanos_read_or_accepted_without_effect() -> None:
     for plugin in conf.SUPPORTED:
-        read = conf.ARGUMENTS_READ.get(plugin, frozenset())
-        without = conf.ARGUMENTS_WITHOUT_EFFECT.get(plugin, frozenset())
+        read = arguments.ARGUMENTS_READ.get(plugin, frozenset())
+        without = arguments.ARGUMENTS_WITHOUT_EFFECT.get(plugin, frozenset())
         assert not read & without, plugin
-        lists = conf.RESOURCE_LISTS
+        lists = arguments.RESOURCE_LISTS
         per_resource = {f"{lists[plugin]}.<name>"} if plugin in lists else set()
         assert read | without | per_resource == VOLCANO_ARGUMENTS.get(plugin, set()), plugin
 

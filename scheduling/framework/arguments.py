@@ -1,0 +1,173 @@
+"""A scheduler plugin's `arguments`: the keys of each plugin Caldera runs, and their readers.
+
+The keys are Volcano's (`pkg/scheduler/plugins/<name>/`): `ARGUMENTS_READ` are the ones
+Caldera acts on, `ARGUMENTS_WITHOUT_EFFECT` the ones it accepts and does not act on (the
+scheduling page of the docs lists them), so a Volcano configuration still loads; any other key
+is refused by its place in the file.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any, Final
+
+from scheduling.framework.session_config import TopologyConfig
+from scheduling.plugins.scoring import NODEORDER_WEIGHTS
+
+BINPACK_WEIGHT: Final = "binpack.weight"
+BINPACK_CPU: Final = "binpack.cpu"
+BINPACK_MEMORY: Final = "binpack.memory"
+BINPACK_RESOURCES: Final = "binpack.resources"
+OVERCOMMIT_FACTOR: Final = "overcommit-factor"
+TOPOLOGY_WEIGHT: Final = "weight"
+HYPERNODE_BINPACK: Final = "hypernode.binpack"
+HYPERNODE_RESOURCES: Final = f"{HYPERNODE_BINPACK}.resources"
+
+# The argument keys Caldera reads, per plugin (a plugin not named here reads none).
+ARGUMENTS_READ: Final[Mapping[str, frozenset[str]]] = {
+    "binpack": frozenset({BINPACK_WEIGHT, BINPACK_CPU, BINPACK_MEMORY, BINPACK_RESOURCES}),
+    "nodeorder": frozenset(NODEORDER_WEIGHTS),
+    "overcommit": frozenset({OVERCOMMIT_FACTOR}),
+    "network-topology-aware": frozenset(
+        {TOPOLOGY_WEIGHT, HYPERNODE_RESOURCES}
+        | {f"{HYPERNODE_BINPACK}.{k}" for k in ("cpu", "memory")}
+        | {f"{HYPERNODE_BINPACK}.normal-pod.{k}" for k in ("enable", "fading")}
+    ),
+}
+# Keys Volcano's plugin reads that Caldera accepts and does not act on: what they tune is not
+# in Caldera (image locality, the DRA and volume-binding plugins, gradient eviction, capacity's
+# ancestor reclaim levels) or is always on (each of kube-scheduler's filters).
+ARGUMENTS_WITHOUT_EFFECT: Final[Mapping[str, frozenset[str]]] = {
+    "nodeorder": frozenset({"imagelocality.weight"}),
+    "predicates": frozenset(
+        {
+            f"predicate.{name}Enable"
+            for name in (
+                "NodeAffinity",
+                "NodePorts",
+                "TaintToleration",
+                "PodAffinity",
+                "NodeVolumeLimits",
+                "VolumeZone",
+                "PodTopologySpread",
+                "VolumeBinding",
+                "DynamicResourceAllocation",
+                "Cache",
+            )
+        }
+        | {"volumebinding.bindTimeoutSeconds", "volumebinding.shape", "volumebinding.weight"}
+        | {"dynamicresources.filterTimeoutSeconds"}
+    ),
+    "capacity": frozenset(
+        {
+            "ancestorReclaimLevel",
+            "capacity.DynamicResourceAllocationEnable",
+            "capacity.DRAConsumableCapacityEnable",
+        }
+    ),
+    "network-topology-aware": frozenset({"hypernode.gradient.evict.max-hypernodes"}),
+}
+# Per-resource weights: `<list>.<name>` for each resource `<list>` names (comma-separated).
+RESOURCE_LISTS: Final[Mapping[str, str]] = {
+    "binpack": BINPACK_RESOURCES,
+    "network-topology-aware": HYPERNODE_RESOURCES,
+}
+
+
+def as_number(plugin: str, key: str, value: object) -> Fraction:
+    """An argument as a number; Volcano reads ints and floats alike (and quoted ones)."""
+    if isinstance(value, bool):
+        raise ValueError(f"plugin {plugin}: argument {key} must be a number, not {value!r}")
+    try:
+        return Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(
+            f"plugin {plugin}: argument {key} must be a number, not {value!r}"
+        ) from None
+
+
+def as_weight(plugin: str, key: str, value: object) -> int:
+    number = as_number(plugin, key, value)
+    if number.denominator != 1 or number < 0:
+        raise ValueError(f"plugin {plugin}: argument {key} must be a whole number >= 0")
+    return int(number)
+
+
+def binpack(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
+    """binpack.weight (1 when the plugin is on), binpack.cpu/memory, and extended resources
+    listed in binpack.resources with their weights as binpack.resources.<name> (default 1)."""
+    scoring["binpack"] = as_weight("binpack", BINPACK_WEIGHT, arguments.get(BINPACK_WEIGHT, 1))
+    scoring["binpack_cpu"] = as_weight("binpack", BINPACK_CPU, arguments.get(BINPACK_CPU, 1))
+    scoring["binpack_memory"] = as_weight(
+        "binpack", BINPACK_MEMORY, arguments.get(BINPACK_MEMORY, 1)
+    )
+    extended: dict[str, int] = {}
+    for name in listed(arguments, BINPACK_RESOURCES):
+        key = f"{BINPACK_RESOURCES}.{name}"
+        extended[name] = as_weight("binpack", key, arguments.get(key, 1))
+    scoring["binpack_resources"] = extended
+
+
+def listed(arguments: Mapping[str, object], key: str) -> list[str]:
+    """The resource names a `binpack.resources`-like argument lists, comma-separated."""
+    listed = str(arguments.get(key, "") or "")
+    return [name for name in (part.strip() for part in listed.split(",")) if name]
+
+
+def network_topology(arguments: Mapping[str, object]) -> TopologyConfig:
+    """weight, and hypernode.binpack.cpu/memory/resources[.<name>] (each 1 by default)."""
+    plugin, prefix = "network-topology-aware", HYPERNODE_BINPACK
+    weights = {
+        "cpu": as_weight(plugin, f"{prefix}.cpu", arguments.get(f"{prefix}.cpu", 1)),
+        "memory": as_weight(plugin, f"{prefix}.memory", arguments.get(f"{prefix}.memory", 1)),
+    }
+    for name in listed(arguments, HYPERNODE_RESOURCES):
+        key = f"{HYPERNODE_RESOURCES}.{name}"
+        weights[name] = as_weight(plugin, key, arguments.get(key, 1))
+    weight = as_weight(plugin, TOPOLOGY_WEIGHT, arguments.get(TOPOLOGY_WEIGHT, 1))
+    normal = arguments.get(f"{prefix}.normal-pod.enable", True)
+    if not isinstance(normal, bool):
+        raise ValueError(f"plugin {plugin}: argument {prefix}.normal-pod.enable must be true/false")
+    fading = Fraction(4, 5)
+    if (text := arguments.get(f"{prefix}.normal-pod.fading")) is not None:
+        given = as_number(plugin, f"{prefix}.normal-pod.fading", text)
+        fading = given if given >= 0 else fading  # Volcano resets a negative fading
+    return TopologyConfig(weight=weight, binpack=weights, normal_pods=normal, fading=fading)
+
+
+def nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
+    for key, field in NODEORDER_WEIGHTS.items():
+        if key in arguments:
+            scoring[field] = as_weight("nodeorder", key, arguments[key])
+
+
+def check(tier: int, index: int, name: str, given: Mapping[str, object]) -> None:
+    """Refuse an argument key the plugin does not have, by its place in the file.
+
+    Only for a plugin Caldera runs: the others are skipped whole (`LoadedConf.ignored`),
+    their arguments unread. A per-resource weight counts only for a resource its list names,
+    as Volcano reads no other.
+    """
+    known = ARGUMENTS_READ.get(name, frozenset()) | ARGUMENTS_WITHOUT_EFFECT.get(name, frozenset())
+    listing = RESOURCE_LISTS.get(name)
+    named = listed(given, listing) if listing else []
+    for key in given:
+        if key in known or (listing and key in {f"{listing}.{r}" for r in named}):
+            continue
+        where = f"tiers.{tier}.plugins.{index}.arguments.{key}"
+        if listing and key.startswith(f"{listing}."):
+            raise ValueError(
+                f"{where}: plugin {name} reads a weight only for a resource listed in "
+                f"{listing}, which lists {named or 'none'}"
+            )
+        shown = sorted(known | ({f"{listing}.<name>"} if listing else set()))
+        raise ValueError(f"{where}: plugin {name} has no such argument; known: {shown or 'none'}")
+
+
+READERS: Final[Mapping[str, Callable[[Mapping[str, object], dict[str, Any]], None]]] = {
+    "binpack": binpack,
+    "nodeorder": nodeorder,
+}
