@@ -154,7 +154,10 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
             timeline.append(split)
         return split == (3, 9)
 
-    eventually(settled, 240, f"light:heavy 3:9 (seen {timeline})")
+    try:
+        eventually(settled, 240, "light:heavy 3:9")
+    except AssertionError as e:  # the splits seen say where it stopped
+        raise AssertionError(f"{e}; splits seen {timeline}") from None
     took = time.monotonic() - start
     seen = []
     for _ in range(15):  # and it stays so: no eviction back and forth
