@@ -3,6 +3,7 @@ the scheduler's and the controllers' configurations are both read this way."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
 from kubernetes.client.exceptions import ApiException
@@ -36,3 +37,12 @@ def text(variable: str, reference: str, key: str, missing: str | None = None) ->
     if key not in data:
         raise invalid(f"{variable}: ConfigMap {reference} has no key {key!r}")
     return str(data[key])
+
+
+def file_text(variable: str, path: str) -> tuple[str, str]:
+    """(origin, text) of the file `variable` names; an unreadable one is `Invalid`, named."""
+    origin = f"{variable}={path}"
+    try:
+        return origin, Path(path).read_text()
+    except OSError as e:
+        raise invalid(f"{origin}: cannot read: {e.strerror}") from e

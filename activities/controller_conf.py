@@ -16,7 +16,6 @@ until it is fixed.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Final
 
 from activities import configmaps
@@ -39,10 +38,7 @@ def _from_configmap(reference: str) -> str:
 def _read() -> tuple[str, str]:
     """(origin, text) of the configured source; no source is an empty configuration."""
     if path := os.environ.get(ENV_FILE, "").strip():
-        try:
-            return f"{ENV_FILE}={path}", Path(path).read_text()
-        except OSError as e:
-            raise configmaps.invalid(f"{ENV_FILE}={path}: cannot read: {e.strerror}") from e
+        return configmaps.file_text(ENV_FILE, path)
     if reference := os.environ.get(ENV_CONFIGMAP, "").strip():
         return f"{ENV_CONFIGMAP}={reference}", _from_configmap(reference)
     return "no configuration", ""

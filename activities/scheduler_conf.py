@@ -21,7 +21,6 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Final
 
 from activities import configmaps
@@ -59,10 +58,7 @@ def _from_configmap(reference: str) -> str:
 def _read() -> tuple[str, str] | None:
     """(origin, text) of the configured source; None: none is configured."""
     if path := os.environ.get(ENV_CONF, "").strip():
-        try:
-            return f"{ENV_CONF}={path}", Path(path).read_text()
-        except OSError as e:
-            raise configmaps.invalid(f"{ENV_CONF}={path}: cannot read: {e.strerror}") from e
+        return configmaps.file_text(ENV_CONF, path)
     if reference := os.environ.get(ENV_CONFIGMAP, "").strip():
         now = time.monotonic()
         if _LOADED.text is not None and now - _LOADED.read_at < CONFIGMAP_EVERY:

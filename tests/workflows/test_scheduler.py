@@ -6,6 +6,7 @@ kept until seen bound, and dropped when binding fails."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import uuid
@@ -19,7 +20,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer, Worker
+from temporalio.worker import PatchActivationInput, Replayer, Worker
 
 from activities.messages import (
     Arrivals,
@@ -109,8 +110,13 @@ class Scheduler:
         return await self.handle.query(SchedulerWorkflow.assumed)
 
 
-@pytest_asyncio.fixture
-async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
+@contextlib.asynccontextmanager
+async def _running(
+    env: WorkflowEnvironment,
+    patch_activation_callback: Callable[[PatchActivationInput], bool] | None = None,
+) -> AsyncIterator[Scheduler]:
+    """A SchedulerWorkflow started on its own task queue, with the fake session and binding
+    activities on the scheduler's, while the block runs."""
     cluster = Cluster()
     queue = f"tq-{uuid.uuid4()}"
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -121,6 +127,7 @@ async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
                 workflows=[SchedulerWorkflow],
                 workflow_runner=sandbox.runner(),
                 activity_executor=pool,
+                patch_activation_callback=patch_activation_callback,
             ),
             Worker(
                 env.client,
@@ -136,7 +143,13 @@ async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
                 task_queue=queue,
             )
             yield Scheduler(env, queue, cluster, handle)
-            await handle.terminate()
+
+
+@pytest_asyncio.fixture
+async def scheduler(env: WorkflowEnvironment) -> AsyncIterator[Scheduler]:
+    async with _running(env) as running:
+        yield running
+        await running.handle.terminate()
 
 
 def placed(pod: str, node: str) -> scheduler_signals.PlacedPod:
@@ -306,39 +319,17 @@ async def test_a_run_from_before_folded_sessions_records_only_the_caldera_patch_
     """`binds-in-session` and `handoffs-in-background` took the `caldera-` prefix: a new run
     records the new ids alone (the old ones are asked only when replaying a history that holds
     them, `histories/scheduler_binds_in_session.json`), and its history replays."""
-    cluster, queue = Cluster(), f"tq-{uuid.uuid4()}"
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        async with (
-            Worker(
-                env.client,
-                task_queue=queue,
-                workflows=[SchedulerWorkflow],
-                workflow_runner=sandbox.runner(),
-                activity_executor=pool,
-                patch_activation_callback=lambda asked: asked.patch_id != FOLDS_BINDING,
-            ),
-            Worker(
-                env.client,
-                task_queue=task_queues.SCHEDULER,
-                activities=[fake_session(cluster), fake_binding(cluster)],
-                activity_executor=pool,
-            ),
-        ):
-            handle = await env.client.start_workflow(
-                SchedulerWorkflow.run,
-                SchedulerWorkflowInput(state=SchedulerState(name="volcano")),
-                id=f"scheduler/{uuid.uuid4().hex[:6]}",
-                task_queue=queue,
-            )
-            cluster.to_place["vcjob/ns/train"] = [placed("a", "n1")]
-            cluster.work.set()
+    before_folding = _running(env, lambda asked: asked.patch_id != FOLDS_BINDING)
+    async with before_folding as running:
+        running.cluster.to_place["vcjob/ns/train"] = [placed("a", "n1")]
+        running.arrive()
 
-            async def bound() -> bool:
-                return bool(cluster.binds)
+        async def bound() -> bool:
+            return bool(running.cluster.binds)
 
-            await until_true(bound, "the placement bound by bind_session")
-            await handle.terminate()
-            history = await handle.fetch_history()
+        await until_true(bound, "the placement bound by bind_session")
+        await running.handle.terminate()
+        history = await running.handle.fetch_history()
     markers = [
         e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
         for e in history.events
