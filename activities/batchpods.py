@@ -50,7 +50,7 @@ def _parallel(fn: Callable[[T], R], items: list[T]) -> list[R]:
 def _event(job: batchv1.BatchJob, type_: str, reason: str, message: str) -> None:
     """The job controller's Events on the Job; best effort."""
     kube_events.try_event_on(
-        job.metadata, type_, reason, message, batchv1.API_VERSION, batchv1.KIND
+        job.metadata, type_, reason, message, api_version=batchv1.API_VERSION, kind=batchv1.KIND
     )
 
 

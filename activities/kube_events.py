@@ -78,14 +78,10 @@ def try_event(request: RecordEventInput) -> None:
 
 
 def try_event_on(
-    meta: ObjectMeta,
-    type_: str,
-    reason: str,
-    message: str,
-    api_version: str = "batch.volcano.sh/v1alpha1",
-    kind: str = "Job",
+    meta: ObjectMeta, type_: str, reason: str, message: str, **object_kind: str
 ) -> None:
-    """`try_event` on the object `meta` describes (a Volcano Job unless told)."""
+    """`try_event` on the object `meta` describes: a Volcano Job unless `api_version` and
+    `kind` say otherwise (`RecordEventInput`'s defaults)."""
     try_event(
         RecordEventInput(
             namespace=meta.namespace or "",
@@ -94,7 +90,6 @@ def try_event_on(
             type=type_,
             reason=reason,
             message=message,
-            api_version=api_version,
-            kind=kind,
+            **object_kind,
         )
     )
