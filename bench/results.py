@@ -17,14 +17,15 @@ import os
 import time
 from pathlib import Path
 
+from cli.devstack import stack
+
 
 def root() -> Path:
     """The folder every tool's runs go under."""
     results = os.environ.get("CALDERA_RESULTS")
     if results:
         return Path(results)
-    cache = Path(os.environ.get("CALDERA_CACHE", Path.home() / ".cache" / "caldera"))
-    return cache / "results"
+    return stack.CACHE / "results"
 
 
 def run_dir(tool: str, name: str) -> Path:
