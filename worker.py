@@ -68,7 +68,9 @@ async def run(metrics_address: str = "") -> int:
     names = os.environ.get("CALDERA_SCHEDULERS", "volcano")
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
     cached = int(os.environ.get("CALDERA_MAX_CACHED_WORKFLOWS", MAX_CACHED_WORKFLOWS))
-    client = await temporal.connect_patiently(options, runtime=metrics.runtime(metrics_address))
+    # The worker serves its registry too (the Volcano queue series) beside the SDK's.
+    served = metrics.runtime(metrics_address, metrics.WORKER_REGISTRY)
+    client = await temporal.connect_patiently(options, runtime=served)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -8,7 +8,9 @@ static match, the `selected-node` annotation on a claim to provision) and waits,
 until the claims are bound; `revert_volumes` undoes what is not bound yet when that fails.
 Node binding posts `pods/binding`; a pod already bound where it was placed is success, anything
 else is reported per pod so the scheduler retries it in a later scheduling session rather than
-failing the whole gang.
+failing the whole gang. A pod's ResourceClaims are allocated and reserved for it just before
+(`activities.resourceclaims`, kube-scheduler's DynamicResources PreBind), and released again
+when its binding fails (Unreserve).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import cluster, errors, kube
+from activities import cluster, errors, kube, resourceclaims
 from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
@@ -34,7 +36,6 @@ from activities.messages import (
     Done,
     JobPlacements,
     MarkUnschedulableInput,
-    Placement,
     StaticBinding,
     Unschedulable,
     VolumesInput,
@@ -43,6 +44,7 @@ from models.signals import scheduler as scheduler_signals
 from service import metrics
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+_BOUND_ELSEWHERE = "already bound to node"
 _PARALLEL = 16
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
@@ -104,38 +106,141 @@ def _refused(namespace: str, pod: str, uid: str, node: str, reason: str) -> str 
         return "pod does not exist any more"  # the same name, another pod
     bound_to = current.spec.node_name if current.spec else None
     if bound_to:
-        return None if bound_to == node else f"already bound to node {bound_to}"
+        return None if bound_to == node else f"{_BOUND_ELSEWHERE} {bound_to}"
     return f"failed to bind to node {node}: {reason}"
 
 
 NodeCheck = Callable[[str], bool]
+Placed = tuple[str, scheduler_signals.PlacedPod]  # (namespace, placement)
+Failures = dict[tuple[str, str], str]  # (namespace, pod) → why it was not bound
 
 
-def bind_nodes(pods: Sequence[tuple[str, Placement]]) -> dict[tuple[str, str], str]:
-    """Node bindings of (namespace, placement)s, in parallel; the failures by (namespace, pod).
-    Each node is looked up once per call, not once per pod: a binding to a node deleted a
-    moment ago is accepted by the apiserver and would leave the pod on no node at all."""
-    exists: NodeCheck = functools.cache(_node_exists)
+def _with_uid(item: Placed) -> Placed | str:
+    """The placement with its pod's UID, which a claim's `reservedFor` needs (read when the
+    placement does not carry it); a string: why the pod cannot be bound."""
+    namespace, p = item
+    if p.uid:
+        return item
+    try:
+        current = kube.core().read_namespaced_pod(p.pod, namespace)
+    except client.ApiException as e:
+        if e.status == errors.NOT_FOUND:
+            return "pod does not exist any more"
+        raise
+    uid = current.metadata.uid if current.metadata is not None else None
+    return (namespace, p.model_copy(update={"uid": uid or ""}))
 
-    def bind(item: tuple[str, Placement]) -> str | None:
-        namespace, p = item
-        return _bind_one(namespace, p.pod, p.uid, p.node, exists)
 
+def _in_pool(work: Callable[[Placed], str | None], items: Sequence[Placed]) -> Failures:
+    """`work` on each placement in parallel; the failures it returned."""
+    if not items:
+        return {}
     with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
-        outcomes = list(pool.map(bind, pods))
+        outcomes = list(pool.map(work, items))
     activity.heartbeat(len(outcomes))
     return {
-        (ns, p.pod): why for (ns, p), why in zip(pods, outcomes, strict=True) if why is not None
+        (ns, p.pod): why for (ns, p), why in zip(items, outcomes, strict=True) if why is not None
     }
+
+
+def _reserve_claims(
+    pods: Sequence[Placed], exists: NodeCheck, locks: resourceclaims.Locks
+) -> tuple[list[Placed], Failures]:
+    """The claims of pods that have some, in two rounds over all of them: the claims their
+    plans allocate first, then those they share, so a pod sharing a claim another pod of the
+    gang allocates finds it allocated. The placements whose claims were touched (with their
+    pod's UID), and the pods that cannot be bound."""
+    failed: Failures = {}
+    touched: list[Placed] = []
+    for item in pods:
+        namespace, p = item
+        found = _with_uid(item)
+        if isinstance(found, str):
+            failed[namespace, p.pod] = found
+        elif not exists(p.node):  # nothing written for a binding that cannot happen
+            failed[namespace, p.pod] = f"failed to bind to node {p.node}: node not found"
+        else:
+            touched.append(found)
+
+    def round_(allocating: bool) -> Callable[[Placed], str | None]:
+        def reserve(item: Placed) -> str | None:
+            namespace, p = item
+            try:
+                for plan in p.claims:
+                    if plan.allocates == allocating:
+                        resourceclaims.reserve(namespace, p.pod, p.uid, plan, locks)
+            except resourceclaims.ClaimError as e:
+                return str(e)
+            return None
+
+        return reserve
+
+    for allocating in (True, False):
+        failed.update(_in_pool(round_(allocating), [i for i in touched if _key(i) not in failed]))
+    return touched, failed
+
+
+def _release_claims(pods: Sequence[Placed], locks: resourceclaims.Locks) -> None:
+    """Unreserve what `_reserve_claims` wrote for pods that were not bound, in the opposite
+    order: the claims they share first, so a claim allocated by one of them that none of them
+    keeps is deallocated in the second round."""
+
+    def round_(allocating: bool) -> Callable[[Placed], str | None]:
+        def release(item: Placed) -> None:
+            namespace, p = item
+            for plan in reversed(p.claims):
+                if plan.allocates == allocating:
+                    resourceclaims.release(namespace, p.uid, plan, locks)
+
+        return release
+
+    for allocating in (False, True):
+        _in_pool(round_(allocating), pods)
+
+
+def _key(item: Placed) -> tuple[str, str]:
+    return item[0], item[1].pod
+
+
+def bind_nodes(pods: Sequence[Placed]) -> Failures:
+    """Node bindings of (namespace, placement)s, in parallel, each after its ResourceClaims;
+    the failures by (namespace, pod). Each node is looked up once per call, not once per pod:
+    a binding to a node deleted a moment ago is accepted by the apiserver and would leave the
+    pod on no node at all."""
+    exists: NodeCheck = functools.cache(_node_exists)
+    locks = resourceclaims.Locks()
+    touched, failed = _reserve_claims([i for i in pods if i[1].claims], exists, locks)
+    uids = {_key(i): i[1].uid for i in touched}
+
+    def bind(item: Placed) -> str | None:
+        namespace, p = item
+        return _bind_one(namespace, p.pod, uids.get(_key(item), p.uid), p.node, exists)
+
+    failed.update(_in_pool(bind, [i for i in pods if _key(i) not in failed]))
+    # A pod bound elsewhere (by another scheduler) keeps what it holds; the others let go.
+    undo = [
+        i for i in touched if _key(i) in failed and not failed[_key(i)].startswith(_BOUND_ELSEWHERE)
+    ]
+    _release_claims(undo, locks)
+    return failed
+
+
+def _bind_batch(
+    namespace: str, placements: Sequence[scheduler_signals.PlacedPod]
+) -> BindPodsResult:
+    failures = bind_nodes([(namespace, p) for p in placements])
+    failed = {pod: why for (_, pod), why in failures.items()}
+    bound = [p.pod for p in placements if p.pod not in failed]
+    _count(bound, failed)
+    return BindPodsResult(bound=bound, failed=failed)
 
 
 def bind_pods(request: BindPodsInput) -> BindPodsResult:
     """Node bindings of a batch, in parallel (a 100-pod gang binds in one round trip's time)."""
-    failures = bind_nodes([(request.namespace, p) for p in request.placements])
-    failed = {pod: why for (_, pod), why in failures.items()}
-    bound = [p.pod for p in request.placements if p.pod not in failed]
-    _count(bound, failed)
-    return BindPodsResult(bound=bound, failed=failed)
+    placed = [
+        scheduler_signals.PlacedPod(pod=p.pod, uid=p.uid, node=p.node) for p in request.placements
+    ]
+    return _bind_batch(request.namespace, placed)
 
 
 def failure_reason(why: str) -> str:
@@ -148,6 +253,8 @@ def failure_reason(why: str) -> str:
         return "PodGone"
     if why.endswith("node not found"):
         return "NodeNotFound"
+    if why.startswith("claim "):
+        return "DynamicResources"  # a ResourceClaim could not be allocated or reserved
     return "BindRejected"  # the apiserver refused the binding (404/409)
 
 
@@ -265,18 +372,14 @@ def _volumes_of(
     return failed
 
 
-def _node(p: scheduler_signals.PlacedPod) -> Placement:
-    return Placement(pod=p.pod, uid=p.uid, node=p.node)
-
-
 @activity.defn(name="bind_placements")
 def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
     """A placed gang: each pod's volumes first (reverted if they fail), then the node bindings
     of the pods whose volumes are ready, batched. Per-pod failures are returned, not raised."""
     failed = _volumes_of(request.namespace, request.placements, request.volume_timeout_seconds)
     ready = [p for p in request.placements if p.pod not in failed]
-    nodes = bind_pods(BindPodsInput(namespace=request.namespace, placements=[*map(_node, ready)]))
-    _count([], failed)  # the volume failures; bind_pods counted the node bindings
+    nodes = _bind_batch(request.namespace, ready)
+    _count([], failed)  # the volume failures; _bind_batch counted the node bindings
     return BindPodsResult(bound=nodes.bound, failed={**failed, **nodes.failed})
 
 
@@ -303,10 +406,7 @@ def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[in
             for job, volume_failures in zip(with_volumes, outcomes, strict=True):
                 failed.update({(job.namespace, pod): why for pod, why in volume_failures.items()})
     ready = [
-        (j.namespace, _node(p))
-        for j in jobs
-        for p in j.placements
-        if (j.namespace, p.pod) not in failed
+        (j.namespace, p) for j in jobs for p in j.placements if (j.namespace, p.pod) not in failed
     ]
     failed.update(bind_nodes(ready))
     for (namespace, pod), why in sorted(failed.items()):

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from models import batchv1, vcjob
 from models.signals import scheduler as scheduler_signals
+from scheduling.api.backlog import Backlog
 
 NAMESPACE_GONE: Final = "NamespaceGone"  # an activity's error type: the namespace is going
 
@@ -239,6 +240,8 @@ class SessionInput(Message):
     scheduler_name: str
     session: int
     assumed: dict[str, str]  # "<ns>/<pod>" → node, placed earlier and not bound yet
+    # The device allocations of those pods' claims ("<ns>/<pod>" → plans), taken until seen.
+    assumed_claims: dict[str, list[scheduler_signals.ClaimPlan]] = {}
     # Patch `caldera-session-folds-binding`: the previous session's placements, bound before
     # this session reads the cluster (those without volumes to bind) ...
     bind: list[JobPlacements] = []
@@ -256,6 +259,8 @@ class SessionReport(Message):
     pending: int  # pods still waiting for a node after this session
     bind_failed: dict[str, str] = {}  # "<ns>/<pod>" of `bind` not bound → why (placed again)
     arrivals: Arrivals | None = None  # the count as the session read the cluster
+    # Each queue's waiting jobs (`activities.backlogs`); None: as in the last report.
+    backlog: Backlog | None = None
 
 
 class BindPlacementsInput(Message):

@@ -8,6 +8,8 @@ Where it comes from, first match wins:
 - neither: `scheduling.framework.session_config`'s defaults (Volcano's built-in list plus reclaim).
 CALDERA_SCHEDULER_ACTIONS takes Volcano's `actions` string and replaces the actions of
 whichever configuration is in force: a shortcut into the same configuration.
+CALDERA_SCHEDULER_PENDING_LISTED sets how many waiting jobs each queue's backlog digest lists
+(`caldera queue pending`; default 100), a setting of Caldera's own that Volcano's file lacks.
 
 A change is picked up by the next session. A configuration that does not load fails the
 session with a message naming what is wrong, unless an earlier one loaded: then that one
@@ -30,6 +32,7 @@ from scheduling.framework.session_config import SessionConfig, parse_actions
 ENV_ACTIONS: Final = "CALDERA_SCHEDULER_ACTIONS"
 ENV_CONF: Final = "CALDERA_SCHEDULER_CONF"
 ENV_CONFIGMAP: Final = "CALDERA_SCHEDULER_CONFIGMAP"
+ENV_PENDING_LISTED: Final = "CALDERA_SCHEDULER_PENDING_LISTED"
 CONFIGMAP_KEY: Final = "volcano-scheduler.conf"
 CONFIGMAP_EVERY: Final = 5.0  # seconds between reads of the ConfigMap
 
@@ -99,6 +102,8 @@ def _loaded(origin: str, text: str) -> LoadedConf:
 def session_config() -> SessionConfig:
     source = _read()
     config = _loaded(*source).session if source is not None else SessionConfig()
+    if listed := os.environ.get(ENV_PENDING_LISTED, "").strip():
+        config = config.model_copy(update={"pending_listed": _pending_listed(listed)})
     text = os.environ.get(ENV_ACTIONS, "").strip()
     if not text:
         return config
@@ -106,3 +111,14 @@ def session_config() -> SessionConfig:
         return config.model_copy(update={"actions": parse_actions(text)})
     except ValueError as e:
         raise configmaps.invalid(f"{ENV_ACTIONS}={text!r}: {e}") from e
+
+
+def _pending_listed(text: str) -> int:
+    """A whole number of jobs, 0 or more; anything else fails the session, naming the variable."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise configmaps.invalid(f"{ENV_PENDING_LISTED}={text!r}: not a whole number >= 0")
+    return value

@@ -24,7 +24,17 @@ from typing import Final, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import binding, cluster, errors, evictions, kube, kube_events, scheduler_conf
+from activities import (
+    backlogs,
+    binding,
+    cluster,
+    errors,
+    evictions,
+    kube,
+    kube_events,
+    scheduler_conf,
+    session_metrics,
+)
 from activities.messages import (
     BindSessionInput,
     JobPlacements,
@@ -36,6 +46,7 @@ from activities.messages import (
 from models import scheduling
 from models.keys import JobKey
 from scheduling.actions.registry import run_session
+from scheduling.api.devices import DeviceWorld
 from scheduling.api.result import Placement
 from scheduling.cache import placements, writes
 from scheduling.cache.objects import ParseMemo, snapshot_from_objects
@@ -205,6 +216,12 @@ def _session(request: SessionInput) -> SessionReport:
     storage = Storage.parse(
         world["pvcs"], world["pvs"], world["classes"], world["nodes"], world["csinodes"]
     )
+    devices = DeviceWorld.parse(
+        world.get("slices", []),
+        world.get("deviceclasses", []),
+        world.get("resourceclaims", []),
+        placements.in_flight(request.assumed_claims),
+    )
     snapshot = snapshot_from_objects(
         world["nodes"],
         world["pods"],
@@ -216,9 +233,11 @@ def _session(request: SessionInput) -> SessionReport:
         memo=_PARSED[request.scheduler_name],
         storage=storage,
         hyper_nodes=world["hypernodes"],
+        devices=devices,
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_conf.session_config())
+    session_metrics.publish(result.queues)  # Volcano's volcano_queue_* gauges
     clock.lap("decide")
     groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}
     pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}
@@ -226,14 +245,13 @@ def _session(request: SessionInput) -> SessionReport:
     session = request.session
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
     held = _held(result.placements, request.bind, groups, gangs) if request.bind_next else set()
-    _side_by_side(
-        _write_pod_group,
-        [
-            w
-            for w in writes.group_writes(result.phase_updates, result.conditions, groups, session)
-            if w.key not in held
-        ],
-    )
+    statuses = [
+        w
+        for w in writes.group_writes(result.phase_updates, result.conditions, groups, session)
+        if w.key not in held
+    ]
+    _side_by_side(_write_pod_group, statuses)
+    session_metrics.observe(snapshot, result, {w.key for w in statuses})  # the latencies
     _side_by_side(_write_pod_scheduled, writes.pod_scheduled_writes(result.pod_conditions, pods))
     for write in writes.queue_allocated_writes(result.queue_allocated, queues):
         _write_queue_allocated(write)
@@ -242,7 +260,7 @@ def _session(request: SessionInput) -> SessionReport:
     }
     evictions.evict(result.evictions, raw_groups)  # reclaim/preempt victims, after the statuses
     clock.lap("write")
-    bound = placements.confirmed(request.assumed, pods)
+    bound = placements.confirmed(request.assumed, pods, request.assumed_claims, devices)
     bind_failed: dict[str, str] = {}
     if binder is not None:
         _, bind_failed = binder.result()  # a pod not bound is placed again by the next session
@@ -271,4 +289,5 @@ def _session(request: SessionInput) -> SessionReport:
         pending=max(pending, 0),
         bind_failed=bind_failed,
         arrivals=arrived,
+        backlog=backlogs.report(request, arrived, result.backlog, groups),
     )

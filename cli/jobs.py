@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import yaml
 
-from cli import clients, jobview, output, remote, verbs
+from cli import clients, jobview, output, remote, verbs, waiting
 from cli.apiserver import JOBS, Resources
 from cli.clients import CliError, Connections, guarded
 from models import keys, vcjob
@@ -74,7 +74,7 @@ JOB: Final = verbs.Subject(
 
 def add_parser(sub: verbs.Verbs) -> None:
     common = clients.namespaced("the job's")
-    jobs = sub.add_parser("job", help="Volcano Jobs: run, list, view, commands, history")
+    jobs = sub.add_parser("job", help="Volcano Jobs: run, list, view, why, commands, history")
     choices = jobs.add_subparsers(dest="job_command", required=True)
 
     run = choices.add_parser("run", parents=[common], help="create Jobs from a YAML file")
@@ -88,6 +88,7 @@ def add_parser(sub: verbs.Verbs) -> None:
     ls.set_defaults(fn=guarded(_list))
 
     verbs.add_verbs(choices, common, JOB, ("view", "spec, status and delayed actions"), ACTIONS)
+    waiting.add_job_why(choices, common)
 
 
 def _run(args: argparse.Namespace) -> int:

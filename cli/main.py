@@ -15,7 +15,7 @@ from typing import Final
 from admission import lookup as admission_lookup
 from admission import server as admission_server
 from cli import clients, crds, flows, jobs, pods, queues, reference
-from cli.devstack import processes, stack, temporal_dev, webhook
+from cli.devstack import devices, processes, stack, temporal_dev, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
 from forwarder import main as forwarder_main
@@ -26,7 +26,11 @@ PIPE_CLOSED: Final = 141  # 128 + SIGPIPE: what the shell reports for `cat` in t
 
 def _dev_up(args: argparse.Namespace) -> int:
     template = NodeTemplate(
-        count=args.nodes, cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods
+        count=args.nodes,
+        cpu=args.node_cpu,
+        memory=args.node_memory,
+        pods=args.node_pods,
+        gpus=devices.Gpus(count=args.gpus_per_node, model=args.gpu_model),
     )
     try:
         current, started = stack.up(
@@ -102,6 +106,22 @@ def _withdraw(kubeconfig: str | None, url: str) -> None:
     )
 
 
+def _gpu_count(text: str) -> int:
+    """Refused by argparse, before anything starts, rather than by the apiserver after."""
+    count = int(text)
+    if not 0 <= count <= devices.MAX_DEVICES:
+        raise argparse.ArgumentTypeError(f"{count} is not within 0..{devices.MAX_DEVICES}")
+    return count
+
+
+def _gpu_model(text: str) -> str:
+    if not 0 < len(text) <= devices.MAX_STRING_ATTRIBUTE:
+        raise argparse.ArgumentTypeError(
+            f"needs 1 to {devices.MAX_STRING_ATTRIBUTE} characters, not {len(text)}"
+        )
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="caldera", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -114,6 +134,21 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--node-cpu", default="32")
     up.add_argument("--node-memory", default="256Gi")
     up.add_argument("--node-pods", type=int, default=110)
+    up.add_argument(
+        "--gpus-per-node",
+        type=_gpu_count,
+        default=devices.DEFAULT_COUNT,
+        metavar="N",
+        help=f"fake {devices.DRIVER} DRA devices in each node's ResourceSlice"
+        f" (default {devices.DEFAULT_COUNT}; 0: none)",
+    )
+    up.add_argument(
+        "--gpu-model",
+        type=_gpu_model,
+        default=devices.DEFAULT_MODEL,
+        metavar="TEXT",
+        help=f"the devices' `model` attribute (default {devices.DEFAULT_MODEL})",
+    )
     up.add_argument("--temporal-port", type=int, default=temporal_dev.DEFAULT_PORT)
     up.add_argument("--ui-port", type=int, default=temporal_dev.DEFAULT_UI_PORT)
     up.add_argument(

@@ -14,7 +14,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from cli import output, remote, verbs
+from cli import output, remote, verbs, waiting
 from cli.apiserver import QUEUES, Resources
 from cli.clients import CliError, Connections, add_arguments, guarded
 from models import keys, scheduling
@@ -229,7 +229,9 @@ QUEUE: Final = verbs.Subject(
 def add_parser(sub: verbs.Verbs) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_arguments(common)
-    queues = sub.add_parser("queue", help="Volcano Queues: create, list, get, update, open, close")
+    queues = sub.add_parser(
+        "queue", help="Volcano Queues: create, list, get, update, open, close, pending"
+    )
     choices = queues.add_subparsers(dest="queue_command", required=True)
 
     create = choices.add_parser("create", parents=[common], help="create a Queue")
@@ -273,6 +275,7 @@ def add_parser(sub: verbs.Verbs) -> None:
     ls.set_defaults(fn=guarded(_list))
 
     verbs.add_verbs(choices, common, QUEUE, ("get", "one Queue, with its workflow's view"), ACTIONS)
+    waiting.add_queue_pending(choices, common)
 
 
 def _create(args: argparse.Namespace) -> int:

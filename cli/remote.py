@@ -1,5 +1,6 @@
 """What the CLI asks of a Job's or Queue's workflow: commands as updates, the status query, and
-the history (every run of a continue-as-new chain).
+the history (every run of a continue-as-new chain); of the SchedulerWorkflow, which jobs wait
+in a queue and where one job stands.
 
 Updates and queries name the workflow classes' own methods, so a renamed handler breaks here at
 import time rather than at a user's terminal. Every call is bounded by `--timeout` (a query or
@@ -16,11 +17,14 @@ from temporalio.converter import PayloadCodec
 
 from cli import history
 from cli.clients import CliError, Connections
+from models import keys
 from models.bus import Action
 from models.signals import job as job_signals
 from models.signals import queue as queue_signals
+from scheduling.api.backlog import JobStanding, PendingJobs
 from workflows.job import JobWorkflow
 from workflows.queue import QueueWorkflow
+from workflows.scheduler import SchedulerWorkflow
 
 # The update behind each job action: validated by the workflow, answered once carried out.
 JOB_UPDATES: Final = {
@@ -70,6 +74,27 @@ async def queue_view(conn: Connections, workflow_id: str, what: str) -> queue_si
     handle = client.get_workflow_handle_for(QueueWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):
         return await conn.answer(handle.query(QueueWorkflow.status, rpc_timeout=conn.timeout))
+
+
+async def pending_jobs(conn: Connections, scheduler: str, queue: str, what: str) -> PendingJobs:
+    client = await conn.temporal()
+    workflow_id = keys.scheduler_workflow_id(scheduler)
+    handle = client.get_workflow_handle_for(SchedulerWorkflow.run, workflow_id)
+    with conn.temporal_call(what, workflow_id):
+        query = handle.query(SchedulerWorkflow.pending_jobs, queue, rpc_timeout=conn.timeout)
+        return await conn.answer(query)
+
+
+async def job_standing(
+    conn: Connections, scheduler: str, namespace: str, name: str, what: str
+) -> JobStanding | None:
+    client = await conn.temporal()
+    workflow_id = keys.scheduler_workflow_id(scheduler)
+    handle = client.get_workflow_handle_for(SchedulerWorkflow.run, workflow_id)
+    job = f"{namespace}/{name}"
+    with conn.temporal_call(what, workflow_id):
+        query = handle.query(SchedulerWorkflow.job_standing, job, rpc_timeout=conn.timeout)
+        return await conn.answer(query)
 
 
 async def timeline(

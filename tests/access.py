@@ -52,6 +52,7 @@ def _p(verbs: str, resource: str, group: str = "", **kw: str) -> tuple[Permissio
 BATCH, SCHED, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh"
 FLOW = "flow.volcano.sh"
 TOPOLOGY = "topology.volcano.sh"
+RESOURCE = "resource.k8s.io"  # Dynamic Resource Allocation
 Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
 
 # (file, client method) → permissions, per process.
@@ -82,6 +83,25 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/cluster.py", "list_csi_node"): _p("list watch", "csinodes", "storage.k8s.io"),
         ("activities/cluster.py", "list_priority_class"): _p(
             "list watch", "priorityclasses", "scheduling.k8s.io"
+        ),
+        # Dynamic Resource Allocation in the cache: the devices, their classes, the claims.
+        ("activities/cluster.py", "list_resource_slice"): _p(
+            "list watch", "resourceslices", RESOURCE
+        ),
+        ("activities/cluster.py", "list_device_class"): _p("list watch", "deviceclasses", RESOURCE),
+        ("activities/cluster.py", "list_resource_claim_for_all_namespaces"): _p(
+            "list watch", "resourceclaims", RESOURCE
+        ),
+        # A placed pod's claims before its binding (activities/resourceclaims.py): read, the
+        # finalizer by a normal update, then allocation and reservedFor in the status.
+        ("activities/resourceclaims.py", "read_namespaced_resource_claim"): _p(
+            "get", "resourceclaims", RESOURCE
+        ),
+        ("activities/resourceclaims.py", "replace_namespaced_resource_claim"): _p(
+            "update", "resourceclaims", RESOURCE
+        ),
+        ("activities/resourceclaims.py", "replace_namespaced_resource_claim_status"): _p(
+            "update", "resourceclaims/status", RESOURCE
         ),
         ("activities/cluster.py", "list_cluster_custom_object"): (
             _p("list watch", "podgroups", SCHED)
@@ -255,6 +275,10 @@ IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
         + _p("update", "jobflows/finalizers", FLOW)
         # A CronJob's Jobs block the CronJob's deletion (activities/cronjobs.py).
         + _p("update", "cronjobs/finalizers", BATCH)
+        # A claim's status update that changes allocation or reservedFor is also checked
+        # against the synthetic resourceclaims/binding (apiserver 1.36+, the gate
+        # DRAResourceClaimGranularStatusAuthorization, on by default), as kube-scheduler's is.
+        + _p("update", "resourceclaims/binding", RESOURCE)
     ),
 }
 
@@ -277,6 +301,11 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
         *_p("update patch", "jobflows", FLOW),
         *_p("update patch delete", "jobtemplates", FLOW),
         *_p("create delete", "nodes"),
+        # Devices are a DRA driver's to publish, their classes the admin's; the claims'
+        # spec is the user's (the ResourceClaim controller makes and deletes claims).
+        *_p("create update delete", "resourceslices", RESOURCE),
+        *_p("create update delete", "deviceclasses", RESOURCE),
+        *_p("create delete", "resourceclaims", RESOURCE, namespace=ANY_NS),
         *_p("create delete", "commands", BUS),
         *_p("get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE),
         *_p("create", "clusterroles", "rbac.authorization.k8s.io"),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 DASHBOARD: Final = Path(__file__).parent.parent / "deploy" / "grafana" / "caldera-dashboard.json"
-_METRIC: Final = re.compile(r"\b((?:caldera|temporal)_[a-z_]+)\b")
+_METRIC: Final = re.compile(r"\b((?:caldera|volcano|temporal)_[a-z0-9_]+)\b")
 _BY: Final = re.compile(r"\bby \(([^)]*)\)")
 
 

@@ -5,6 +5,8 @@ arrives. Each session is one activity next to the cluster cache (snapshot, enque
 PodGroup status); its placements are assumed here, with an expiry, before one more activity
 binds them all, so a worker that dies between decision and bind neither loses nor
 double-books a node. A pod that could not be bound drops its assumption and is placed again.
+Each session also reports, when it changed, which jobs wait in each queue and why: the queries
+`pending_jobs` and `job_standing` answer from the last report (`scheduling.api.backlog`).
 
 Patches in force:
 - `caldera-session-folds-binding` (asked once per run): one activity per session and nothing
@@ -50,6 +52,8 @@ with workflow.unsafe.imports_passed_through():
     from controllers.scheduler.session import SchedulerState
     from models import task_queues
     from models.signals import scheduler as scheduler_signals
+    from scheduling.api import backlog
+    from scheduling.api.backlog import Backlog, JobStanding, PendingJobs
     from workflows import activity_call
     from workflows.inbox import continue_due
 
@@ -81,6 +85,7 @@ class SchedulerWorkflowInput(BaseModel):
     max_history: int = 0  # 0: continue as new when the server suggests it
     to_bind: list[JobPlacements] = []  # placed by the last session, bound by the next
     arrivals: Arrivals | None = None  # where the last session read the arrivals
+    backlog: Backlog = Backlog()  # each queue's waiting jobs, as the last session reported
 
 
 @workflow.defn(name=scheduler_signals.SCHEDULER_WORKFLOW)
@@ -96,6 +101,10 @@ class SchedulerWorkflow:
         self._to_bind = list(start.to_bind)
         self._arrivals = start.arrivals
         self._just_bound = False  # the last session bound pods
+        # What the queries `pending_jobs` and `job_standing` answer from: the last digest a
+        # session reported (a report without one means unchanged). Not in SchedulerState: only
+        # the queries read it.
+        self._backlog = start.backlog
 
     @workflow.signal(name=scheduler_signals.SIGNAL_WORK_ARRIVED)
     def work_arrived(self, work: scheduler_signals.WorkArrived) -> None:
@@ -109,6 +118,17 @@ class SchedulerWorkflow:
     @workflow.query
     def assumed(self) -> dict[str, str]:
         return {pod: a.node for pod, a in sorted(self._state.assumed.items())}
+
+    @workflow.query
+    def pending_jobs(self, queue: str) -> PendingJobs:
+        """The jobs waiting in `queue`, in the order the scheduler tries them, with why."""
+        return backlog.pending_jobs(self._backlog, queue)
+
+    @workflow.query
+    def job_standing(self, job: str) -> JobStanding | None:
+        """Where job `<namespace>/<name>` waits; None: not among the waiting jobs listed."""
+        namespace, _, name = job.partition("/")
+        return backlog.job_standing(self._backlog, namespace, name)
 
     @workflow.run
     async def run(self, start: SchedulerWorkflowInput) -> None:
@@ -138,6 +158,7 @@ class SchedulerWorkflow:
                         max_history=self._max_history,
                         to_bind=self._to_bind,
                         arrivals=self._arrivals,
+                        backlog=self._backlog,
                     ),
                     # Its own task queue: its tasks never wait behind the jobs' (a run started
                     # on the shared queue before moves there here).
@@ -159,6 +180,7 @@ class SchedulerWorkflow:
             scheduler_name=self._state.name,
             session=number,
             assumed=session.live(self._state, now),
+            assumed_claims=session.claims_in_flight(self._state, now),
             bind=binding_now,
             wait_seconds=wait,
             since=self._arrivals,
@@ -177,6 +199,8 @@ class SchedulerWorkflow:
             self._arrivals = None
             return
         self._arrivals = result.arrivals
+        if result.backlog is not None:
+            self._backlog = result.backlog
         if result.bind_failed:
             self._state = session.dropped(
                 self._state, scheduler_signals.BindFailed(pods=result.bind_failed)
@@ -217,6 +241,8 @@ class SchedulerWorkflow:
         result = await self._schedule(request, f"session {number}")
         if result is None:
             return
+        if result.backlog is not None:
+            self._backlog = result.backlog
         placements = [(j.job_workflow_id, j.namespace, j.placements) for j in result.jobs]
         self._state, handoffs = session.after_session(
             self._state, placements, result.bound, result.pending, workflow.now()

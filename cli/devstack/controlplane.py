@@ -22,8 +22,8 @@ from kubernetes import client, config
 from pydantic import BaseModel
 
 from activities import kube
+from cli.devstack import devices, processes
 from cli.devstack import nodes as fake_nodes
-from cli.devstack import processes
 from cli.devstack.processes import PortSet, Process
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -45,6 +45,9 @@ KCM_CONTROLLERS: Final = (
     "statefulset-controller",
     "ttl-after-finished-controller",
     "pod-garbage-collector-controller",
+    # DRA: a pod's ResourceClaimTemplates become claims, and the claims of pods gone are
+    # released (reservedFor) and deleted; the devices come from cli/devstack/devices.py.
+    "resourceclaim-controller",
 )
 
 
@@ -303,11 +306,14 @@ def _seed(plane: ControlPlane, template: fake_nodes.NodeTemplate, timeout: float
 
 
 def ensure_nodes(api: client.ApiClient, template: fake_nodes.NodeTemplate, timeout: float) -> None:
+    """The template's nodes, made if missing, with their GPUs published (none: nothing is
+    touched, so a template without GPUs leaves other nodes' slices alone); waits for Ready."""
     core = client.CoreV1Api(api)
     existing = {n.metadata.name for n in core.list_node().items if n.metadata}
     for name in template.names():
         if name not in existing:
             core.create_node(kube.body(template.manifest(name)))
+    devices.publish(api, template.names(), template.gpus)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready = {n.metadata.name for n in core.list_node().items if n.metadata and _ready(n)}

@@ -1,10 +1,12 @@
-"""Fake nodes for kwok, made from one template (count, capacity, labels, taints)."""
+"""Fake nodes for kwok, made from one template (count, capacity, labels, taints, GPUs)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from cli.devstack.devices import Gpus
 
 KWOK_ANNOTATION: Final = "kwok.x-k8s.io/node"
 KWOK_SELECTOR: Final = f"{KWOK_ANNOTATION}=fake"
@@ -30,6 +32,9 @@ class NodeTemplate(BaseModel):
     pods: int = Field(default=110, ge=1)
     labels: dict[str, str] = Field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    # The fake DRA driver's devices on each node (cli/devstack/devices.py): none unless asked,
+    # so clusters that never use DRA (the benchmarks') carry no ResourceSlices.
+    gpus: Gpus = Gpus(count=0)
 
     def names(self) -> list[str]:
         return [f"{self.prefix}-{i}" for i in range(self.count)]

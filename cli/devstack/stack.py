@@ -22,6 +22,7 @@ from cli import links
 from cli.devstack import (
     caldera_processes,
     controlplane,
+    devices,
     install,
     processes,
     temporal_dev,
@@ -109,7 +110,8 @@ def up(
     server = start_temporal(profile, where, temporal_port, ui_port)
     try:
         cluster_dir = DEV_DIR / "cluster"
-        plane = controlplane.start(cluster_dir, template or NodeTemplate())
+        nodes = template or NodeTemplate()
+        plane = controlplane.start(cluster_dir, nodes)
     except BaseException:
         temporal_dev.stop(server)
         raise
@@ -117,6 +119,8 @@ def up(
     STATE_FILE.write_text(stack.model_dump_json(indent=2))
     try:
         api = controlplane.api_client(plane.kubeconfig)
+        if not nodes.gpus.count:
+            devices.remove(api)  # published by an earlier `up` of this work dir's cluster
         install.install(api)
         started = caldera_processes.start(
             plane.kubeconfig,

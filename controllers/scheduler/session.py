@@ -26,6 +26,8 @@ class Assumption(BaseModel):
     job: str  # the id of the job workflow the pod belongs to
     expires_at: datetime
     session: int
+    # The devices its ResourceClaims were given, until the claims' status shows them.
+    claims: list[scheduler_signals.ClaimPlan] = Field(default_factory=list)
 
 
 class SchedulerState(BaseModel):
@@ -52,6 +54,18 @@ def live(state: SchedulerState, now: datetime) -> dict[str, str]:
     return {pod: a.node for pod, a in sorted(state.assumed.items()) if a.expires_at > now}
 
 
+def claims_in_flight(
+    state: SchedulerState, now: datetime
+) -> dict[str, list[scheduler_signals.ClaimPlan]]:
+    """The device allocations of live assumptions, by pod: a session counts their devices
+    taken until it sees them in the claims' status, whichever worker runs it."""
+    return {
+        pod: [c for c in a.claims if c.allocates]
+        for pod, a in sorted(state.assumed.items())
+        if a.expires_at > now and any(c.allocates for c in a.claims)
+    }
+
+
 def after_session(
     state: SchedulerState,
     placements: list[
@@ -69,7 +83,11 @@ def after_session(
     for job, namespace, pods in placements:
         for placed in pods:
             assumed[f"{namespace}/{placed.pod}"] = Assumption(
-                node=placed.node, job=job, expires_at=now + ASSUME_TTL, session=state.session
+                node=placed.node,
+                job=job,
+                expires_at=now + ASSUME_TTL,
+                session=state.session,
+                claims=placed.claims,
             )
         gang = scheduler_signals.PodsPlaced(session=state.session, placements=pods)
         handoffs.append(Handoff(job=job, namespace=namespace, placed=gang))

@@ -6,6 +6,8 @@ Signal and workflow type names are stored in histories: they never change. Pure:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from models.signals import common
@@ -18,11 +20,38 @@ class VolumePlan(common.Payload):
     provision: list[str] = Field(default_factory=list)  # PVCs to provision on the node
 
 
+class DeviceResult(common.Payload):
+    """One device given to a claim's request (`status.allocation.devices.results[]`)."""
+
+    request: str  # the claim's request name ("<request>/<subrequest>" for firstAvailable)
+    driver: str
+    pool: str
+    device: str
+
+
+class ClaimPlan(common.Payload):
+    """What binding a pod takes for one of its ResourceClaims (the scheduler's device
+    decision): allocate the claim's devices unless it is already allocated, then reserve
+    the claim for the pod (`status.reservedFor`), both before the pod is bound."""
+
+    claim: str  # the claim's name, in the pod's namespace
+    uid: str = ""  # the claim's uid: a claim deleted and made again is not the one decided on
+    devices: list[DeviceResult] = Field(default_factory=list)  # empty: already allocated
+    node: str = ""  # the node the devices sit on ("": reachable from every node)
+    # `status.allocation.devices.config[]`: the class's and the claim's configs, as written.
+    config: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def allocates(self) -> bool:
+        return bool(self.devices)
+
+
 class PlacedPod(common.Payload):
     pod: str
     uid: str = ""
     node: str
     volumes: VolumePlan = Field(default_factory=VolumePlan)
+    claims: list[ClaimPlan] = Field(default_factory=list)  # its ResourceClaims, in spec order
 
     @property
     def binds_volumes(self) -> bool:

@@ -77,10 +77,11 @@ def _queue_note(state: SessionState, task: TaskInfo, queue: QueueName) -> str:
     if (phase := state.queues[queue].state) is not QueueState.OPEN:
         return f"queue {queue} is {phase}"
     reasons = [
-        predicates.check(task, state.nodes[name], pods=state.pods) for name in sorted(state.nodes)
+        predicates.check(task, state.nodes[name], pods=state.pods, devices=state.devices)
+        for name in sorted(state.nodes)
     ]
     if all(reasons):
-        return predicates.fit_error(len(reasons), reasons)
+        return state.devices.explained(task.key, predicates.fit_error(len(reasons), reasons))
     return state.queue_full(queue, task.request)
 
 
@@ -280,11 +281,14 @@ def allocate_job(
             state.record_fit_error(job.key, task.key, failed[task.role])
             continue
         reasons = {
-            name: predicates.check(task, state.nodes[name], pods=state.pods) for name in nodes
+            name: predicates.check(task, state.nodes[name], pods=state.pods, devices=state.devices)
+            for name in nodes
         }
         feasible = [state.nodes[name] for name in nodes if not reasons[name]]
         if not feasible:
-            message = predicates.fit_error(len(nodes), reasons.values())
+            message = state.devices.explained(
+                task.key, predicates.fit_error(len(nodes), reasons.values())
+            )
             state.record_fit_error(job.key, task.key, message)
             tasks = state.tasks_of(job.key)
             if jobs.need_continue_allocating(job, tasks, _failed_roles(state, job.key)):

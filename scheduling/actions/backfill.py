@@ -37,7 +37,13 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
         ]
         for task in sorted(tasks, key=ordering.task_order):
             reasons = {
-                n: predicates.check(task, state.nodes[n], fit_resources=False, pods=state.pods)
+                n: predicates.check(
+                    task,
+                    state.nodes[n],
+                    fit_resources=False,
+                    pods=state.pods,
+                    devices=state.devices,
+                )
                 for n in nodes
             }
             feasible = [state.nodes[n] for n in nodes if not reasons[n]]

@@ -26,11 +26,13 @@ Allowed = Callable[[SessionState, Unit], bool]
 
 
 def fits_future_idle(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
-    """Reclaim's test: the request fits the room that will be free on the node, and the pods
-    staying there let it in (host ports, volume counts, spread, pod affinity: evicting may
-    clear those)."""
+    """Reclaim's test: the request fits the room that will be free on the node, its claims
+    get devices there once the victims' own claims are gone, and the pods staying there let
+    it in (host ports, volume counts, spread, pod affinity: evicting may clear those)."""
     current = state.nodes[node]
     if predicates.resources_fit(task, current):
+        return False
+    if state.devices.refusal(task, current, future=True) is not None:
         return False
     return predicates.other_pods(task, current, state.pods) is None
 

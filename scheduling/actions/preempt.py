@@ -31,10 +31,15 @@ from scheduling.plugins import predicates, scoring
 
 
 def _fits(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
-    """preemptorFitsOnNode: the queue may take it, and the node's future idle room holds it."""
+    """preemptorFitsOnNode: the queue may take it, the node's future idle room holds it, and
+    its claims get devices there once the victims' own claims are gone."""
     queue = state.jobs[task.job].queue
-    allocatable = state.queue_allocatable(queue, task.request)
-    return allocatable and not predicates.check(task, state.nodes[node], pods=state.pods)
+    if not state.queue_allocatable(queue, task.request):
+        return False
+    current = state.nodes[node]
+    if predicates.check(task, current, pods=state.pods):
+        return False
+    return state.devices.refusal(task, current, future=True) is None
 
 
 def _anyone(state: SessionState, unit: victims.Unit) -> bool:

@@ -21,7 +21,7 @@ from scheduling.actions.preempt import preempt
 from scheduling.actions.reclaim import reclaim
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import Snapshot
-from scheduling.framework import status
+from scheduling.framework import backlog, queue_report, status
 from scheduling.framework.session_config import Action, SessionConfig
 from scheduling.framework.state import SessionState
 
@@ -37,9 +37,17 @@ ACTIONS: Final[Mapping[Action, ActionFn]] = {
 
 
 def run_session(snapshot: Snapshot, config: SessionConfig | None = None) -> SessionResult:
-    """Decide one session over `snapshot`; `config` None means Volcano's defaults."""
+    """Decide one session over `snapshot`; `config` None means Volcano's defaults. The result
+    carries the backlog digest and the queue figures too (`framework.backlog`,
+    `framework.queue_report`): both are read from the closed books."""
     settings = config or SessionConfig()
     state = SessionState(snapshot, settings)
     for action in settings.actions:
         ACTIONS[action](state, settings)
-    return status.close(state)
+    result = status.close(state)
+    return result.model_copy(
+        update={
+            "backlog": backlog.digest(state, result, settings.pending_listed),
+            "queues": queue_report.figures(state, result),  # Volcano's queue metrics
+        }
+    )

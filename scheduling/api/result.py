@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
+from models.signals.scheduler import ClaimPlan
+from scheduling.api.backlog import Backlog
+from scheduling.api.queue_report import QueueFigures
 from scheduling.api.snapshot import NodeName, PodKey
 from scheduling.api.vectors import Resources
 
@@ -45,6 +48,7 @@ class Placement(_Frozen):
     pod: PodKey
     node: NodeName
     job: JobKey
+    claims: tuple[ClaimPlan, ...] = ()  # its ResourceClaims: allocate, reserve, then bind
 
 
 class EvictReason(StrEnum):
@@ -95,6 +99,10 @@ class SessionResult(_Frozen):
     conditions: tuple[JobCondition, ...] = ()  # by job key
     pod_conditions: tuple[PodCondition, ...] = ()  # by pod key
     queue_allocated: dict[QueueName, Resources] = Field(default_factory=dict)  # rolled up
+    # Each queue's waiting jobs in position order, with why they wait (`run_session` adds it).
+    backlog: Backlog = Field(default_factory=Backlog)
+    # Each queue's figures for Volcano's queue metrics (`run_session` adds them).
+    queues: tuple[QueueFigures, ...] = ()  # by name
 
     @property
     def node_of(self) -> dict[PodKey, NodeName]:

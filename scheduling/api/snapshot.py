@@ -16,11 +16,12 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Final, NewType
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf, model_validator
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
+from scheduling.api.devices import DeviceWorld
 from scheduling.api.podterms import (
     AttachedVolume,
     HostPort,
@@ -127,6 +128,8 @@ class TaskInfo(_Frozen):
     spread: tuple[SpreadConstraint, ...] = ()  # topologySpreadConstraints
     host_ports: tuple[HostPort, ...] = ()
     volumes: tuple[AttachedVolume, ...] = ()  # the CSI volumes its claims attach to its node
+    # Its ResourceClaims' names, in spec order ("": made from a template and not created yet).
+    resource_claims: tuple[str, ...] = ()
 
     @property
     def namespace(self) -> str:
@@ -186,6 +189,7 @@ class Snapshot(_Frozen):
     # Every pod on a node (tasks and foreign pods), for the rules about other pods.
     pods: tuple[PodOnNode, ...] = ()
     topology: Topology = Field(default_factory=Topology)  # the HyperNodes over `nodes`
+    devices: InstanceOf[DeviceWorld] | None = None  # None: no DRA device or claim known
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

@@ -25,6 +25,7 @@ from models.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
 from models.topology import HyperNode
 from scheduling.api import topology
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
+from scheduling.api.devices import DeviceWorld, device_dimension
 from scheduling.api.podterms import PodOnNode, host_ports, pod_affinity, spread_constraints
 from scheduling.api.requests import Obj, as_list, as_obj, pod_request
 from scheduling.api.snapshot import (
@@ -49,6 +50,7 @@ VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
 TASK_PRIORITY: Final = "volcano.sh/task-priority"
 PREEMPTABLE: Final = "volcano.sh/preemptable"
 DEFAULT_TASK_PRIORITY: Final = 1
+_MILLI: Final = 1000  # scalar resources are kept in milli-units
 _PHASES: Final = {
     "Running": TaskStatus.RUNNING,
     "Succeeded": TaskStatus.SUCCEEDED,
@@ -153,7 +155,38 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         pod_affinity=pod_affinity(spec),
         spread=spread_constraints(spec, pod_labels),
         host_ports=host_ports(spec),
+        resource_claims=resource_claims(pod),
     )
+
+
+def resource_claims(pod: Obj) -> tuple[str, ...]:
+    """The names of the pod's ResourceClaims, in spec order: the one it names, or the one
+    kube-controller-manager made from its template ("" until the pod's status says)."""
+    made = {
+        str(s.get("name") or ""): str(s.get("resourceClaimName") or "")
+        for s in as_list(as_obj(pod.get("status")).get("resourceClaimStatuses"))
+    }
+    out = []
+    for entry in as_list(as_obj(pod.get("spec")).get("resourceClaims")):
+        name = entry.get("resourceClaimName")
+        out.append(str(name) if name else made.get(str(entry.get("name") or ""), ""))
+    return tuple(out)
+
+
+def _device_request(devices: DeviceWorld, task: TaskInfo) -> Resources:
+    """The devices a pod's own claims (made for it from a template) ask for, per class, as
+    quota dimensions; a claim shared by several pods counts for none of them."""
+    counts: dict[str, int] = {}
+    for name in dict.fromkeys(task.resource_claims):
+        claim = devices.claims.get((task.namespace, name))
+        if claim is None or claim.owner_pod != task.uid:
+            continue
+        for request in claim.requests:
+            option = request.options[0] if request.options else None
+            if option is not None and not option.all:
+                dimension = device_dimension(option.device_class)
+                counts[dimension] = counts.get(dimension, 0) + option.count * _MILLI
+    return Resources.of(scalars=counts) if counts else EMPTY
 
 
 def node_info(
@@ -275,6 +308,7 @@ def snapshot_from_objects(
     memo: ParseMemo | None = None,  # None: parse every pod
     storage: Storage | None = None,  # None: no PV known, so no pod's volumes restrict its node
     hyper_nodes: Iterable[Obj] = (),
+    devices: DeviceWorld | None = None,  # None: no DRA device or claim known
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = _priority_values(priority_classes)
@@ -306,6 +340,15 @@ def snapshot_from_objects(
             if affinity or volumes:
                 update = {"volume_affinity": affinity, "volumes": volumes}
                 task = task.model_copy(update=update)
+        if devices is not None and task.resource_claims:
+            extra = _device_request(devices, task)
+            if extra != EMPTY:
+                task = task.model_copy(
+                    update={
+                        "request": task.request.add(extra),
+                        "nonzero_request": task.nonzero_request.add(extra),
+                    }
+                )
         target = (assumed or {}).get(task.key)
         if task.status is TaskStatus.PENDING and target:
             task = task.model_copy(
@@ -320,7 +363,7 @@ def snapshot_from_objects(
     node_infos = tuple(
         sorted(
             (
-                node_info(n, on_nodes.get(name, []), limits.get(name))
+                _with_devices(node_info(n, on_nodes.get(name, []), limits.get(name)), devices)
                 for n in nodes
                 for name in (_node_name(n),)
             ),
@@ -334,7 +377,19 @@ def snapshot_from_objects(
         queues=tuple(queue_infos),
         pods=tuple(sorted(placed, key=lambda p: p.key)),
         topology=topology.build(_hyper_nodes(hyper_nodes), {n.name: n.labels for n in node_infos}),
+        devices=devices if devices is not None and not devices.empty else None,
     )
+
+
+def _with_devices(node: NodeInfo, devices: DeviceWorld | None) -> NodeInfo:
+    """The node's allocatable with its devices counted per class (the quota dimensions)."""
+    if devices is None or not devices.devices:
+        return node
+    counts = devices.class_counts(node.name, node.labels)
+    if not counts:
+        return node
+    extra = Resources.of(scalars={k: v * _MILLI for k, v in counts.items()})
+    return node.model_copy(update={"allocatable": node.allocatable.add(extra)})
 
 
 def _hyper_nodes(objects: Iterable[Obj]) -> list[HyperNode]:

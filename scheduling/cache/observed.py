@@ -99,6 +99,15 @@ class ObservedGroup:
     def key(self) -> JobKey:
         return job_key(self.namespace, self.name)
 
+    @property
+    def job_name(self) -> str:
+        """The name users know the gang by (`caldera job why NAME`): its Job's (Volcano or
+        batch/v1), else its first owner's, else the PodGroup's own (a Volcano Job's PodGroup is
+        `<job>-<uid>`)."""
+        jobs = [o.name for o in self.owners if o.kind == "Job" and o.name]
+        others = [o.name for o in self.owners if o.name]
+        return next(iter(jobs or others), self.name)
+
     @classmethod
     def parse(cls, group: Obj) -> ObservedGroup:
         namespace, name = namespaced_name(group)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from models import batchv1, keys, labels, vcjob
 from models.keys import JobKey
-from models.signals.scheduler import PlacedPod
+from models.signals.scheduler import ClaimPlan, PlacedPod
+from scheduling.api.devices import ClaimKey, DeviceWorld
 from scheduling.api.result import Placement, SessionResult
 from scheduling.api.snapshot import PodKey, Snapshot, TaskStatus
 from scheduling.cache.observed import ObservedGroup, ObservedPod
@@ -74,6 +75,7 @@ def by_job_workflow(
             uid=pod.uid,
             node=placement.node,
             volumes=volume_plan(pod, storage, placement.node),
+            claims=list(placement.claims),
         )
         gangs.setdefault(workflow, (pod.namespace, []))[1].append(placed)
     return [
@@ -82,9 +84,45 @@ def by_job_workflow(
     ]
 
 
-def confirmed(assumed: Iterable[str], pods: Mapping[PodKey, ObservedPod]) -> list[str]:
-    """Assumed placements whose pod the cache shows on a node, by key: their bind is done."""
-    return sorted(key for key in assumed if (pod := pods.get(PodKey(key))) and pod.node_name)
+def confirmed(
+    assumed: Iterable[str],
+    pods: Mapping[PodKey, ObservedPod],
+    claims: Mapping[str, Sequence[ClaimPlan]] | None = None,  # None: no device assumed
+    devices: DeviceWorld | None = None,
+) -> list[str]:
+    """Assumed placements whose pod the cache shows on a node, by key: their bind is done.
+    A pod whose claims were given devices stays assumed until the cache shows those claims
+    allocated too (or gone): the claims' watch may lag the pods', and until then only the
+    assumption keeps their devices taken."""
+    done = []
+    for key in assumed:
+        pod = pods.get(PodKey(key))
+        if pod is None or not pod.node_name:
+            continue
+        plans = (claims or {}).get(key, ())
+        if (
+            plans
+            and devices is not None
+            and not all(_written(devices, pod.namespace, p) for p in plans)
+        ):
+            continue
+        done.append(key)
+    return sorted(done)
+
+
+def in_flight(claims: Mapping[str, Sequence[ClaimPlan]]) -> dict[ClaimKey, ClaimPlan]:
+    """The assumed allocations by claim ("<ns>/<pod>" → plans, to (namespace, claim) → plan)."""
+    return {
+        (pod.partition("/")[0], plan.claim): plan
+        for pod, plans in claims.items()
+        for plan in plans
+        if plan.allocates
+    }
+
+
+def _written(devices: DeviceWorld, namespace: str, plan: ClaimPlan) -> bool:
+    claim = devices.claims.get((namespace, plan.claim))
+    return claim is None or claim.uid != plan.uid or claim.allocation is not None
 
 
 def still_pending(snapshot: Snapshot, result: SessionResult) -> int:

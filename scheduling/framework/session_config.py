@@ -17,6 +17,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from scheduling.api.backlog import DEFAULT_LISTED
 from scheduling.plugins.scoring import ScoringConfig
 
 DEFAULT_OVERCOMMIT: Final = Fraction(6, 5)
@@ -87,6 +88,9 @@ class SessionConfig(BaseModel):
     # network-topology-aware: jobs' networkTopology keeps gangs within HyperNodes. None: the
     # plugin is off and, as in Volcano, a job's topology places it anywhere.
     network_topology: TopologyConfig | None = Field(default_factory=TopologyConfig)
+    # Caldera's own: the waiting jobs each queue's backlog digest lists (the rest are counted),
+    # what `caldera queue pending` shows; 0 lists none.
+    pending_listed: int = Field(default=DEFAULT_LISTED, ge=0)
 
     @field_validator("overcommit_factor")
     @classmethod

@@ -30,7 +30,7 @@ from scheduling.api.snapshot import (
 )
 from scheduling.api.vectors import EMPTY, Missing, Resources, total
 from scheduling.framework.session_config import SessionConfig
-from scheduling.plugins import capacity, podview, proportion, queuerank
+from scheduling.plugins import capacity, dynamicresources, podview, proportion, queuerank
 
 
 class SessionState:
@@ -43,6 +43,8 @@ class SessionState:
         self.nodes: dict[NodeName, NodeInfo] = {n.name: n for n in snapshot.nodes}
         # The pods on each node for the rules about other pods; moves with `_book`.
         self.pods = podview.PodView(snapshot, self.nodes)
+        # Which devices the pods' ResourceClaims hold; moves with `_book` too.
+        self.devices = dynamicresources.DeviceView(snapshot.devices, self.nodes)
         self.tasks: dict[PodKey, TaskInfo] = {t.key: t for t in snapshot.tasks}
         self.jobs: dict[JobKey, JobInfo] = {j.key: j for j in snapshot.jobs}
         self.queues: dict[QueueName, QueueInfo] = {q.name: q for q in snapshot.queues}
@@ -208,6 +210,12 @@ class SessionState:
             self.pods.add(task, node)
         else:
             self.pods.remove(task, node)
+        if bucket == "releasing":  # its devices are free for pods pipelined behind it only
+            self.devices.evicted(task, sign > 0)
+        elif sign > 0:
+            self.devices.add(task, node, future=bucket == "pipelined")
+        else:
+            self.devices.remove(task, node)
         move = Resources.add if sign > 0 else Resources.sub
         current = self.nodes[node]
         update: dict[str, Resources] = {bucket: move(getattr(current, bucket), task.request)}

@@ -175,7 +175,7 @@ def close(state: SessionState) -> SessionResult:
             updates.append(PhaseUpdate(job=key, old=old, new=new))
     pods = [_pod_condition(state, state.tasks[k]) for k in sorted(state.tasks)]
     placements = [
-        Placement(pod=k, node=node, job=state.tasks[k].job)
+        Placement(pod=k, node=node, job=state.tasks[k].job, claims=state.devices.plans(k))
         for k in state.dispatched
         if (node := state.tasks[k].node_name) is not None
     ]

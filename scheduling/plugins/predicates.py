@@ -29,9 +29,11 @@ from scheduling.api.constraints import (
     TaintEffect,
     Toleration,
 )
+from scheduling.api.devices import is_device_dimension
 from scheduling.api.snapshot import NodeInfo, TaskInfo
 from scheduling.api.vectors import EMPTY
 from scheduling.plugins import interpodaffinity, nodeports, topologyspread, volumelimits
+from scheduling.plugins.dynamicresources import DeviceView
 from scheduling.plugins.podview import PodView
 
 TOO_MANY_PODS: Final = "Too many pods"
@@ -50,12 +52,15 @@ def resources_fit(task: TaskInfo, node: NodeInfo) -> tuple[str, ...]:
     capacity, used = node.allocatable, node.used
     if node.releasing != EMPTY or node.pipelined != EMPTY:
         capacity, used = capacity.add(node.releasing), used.add(node.pipelined)
-    return tuple(f"Insufficient {name}" for name in task.request.insufficient(capacity, used))
+    short = task.request.insufficient(capacity, used)
+    # Devices are counted per class for queue quotas only: the claims' own search decides.
+    return tuple(f"Insufficient {name}" for name in short if not is_device_dimension(name))
 
 
 def fits_idle(task: TaskInfo, node: NodeInfo) -> bool:
     """The request fits the idle room now, so it can be bound (not only pipelined)."""
-    return not task.request.insufficient(node.allocatable, node.used)
+    short = task.request.insufficient(node.allocatable, node.used)
+    return all(is_device_dimension(name) for name in short)
 
 
 def pod_number(task: TaskInfo, node: NodeInfo) -> str | None:
@@ -142,11 +147,14 @@ def check(
     node: NodeInfo,
     fit_resources: bool = True,
     pods: PodView | None = None,
+    devices: DeviceView | None = None,
 ) -> tuple[str, ...]:
     """Why `node` cannot take `task` (empty: it can); backfill skips the resource fit.
 
     `pods` (the session's pods on nodes) adds the rules about other pods: host ports, topology
     spread, inter-pod affinity; None, or a view no task or pod needs, leaves them out.
+    `devices` (the session's device books) adds DynamicResources: the pod's ResourceClaims
+    get their devices on the node; None leaves it out.
     """
     if fit_resources and (short := resources_fit(task, node)):
         return short
@@ -154,6 +162,8 @@ def check(
         reason = predicate(task, node)
         if reason is not None:
             return (reason,)
+    if devices is not None and (reason := devices.refusal(task, node)) is not None:
+        return (reason,)
     found = other_pods(task, node, pods)
     return () if found is None else (found,)
 

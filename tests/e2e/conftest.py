@@ -25,6 +25,7 @@ from temporalio.client import Client
 
 from cli.devstack import caldera_processes as caldera
 from cli.devstack import controlplane, install, processes, stack, temporal_dev, temporal_server
+from cli.devstack.devices import Gpus
 from cli.devstack.nodes import NodeTemplate
 from scheduling.framework import conf
 from service import search_attributes
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from tests.e2e.forwarding import Forwarder, Recorder
 
 T = TypeVar("T")
-NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110)
+# Each node publishes 4 fake GPUs (the `gpu.caldera.dev` DRA driver, cli/devstack/devices.py),
+# as `caldera dev up` does by default.
+NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110, gpus=Gpus(count=4))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import yaml
 from kubernetes import client, dynamic
 from temporalio.client import Client
 
-from cli.devstack import controlplane, install, processes, temporal_dev
+from cli.devstack import controlplane, devices, install, processes, temporal_dev
 from cli.devstack.processes import Process
 from models import keys
 from service import codec_server
@@ -402,6 +402,44 @@ def test_the_deployed_accounts_run_a_job_through_every_side_effect(
     claim_name = volcano.job(api, namespace, name)["spec"]["volumes"][0]["volumeClaimName"]
     pvc = core.read_namespaced_persistent_volume_claim(claim_name, namespace)
     assert pvc.status.phase == "Bound"
+    assert _refusals(deployed_processes) == {a: [] for a in deployed_processes}
+
+
+def test_the_deployed_worker_allocates_and_reserves_a_pods_device_claim(
+    api: client.ApiClient, namespace: str, deployed_processes: dict[str, Process]
+) -> None:
+    """DRA under the worker's own token: the claim's finalizer (update), its allocation and
+    reservedFor (resourceclaims/status, checked against resourceclaims/binding too), from the
+    session nodes' `gpu.caldera.dev` slices (cli/devstack/devices.py)."""
+    resource = client.ResourceV1Api(api)
+    request = {"name": "gpu", "exactly": {"deviceClassName": devices.DEVICE_CLASS, "count": 1}}
+    template = {
+        "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [request]}}},
+    }
+    resource.create_namespaced_resource_claim_template(namespace, template)
+    pod = volcano.template({volcano.RUN: "600"})
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    doc = (
+        make_job("gpu", namespace=namespace)
+        .task("w", replicas=1, template=pod)
+        .spec(schedulerName="volcano")
+        .manifest()
+    )
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        *volcano.JOBS, namespace, "jobs", doc
+    )
+    volcano.phase_becomes(api, namespace, "gpu", "Running", timeout=120)
+    [claim] = resource.list_namespaced_resource_claim(namespace).items
+    [result] = claim.status.allocation.devices.results
+    assert result.driver == devices.DRIVER
+    assert "resource.kubernetes.io/delete-protection" in (claim.metadata.finalizers or [])
+    [bound] = client.CoreV1Api(api).list_namespaced_pod(namespace).items
+    assert (result.pool, [r.name for r in claim.status.reserved_for]) == (
+        bound.spec.node_name,
+        [bound.metadata.name],
+    )
     assert _refusals(deployed_processes) == {a: [] for a in deployed_processes}
 
 

@@ -1,8 +1,10 @@
-"""The feature examples under deploy/examples/ (queues/, network-topology/, workloads/), each
-applied as `kubectl apply -f` would and run on the session's stack to the end its header
-promises: the hierarchical queues' Jobs Completed with the parent's capacity shared out as
-written, the rack-local gang placed within one rack and Completed, the managedBy batch/v1 Job
-Complete, the Deployment's and the StatefulSet's gangs Running with their PodGroups.
+"""The feature examples under deploy/examples/ (queues/, network-topology/, workloads/,
+devices/), each applied as `kubectl apply -f` would and run on the session's stack to the end
+its header promises: the hierarchical queues' Jobs Completed with the parent's capacity shared
+out as written, the rack-local gang placed within one rack and Completed, the managedBy
+batch/v1 Job Complete, the Deployment's and the StatefulSet's gangs Running with their
+PodGroups, the GPU gang given one device each by DRA (this one needs Dynamic Resource
+Allocation in Caldera's gang scheduler) and Completed.
 
 The session's three kwok nodes (kwok-node-0..2, 8 CPUs) are what the examples expect of the
 dev stack's; its fourth node (rack-b's kwok-node-3) is simply absent here. The framework Jobs
@@ -228,3 +230,47 @@ def test_statefulset_gang_gets_one_podgroup_and_runs_its_replicas(
     _check_gang(api, namespace, "db", "StatefulSet")
     pods = sorted(p.metadata.name for p in _pods(api, namespace, "app=db"))
     assert pods == ["db-0", "db-1", "db-2"]
+
+
+def _claim_of(api: client.ApiClient, pod: client.V1Pod) -> Any:
+    """The ResourceClaim kube-controller-manager made for the pod's `gpu` entry, or None."""
+    statuses = pod.status.resource_claim_statuses or []
+    [name] = [s.resource_claim_name for s in statuses if s.name == "gpu"] or [None]
+    if not name:
+        return None
+    return client.ResourceV1Api(api).read_namespaced_resource_claim(name, pod.metadata.namespace)
+
+
+def _claims(api: client.ApiClient, ns: str) -> list[Any]:
+    return list(client.ResourceV1Api(api).list_namespaced_resource_claim(ns).items)
+
+
+def test_gpu_gang_gets_a_device_of_its_node_for_each_pod_and_completes(
+    api: client.ApiClient, namespace: str, cleanup: list[dict[str, Any]]
+) -> None:
+    """Needs Dynamic Resource Allocation in Caldera's gang scheduler: the claims are allocated
+    and reserved by the session that places the gang, from the fake `gpu.caldera.dev` driver's
+    slices the session's nodes publish (tests/e2e/test_devices_stack.py: the same objects with
+    kube-scheduler)."""
+    made = _apply(api, namespace, "devices/gpu-job.yaml")
+    assert [d["kind"] for d in made] == ["ResourceClaimTemplate", "Job"]
+    name = made[1]["metadata"]["name"]
+
+    def bound() -> list[client.V1Pod] | None:
+        pods = [p for p in _pods(api, namespace) if p.spec.node_name]
+        return pods if len(pods) == 2 else None
+
+    pods = eventually(bound, 90, f"the two pods of {name} bound")
+    devices_given = set()
+    for pod in pods:
+        claim = _claim_of(api, pod)
+        assert claim is not None and claim.status.allocation, pod.metadata.name
+        [result] = claim.status.allocation.devices.results
+        assert (result.driver, result.pool) == ("gpu.caldera.dev", pod.spec.node_name)
+        assert pod.metadata.uid in {r.uid for r in claim.status.reserved_for or []}
+        devices_given.add((result.pool, result.device))
+    assert len(devices_given) == 2  # one device each, never the same one twice
+    volcano.phase_becomes(api, namespace, name, "Completed", timeout=90)
+
+    # The ResourceClaim controller deletes a pod's generated claim once the pod is done.
+    eventually(lambda: not _claims(api, namespace), 60, f"the claims of {name}'s pods deleted")

@@ -1,11 +1,14 @@
 """Prometheus metrics end to end: the real worker and forwarder (started by the `controllers`
 fixture with metrics on free loopback ports) run a gang job to completion, then both
-endpoints are scraped over HTTP: the Temporal SDK's series and Caldera's own reflect the job."""
+endpoints are scraped over HTTP: the Temporal SDK's series and Caldera's own reflect the job.
+A job running in a queue of its own shows in Volcano's queue series on the worker's endpoint,
+which drops them once the queue is deleted."""
 
 from __future__ import annotations
 
 import re
 import urllib.request
+import uuid
 from collections.abc import Mapping
 
 import pytest
@@ -15,6 +18,7 @@ from cli.devstack import processes, stack
 from service import metrics
 from tests import grafana
 from tests.builders import make_job
+from tests.e2e import volcano
 from tests.e2e.conftest import eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
@@ -123,3 +127,89 @@ def test_worker_and_forwarder_metrics_reflect_a_job(
     served = names | {n for n, _, _ in forwarder}
     sdk = {n for n in grafana.metric_names() if n.startswith("temporal_")}
     assert sdk and sdk <= served, sdk - served
+
+
+def _one(samples: Samples, name: str, **labels: str) -> float | None:
+    """The value of the one series of `name` with `labels`; None: there is none."""
+    found = [v for n, got, v in samples if n == name and got == labels]
+    assert len(found) <= 1, (name, labels, found)
+    return found[0] if found else None
+
+
+def test_worker_serves_volcanos_queue_series_until_the_queue_is_deleted(
+    api: client.ApiClient, namespace: str, controllers: list[processes.Process]
+) -> None:
+    worker = _urls(controllers)["worker"]
+    if not any(n.startswith("volcano_") for n, _, _ in _scrape(worker)):
+        pytest.skip("the reused dev stack's worker predates Volcano's series: restart it")
+    custom = client.CustomObjectsApi(api)
+    queue = f"metered-{uuid.uuid4().hex[:6]}"
+    body = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": queue},
+        "spec": {"weight": 2, "capability": {"cpu": "12"}},
+    }
+    custom.create_cluster_custom_object(*volcano.QUEUES, body)
+    try:
+        volcano.state_becomes(api, queue, "Open")
+        template = {
+            "metadata": {"annotations": {volcano.RUN: "600"}},  # runs while the test reads
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+                ],
+            },
+        }
+        doc = make_job("queued", namespace=namespace).task(
+            "w", replicas=REPLICAS, template=template
+        )
+        custom.create_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", doc.spec(queue=queue).manifest()
+        )
+        held = float(REPLICAS * 1000)  # milli-cpu
+
+        bound = f"{metrics.JOB_BOUND_LATENCY.name}_count"
+
+        def running() -> Samples | None:
+            """The gauges are set as the session decides, the bound latency once it wrote."""
+            samples = _scrape(worker)
+            allocated = _one(samples, "volcano_queue_allocated_milli_cpu", queue_name=queue)
+            count = _one(samples, "volcano_queue_pod_group_running_count", queue_name=queue)
+            timed = _one(samples, bound, queue_name=queue)
+            return samples if (allocated, count, timed) == (held, 1.0, 1.0) else None
+
+        samples = eventually(running, 120, f"queue {queue} holds the job's {held}m, Running")
+        assert _one(samples, "volcano_queue_weight", queue_name=queue) == 2.0
+        assert _one(samples, "volcano_queue_request_milli_cpu", queue_name=queue) == held
+        assert _one(samples, "volcano_queue_deserved_milli_cpu", queue_name=queue) == held
+        assert _one(samples, "volcano_queue_overused", queue_name=queue) == 1.0
+        assert _one(samples, "volcano_queue_capacity_milli_cpu", queue_name=queue) == 12000.0
+        assert _one(samples, "volcano_queue_real_capacity_milli_cpu", queue_name=queue) == 12000.0
+        for phase in ("pending", "inqueue", "unknown", "completed"):
+            name = f"volcano_queue_pod_group_{phase}_count"
+            assert _one(samples, name, queue_name=queue) == 0.0, phase
+        # The job's way: admitted, placed, bound, each timed once from the PodGroup's creation.
+        inqueue = f"{metrics.JOB_INQUEUE_LATENCY.name}_count"
+        assert _one(samples, inqueue, queue_name=queue) == 1.0
+        placed = metrics.E2E_JOB_SCHEDULING_LATENCY.name
+        assert (_one(samples, f"{placed}_count") or 0) >= 1
+        sessions = metrics.E2E_SCHEDULING_LATENCY.name
+        assert (_one(samples, f"{sessions}_count") or 0) >= 1
+        # The dashboard's Queues row reads series the worker serves (extended resources aside:
+        # the job asks for none).
+        read = {n for n in grafana.metric_names() if n.startswith("volcano_")}
+        served = {n for n, _, _ in samples}
+        assert read - served <= {n for n in read if n.endswith("_scalar_resources")}, read - served
+    finally:
+        custom.delete_cluster_custom_object(*volcano.QUEUES, queue)
+
+    def gone() -> bool:
+        return not any(
+            labels.get("queue_name") == queue
+            for n, labels, _ in _scrape(worker)
+            if n.startswith("volcano_queue_")
+        )
+
+    eventually(gone, 60, f"queue {queue}'s series removed with the queue")

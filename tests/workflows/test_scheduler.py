@@ -32,7 +32,10 @@ from activities.messages import (
 )
 from controllers.scheduler.session import SchedulerState
 from models import task_queues
+from models.keys import JobKey, QueueName
+from models.scheduling import PodGroupPhase
 from models.signals import scheduler as scheduler_signals
+from scheduling.api.backlog import Backlog, JobStanding, PendingJobs, QueueBacklog
 from workflows import sandbox
 from workflows.scheduler import FOLDS_BINDING, SchedulerWorkflow, SchedulerWorkflowInput
 
@@ -50,6 +53,7 @@ class Cluster:
     binding_broken: bool = False  # every bind_session attempt fails
     binding_sessions_broken: bool = False  # every session handed something to bind fails
     work: threading.Event = field(default_factory=threading.Event)  # an arrival in the cache
+    backlogs: list[Backlog] = field(default_factory=list)  # the next sessions' digests, in turn
 
 
 def _refused(cluster: Cluster, jobs: list[JobPlacements]) -> dict[str, str]:
@@ -77,6 +81,7 @@ def fake_session(cluster: Cluster) -> Callable[[SessionInput], SessionReport]:
             pending=0,
             bind_failed=_refused(cluster, request.bind),
             arrivals=Arrivals(token="worker", count=len(cluster.sessions)),
+            backlog=cluster.backlogs.pop(0) if cluster.backlogs else None,  # None: unchanged
         )
 
     return schedule_session
@@ -114,9 +119,10 @@ class Scheduler:
 async def _running(
     env: WorkflowEnvironment,
     patch_activation_callback: Callable[[PatchActivationInput], bool] | None = None,
+    max_history: int = 0,
 ) -> AsyncIterator[Scheduler]:
     """A SchedulerWorkflow started on its own task queue, with the fake session and binding
-    activities on the scheduler's, while the block runs."""
+    activities on the scheduler's, while the block runs (`max_history`: its history budget)."""
     cluster = Cluster()
     queue = f"tq-{uuid.uuid4()}"
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -138,7 +144,9 @@ async def _running(
         ):
             handle = await env.client.start_workflow(
                 SchedulerWorkflow.run,
-                SchedulerWorkflowInput(state=SchedulerState(name="volcano")),
+                SchedulerWorkflowInput(
+                    state=SchedulerState(name="volcano"), max_history=max_history
+                ),
                 id=f"scheduler/{uuid.uuid4().hex[:6]}",
                 task_queue=queue,
             )
@@ -342,3 +350,94 @@ async def test_a_run_from_before_folded_sessions_records_only_the_caldera_patch_
         data_converter=pydantic_data_converter,
         workflow_runner=sandbox.runner(),
     ).replay_workflow(history)
+
+
+def _digest(*jobs: str, total: int = 0) -> Backlog:
+    """Queue `research`'s line: `jobs` ("<ns>/<pod group>") waiting, Pending, for its quota."""
+    reason = "queue resource quota insufficient: queue research"
+    rows = [(JobKey(j), PodGroupPhase.PENDING, reason) for j in jobs]
+    return Backlog(queues={QueueName("research"): QueueBacklog.of(rows, total or len(jobs))})
+
+
+async def test_the_queries_answer_from_the_last_digest_a_session_reported(
+    scheduler: Scheduler,
+) -> None:
+    cluster = scheduler.cluster
+    cluster.backlogs = [_digest("team-a/train", "team-b/eval", "team-a/sweep", total=5)]
+    scheduler.arrive()
+
+    async def pending() -> PendingJobs:
+        return await scheduler.handle.query(SchedulerWorkflow.pending_jobs, "research")
+
+    async def reported() -> bool:
+        return (await pending()).total == 5
+
+    await until_true(reported, "the digest of a session answered")
+    answer = await pending()
+    assert [(j.position, j.namespace, j.name) for j in answer.jobs] == [
+        (1, "team-a", "train"),
+        (2, "team-b", "eval"),
+        (3, "team-a", "sweep"),
+    ]
+    assert {j.reason for j in answer.jobs} == {"queue resource quota insufficient: queue research"}
+    standing = await scheduler.handle.query(SchedulerWorkflow.job_standing, "team-b/eval")
+    assert standing == JobStanding(
+        namespace="team-b",
+        name="eval",
+        queue="research",
+        position=2,
+        total=5,
+        phase=PodGroupPhase.PENDING,
+        reason="queue resource quota insufficient: queue research",
+    )
+    assert await scheduler.handle.query(SchedulerWorkflow.job_standing, "team-c/eval") is None
+    empty = await scheduler.handle.query(SchedulerWorkflow.pending_jobs, "other")
+    assert (empty.total, empty.jobs) == (0, ())
+
+    # Later sessions report nothing (unchanged): the same answer; then a new digest replaces it.
+    seen = len(cluster.sessions)
+
+    async def more() -> bool:
+        return len(cluster.sessions) > seen + 2
+
+    await until_true(more, "sessions that reported no digest")
+    assert await pending() == answer
+    cluster.backlogs = [Backlog()]
+    scheduler.arrive()
+
+    async def emptied() -> bool:
+        return (await pending()).total == 0
+
+    await until_true(emptied, "the empty digest answered")
+
+
+async def test_the_digest_is_carried_through_continue_as_new(env: WorkflowEnvironment) -> None:
+    # The next run continues on the scheduler's own task queue: a workflow worker there too.
+    next_runs = Worker(
+        env.client,
+        task_queue=task_queues.SCHEDULER,
+        workflows=[SchedulerWorkflow],
+        workflow_runner=sandbox.runner(),
+    )
+    async with _running(env, max_history=40) as running, next_runs:
+        running.cluster.backlogs = [_digest("team-a/train")]
+        running.arrive()
+        first_run = running.handle.result_run_id
+        first = env.client.get_workflow_handle_for(
+            SchedulerWorkflow.run, running.handle.id, run_id=first_run
+        )
+
+        async def reported() -> bool:
+            answer = await first.query(SchedulerWorkflow.pending_jobs, "research")
+            return answer.total == 1
+
+        await until_true(reported, "the first run holds the digest")
+        latest = env.client.get_workflow_handle_for(SchedulerWorkflow.run, running.handle.id)
+
+        async def continued() -> bool:
+            return (await latest.describe()).run_id != first_run
+
+        await until_true(continued, "a new run")
+        standing = await latest.query(SchedulerWorkflow.job_standing, "team-a/train")
+        assert standing is not None and standing.position == 1
+        await latest.terminate()

@@ -5,9 +5,13 @@ from __future__ import annotations
 import threading
 
 import pytest
+from kubernetes import client
+from kubernetes.client import ApiException
 
+from activities import cluster
 from activities.cluster import ClusterCache, Store
 from activities.messages import Arrivals
+from service import reflector
 
 pytestmark = pytest.mark.unit
 
@@ -61,7 +65,9 @@ def _cache() -> tuple[ClusterCache, dict[str, object]]:
     return cache, {r.kind: r for r in cache._reflectors}
 
 
-def _event(cache: ClusterCache, kind: str, type_: str, obj: dict[str, object]) -> None:
+def _event(
+    cache: ClusterCache, kind: str, type_: reflector.WatchType, obj: dict[str, object]
+) -> None:
     cache._applier(kind)(type_, obj)  # what the reflector thread calls
 
 
@@ -88,3 +94,52 @@ def test_a_mark_from_another_worker_counts_arrivals_from_now() -> None:
     # The arrival above predates the wait: only later ones end it.
     assert cache.wait_for_work("volcano", elsewhere, 0.05, lambda: None) is False
     assert cache.has("nodes", "/n1") is None  # nodes not listed yet: it cannot say
+
+
+def _not_served(**_: object) -> None:
+    raise ApiException(status=404, reason="Not Found")
+
+
+def test_a_kind_the_apiserver_does_not_serve_counts_as_listed_and_empty() -> None:
+    """resource.k8s.io/v1 on a cluster older than 1.34: the session must not wait for it."""
+    watched: list[dict[str, object]] = []
+    watching = threading.Event()
+
+    def slices(**kwargs: object) -> None:
+        if kwargs.get("watch"):
+            watched.append(kwargs)
+            watching.set()
+        _not_served()
+
+    cache = ClusterCache({"slices": cluster._optional("slices", slices)})
+    cache.start()
+    try:
+        assert cache.wait_synced(10.0) == []
+        assert cache.read() == {"slices": []}
+        assert cache.has("slices", "/s") is False
+        # Then it watches from now: an idle stream until the server's timeout, or stop.
+        assert watching.wait(10.0)
+        assert watched[0]["resource_version"] == ""
+    finally:
+        cache.stop()
+    assert not any(r._thread.is_alive() for r in cache._reflectors), "stop ends the idle watch"
+
+
+def test_other_errors_of_an_optional_kind_are_not_taken_for_an_empty_list() -> None:
+    def forbidden(**_: object) -> None:
+        raise ApiException(status=403, reason="Forbidden")
+
+    with pytest.raises(ApiException):
+        cluster._optional("slices", forbidden)(limit=1)
+
+
+def test_an_idle_watch_ends_at_the_servers_timeout() -> None:
+    idle = cluster._optional("slices", _not_served)(watch=True, timeout_seconds=0)
+    assert list(idle.stream(amt=None, decode_content=False)) == []
+    idle.close()
+    idle.release_conn()
+
+
+def test_the_cache_lists_the_dra_kinds() -> None:
+    calls = cluster._calls(client.ApiClient())
+    assert {"slices", "deviceclasses", "resourceclaims"} <= set(calls)

@@ -26,6 +26,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
         scheduler_conf.ENV_CONF,
         scheduler_conf.ENV_CONFIGMAP,
         scheduler_conf.ENV_ACTIONS,
+        scheduler_conf.ENV_PENDING_LISTED,
     ):
         monkeypatch.delenv(name, raising=False)
 
@@ -116,4 +117,15 @@ def test_a_configmap_without_the_key_is_named(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(kube, "core", Core)
     monkeypatch.setenv(scheduler_conf.ENV_CONFIGMAP, "ns/cm")
     with pytest.raises(ApplicationError, match=r"has no key 'volcano-scheduler\.conf'"):
+        scheduler_conf.session_config()
+
+
+def test_the_jobs_each_queue_lists_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert scheduler_conf.session_config().pending_listed == 100
+    monkeypatch.setenv(scheduler_conf.ENV_PENDING_LISTED, "25")
+    assert scheduler_conf.session_config().pending_listed == 25
+    monkeypatch.setenv(scheduler_conf.ENV_PENDING_LISTED, "-1")
+    with pytest.raises(ApplicationError, match="CALDERA_SCHEDULER_PENDING_LISTED='-1'"):
         scheduler_conf.session_config()

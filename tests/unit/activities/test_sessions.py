@@ -16,7 +16,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, cluster, kube, kube_events, options, sessions
+from activities import backlogs, binding, cluster, kube, kube_events, options, sessions
 from activities.messages import (
     Arrivals,
     JobPlacements,
@@ -25,6 +25,7 @@ from activities.messages import (
     SessionReport,
 )
 from models import vcjob
+from models.keys import QueueName
 from models.signals import scheduler as scheduler_signals
 from tests.unit.scheduling.builders import gang, make_node, make_queue
 
@@ -312,3 +313,23 @@ def test_a_gang_gets_one_status_write_once_its_pods_are_seen_bound(
     [(key, status)] = api.of("podgroups")
     assert key == "default/run" and status["phase"] == "Running"
     assert [c["type"] for c in status["conditions"]] == ["Scheduled"]
+
+
+def test_the_report_says_who_waits_by_job_name_and_then_only_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    world = _world(gang("big", 6, cpu="1"))  # never fits: waits in queue `default`
+    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    mark = Arrivals(token="fake", count=7)  # where the fake cache's arrivals stand
+    backlogs.forget()  # what other tests' sessions reported
+
+    def run(number: int) -> SessionReport:
+        request = SessionInput(scheduler_name="volcano", session=number, assumed={}, since=mark)
+        report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
+        return report
+
+    first = run(1)
+    assert first.backlog is not None
+    [row] = first.backlog.queues[QueueName("default")].jobs
+    assert (row.namespace, row.name, row.phase) == ("default", "big", "Inqueue")
+    assert run(2).backlog is None  # the workflow holds it: this process reported it last

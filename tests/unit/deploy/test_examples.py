@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from admission import jobspec, templates
+from cli.devstack import devices
 from models import plugins
 from models.defaults import default_job
 from models.vcjob import Job
@@ -47,3 +48,25 @@ def test_example_is_a_job_the_webhook_admits(name: str) -> None:
 def test_framework_example_uses_its_plugin(name: str, plugin: str) -> None:
     spec = default_job(Job.model_validate(_load(name))).spec
     assert plugin in (spec.plugins or {})
+
+
+def test_the_gpu_example_claims_a_fake_driver_device_per_pod_through_its_template() -> None:
+    """deploy/examples/devices/: the template asks the class `caldera dev up` publishes, and
+    the Job's pods name it in `resourceClaims` and their container in `resources.claims`."""
+    path = EXAMPLES / "devices" / "gpu-job.yaml"
+    template, doc = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    assert (template["apiVersion"], template["kind"]) == (
+        "resource.k8s.io/v1",
+        "ResourceClaimTemplate",
+    )
+    [request] = template["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"] == {"deviceClassName": devices.DEVICE_CLASS, "count": 1}
+    job = Job.model_validate(doc)
+    assert [*jobspec.create_problems(doc), *templates.problems(doc)] == []
+    assert (job.spec.min_available, job.spec.scheduler_name) == (2, "volcano")
+    [task] = doc["spec"]["tasks"]
+    spec = task["template"]["spec"]
+    claim = {"name": request["name"], "resourceClaimTemplateName": template["metadata"]["name"]}
+    assert (task["replicas"], spec["resourceClaims"]) == (2, [claim])
+    [container] = spec["containers"]
+    assert container["resources"]["claims"] == [{"name": request["name"]}]

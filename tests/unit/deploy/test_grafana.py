@@ -1,5 +1,6 @@
-"""The Grafana dashboard reads only metrics Caldera declares, by labels they carry, and shows
-every one of them; `tests/e2e/test_metrics.py` checks its names against a real scrape."""
+"""The Grafana dashboard reads only metrics Caldera declares (its own and Volcano's), by labels
+they carry, and shows every one of them; `tests/e2e/test_metrics.py` checks its names against a
+real scrape."""
 
 from __future__ import annotations
 
@@ -22,8 +23,14 @@ def _declared() -> dict[str, metrics.Metric]:
 
 
 def test_every_caldera_series_a_panel_reads_is_declared() -> None:
-    ours = {n for n in grafana.metric_names() if n.startswith("caldera_")}
+    ours = {n for n in grafana.metric_names() if n.startswith(("caldera_", "volcano_"))}
     assert ours and ours <= set(_declared()), ours - set(_declared())
+
+
+def test_the_queues_row_reads_volcanos_queue_series_by_queue() -> None:
+    """A Volcano dashboard's series, one value per queue however many workers serve them."""
+    queues = [e for e in grafana.expressions() if "volcano_queue_" in e]
+    assert queues and all("max by (queue_name" in e for e in queues), queues
 
 
 def test_every_declared_metric_has_a_panel() -> None:

@@ -58,3 +58,53 @@ def test_a_new_podgroup_wakes_the_default_scheduler_and_nothing_else_does() -> N
     assert woken("podgroups", "MODIFIED", group, group) is None
     assert woken("queues", "ADDED", None, {"metadata": {"name": "q"}}) is None
     assert woken("nodes", "ADDED", None, {"metadata": {"name": "n"}}) is None
+
+
+def claim(allocated: bool = False, deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "c", "namespace": "ns", "uid": "u1"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status: dict[str, Any] = {}
+    if allocated:
+        status["allocation"] = {"devices": {"results": [{"request": "gpu", "device": "gpu-0"}]}}
+        status["reservedFor"] = [{"resource": "pods", "name": "p", "uid": "p1"}]
+    return {"metadata": meta, "spec": {"devices": {"requests": []}}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("type_", "before", "after", "expected"),
+    [
+        ("ADDED", None, claim(), "volcano"),  # a template's claim, made after its waiting pod
+        ("MODIFIED", None, claim(), "volcano"),  # first seen after a relist gap
+        ("MODIFIED", claim(), claim(allocated=True), None),  # a binding's own write
+        ("MODIFIED", claim(allocated=True), claim(allocated=True, deleting=True), None),
+        ("MODIFIED", claim(allocated=True), claim(), "volcano"),  # its devices are free again
+        ("MODIFIED", claim(), claim(deleting=True), None),
+        ("DELETED", claim(allocated=True), claim(allocated=True), "volcano"),
+        ("DELETED", claim(), claim(), None),
+    ],
+)
+def test_resource_claims(type_: str, before: Any, after: Any, expected: str | None) -> None:
+    assert woken("resourceclaims", type_, before, after) == expected
+
+
+def device_slice(devices: int, version: str = "1") -> dict[str, Any]:
+    return {
+        "metadata": {"name": "n1-gpu", "resourceVersion": version},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(devices)],
+        },
+    }
+
+
+@pytest.mark.parametrize("kind", ["slices", "deviceclasses"])
+def test_new_or_changed_devices_wake_the_default_scheduler(kind: str) -> None:
+    assert woken(kind, "ADDED", None, device_slice(2)) == "volcano"
+    assert woken(kind, "MODIFIED", device_slice(2), device_slice(4, version="2")) == "volcano"
+    assert woken(kind, "MODIFIED", None, device_slice(2)) == "volcano"
+    # Only its metadata changed (a label, managedFields): nothing new to place on.
+    assert woken(kind, "MODIFIED", device_slice(2), device_slice(2, version="2")) is None
+    assert woken(kind, "DELETED", device_slice(2), device_slice(2)) is None

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from models.keys import JobKey
-from models.signals.scheduler import PlacedPod, VolumePlan
+from models.signals.scheduler import ClaimPlan, DeviceResult, PlacedPod, VolumePlan
+from scheduling.api.devices import DeviceWorld
 from scheduling.api.result import Placement, SessionResult
 from scheduling.api.snapshot import NodeName, PodKey
 from scheduling.cache.observed import ObservedPod
@@ -15,6 +16,7 @@ from scheduling.cache.placements import (
     GangPlacements,
     by_job_workflow,
     confirmed,
+    in_flight,
     job_workflow,
     still_pending,
 )
@@ -161,3 +163,27 @@ def test_still_pending(gangs: list[tuple[Obj, list[Obj]]], placed_: int, expecte
         )
     )
     assert still_pending(session, result) == expected
+
+
+def test_a_pod_with_devices_stays_assumed_until_its_claims_show_them() -> None:
+    """The claims' watch may lag the pods': until the cache shows the allocation, only the
+    assumption keeps the devices taken."""
+    plan = ClaimPlan(
+        claim="gpu",
+        uid="c1",
+        devices=[DeviceResult(request="gpu", driver="d", pool="n1", device="g0")],
+        node="n1",
+    )
+    assumed = {"default/a-0": "n1"}
+    claims = {"default/a-0": [plan]}
+    pods = {p.key: p for p in [pod("a-0", node="n1")]}
+    unwritten = {"metadata": {"name": "gpu", "namespace": "default", "uid": "c1"}}
+    written = {
+        **unwritten,
+        "status": {"allocation": {"devices": {"results": [{"device": "g0"}]}}},
+    }
+    lagging = DeviceWorld.parse([], [], [unwritten])
+    assert confirmed(assumed, pods, claims, lagging) == []
+    assert confirmed(assumed, pods, claims, DeviceWorld.parse([], [], [written])) == ["default/a-0"]
+    assert confirmed(assumed, pods, claims, DeviceWorld.parse([], [], [])) == ["default/a-0"]
+    assert in_flight(claims) == {("default", "gpu"): plan}

@@ -1,8 +1,9 @@
 """docs/reference/metrics.md says what service/metrics.py defines and what a real scrape shows.
 
-- Its table lists every metric of `metrics.ALL`, with its type and labels, and nothing else.
+- Its tables list every metric of `metrics.ALL`, with its type and labels, and nothing else.
 - Every series of its sample scrape is a declared metric served by the process it was scraped
-  from, carrying exactly its own labels plus the SDK's; the values that name something in the
+  from, carrying exactly its own labels plus the SDK's (the worker registry's, Volcano's
+  series and the latencies, exactly their own); the values that name something in the
   code name something real: activity and workflow types registered on the task queue the
   series says (the worker's registration, worker.py), task queues of `models.task_queues`,
   signal names of `models.signals`, watched kinds, job phases.
@@ -32,9 +33,9 @@ from workflows.scheduler import SchedulerWorkflow
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "reference" / "metrics.md"
 SDK_LABELS = {"namespace", "task_queue", "service_name"}  # and workflow_type or activity_type
-_SERIES = re.compile(r"^(?P<name>[a-z_]+)(?:\{(?P<labels>[^}]*)\})? \S+$")
+_SERIES = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)(?:\{(?P<labels>[^}]*)\})? \S+$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-_ROW = re.compile(r"^\| `(caldera_\w+)` \| (\w+) \|([^|]*)\|")
+_ROW = re.compile(r"^\| `((?:caldera|volcano)_\w+)` \| (\w+) \|([^|]*)\|")
 _PORTS = {metrics.WORKER_PORT: "worker", metrics.FORWARDER_PORT: "forwarder"}
 _SIGNAL_MODULES = (batchjob, common, cronjob, job, jobflow, podgroup, queue, scheduler)
 
@@ -79,9 +80,10 @@ VALUES: dict[str, set[str]] = {
 def _sample() -> Iterator[tuple[str, str, dict[str, str]]]:
     """(process scraped, series name, labels) for each series line of the page's scrape."""
     blocks = re.findall(r"^```\n(\$ curl.*?)^```", PAGE.read_text(), re.MULTILINE | re.DOTALL)
-    assert len(blocks) == 1, "the page's sample scrape (a block starting `$ curl`) is gone"
+    # The processes' scrape, and the worker's Volcano series while a job runs in a queue.
+    assert len(blocks) == 2, "the page's sample scrapes (blocks starting `$ curl`) are gone"
     process = ""
-    for line in blocks[0].splitlines():
+    for line in "".join(blocks).splitlines():
         if line.startswith("$ "):
             port = re.search(r"127\.0\.0\.1:(\d+)/metrics", line)
             assert port, line
@@ -113,6 +115,23 @@ def test_the_sample_shows_both_processes() -> None:
     assert {process for process, _, _ in _sample()} == {"worker", "forwarder"}
 
 
+_RESOURCE_FIGURES = (
+    metrics.QUEUE_ALLOCATED,
+    metrics.QUEUE_REQUEST,
+    metrics.QUEUE_DESERVED,
+    metrics.QUEUE_CAPACITY,
+    metrics.QUEUE_REAL_CAPACITY,
+    metrics.QUEUE_INQUEUE,
+)
+
+
+def test_the_sample_shows_volcanos_queue_series() -> None:
+    shown = {series for process, series, _ in _sample() if process == "worker"}
+    # Extended resources are left out, and the sample's queue sets no capability.
+    left_out = {*metrics.QUEUE_CAPACITY, *(r.scalar_resources for r in _RESOURCE_FIGURES)}
+    assert {m.name for m in metrics.QUEUE_GAUGES if m not in left_out} <= shown
+
+
 @pytest.mark.parametrize(("process", "series", "labels"), list(_sample()), ids=str)
 def test_each_sample_series_is_declared_with_its_labels(
     process: str, series: str, labels: dict[str, str]
@@ -120,6 +139,9 @@ def test_each_sample_series_is_declared_with_its_labels(
     metric = _metric(series)
     assert metric.process == process, f"{series} is the {metric.process}'s"
     extra = set(labels) - set(metric.labels) - ({"le"} if series.endswith("_bucket") else set())
+    if isinstance(metric, metrics.Gauge | metrics.Latency):  # the worker's registry: its own
+        assert extra == set() and set(labels) >= set(metric.labels), labels
+        return
     if process == "forwarder":
         assert extra == {"service_name"}
         return

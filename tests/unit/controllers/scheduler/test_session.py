@@ -64,3 +64,23 @@ def test_idle_scheduler_backs_off_and_work_resets_it() -> None:
         periods.append(session.period(state, base).total_seconds())
     assert periods == [2, 4, 8, 8, 8]
     assert session.period(_after(state, "w-0"), base) == base
+
+
+def test_device_allocations_stay_in_flight_with_their_assumption() -> None:
+    """A worker killed between decision and bind double-books no device: the devices a placed
+    pod's claims were given live in the durable assumption, for whichever worker runs the
+    next session, until the pod is confirmed (or the assumption expires or is dropped)."""
+    gpu = scheduler_signals.ClaimPlan(
+        claim="w-0-gpu",
+        uid="c1",
+        devices=[scheduler_signals.DeviceResult(request="gpu", driver="d", pool="n", device="g0")],
+        node="n",
+    )
+    shared = scheduler_signals.ClaimPlan(claim="shared", uid="c2")  # reserve only
+    placed = [scheduler_signals.PlacedPod(pod="w-0", node="n", claims=[gpu, shared])]
+    state = session.after_session(SchedulerState(), [(JOB, "ns", placed)], [], 0, NOW)[0]
+    assert session.claims_in_flight(state, NOW) == {"ns/w-0": [gpu]}
+    assert session.claims_in_flight(state, NOW + session.ASSUME_TTL) == {}
+    dropped = session.dropped(state, scheduler_signals.BindFailed(pods={"ns/w-0": "refused"}))
+    assert session.claims_in_flight(dropped, NOW) == {}
+    assert session.claims_in_flight(_after(state, bound=("ns/w-0",)), NOW) == {}

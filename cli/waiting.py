@@ -1,0 +1,165 @@
+"""`caldera queue pending` and `caldera job why`: where jobs wait and why, from the scheduler's
+own state (its workflow's `pending_jobs` and `job_standing` queries), without listing the
+apiserver.
+
+Each answer is as of the last session that changed it. A job the scheduler does not list is
+looked up in its own workflow (the `status` query) to say what it is doing instead: running,
+finished, or waiting beyond the jobs the scheduler lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, Final
+
+from cli import output, remote, verbs
+from cli.clients import CliError, Connections, guarded
+from models import keys
+from models.defaults import DEFAULT_SCHEDULER
+from models.signals import job as job_signals
+from scheduling.api.backlog import JobStanding, PendingJobs
+
+PENDING_HEADERS: Final = ("POSITION", "NAMESPACE", "JOB", "PHASE", "REASON")
+WAITING_PHASE: Final = "Pending"  # a Volcano Job's phase while its PodGroup is not running
+
+
+def _scheduler_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scheduler",
+        default=DEFAULT_SCHEDULER,
+        help=f"the scheduler's name, as pods' schedulerName (default {DEFAULT_SCHEDULER})",
+    )
+
+
+def add_queue_pending(queues: verbs.Verbs, common: argparse.ArgumentParser) -> None:
+    pending = queues.add_parser(
+        "pending", parents=[common], help="the jobs waiting in a Queue, in order, with why"
+    )
+    pending.add_argument("name", metavar="QUEUE")
+    _scheduler_flag(pending)
+    output.add_argument(pending)
+    pending.set_defaults(fn=guarded(_pending))
+
+
+def add_job_why(jobs: verbs.Verbs, common: argparse.ArgumentParser) -> None:
+    why = jobs.add_parser(
+        "why", parents=[common], help="where a Job waits in its queue, and why it waits"
+    )
+    why.add_argument("name")
+    _scheduler_flag(why)
+    output.add_argument(why)
+    why.set_defaults(fn=guarded(_why))
+
+
+def pending_rows(answer: PendingJobs) -> list[list[object]]:
+    return [[j.position, j.namespace, j.name, j.phase, j.reason or None] for j in answer.jobs]
+
+
+def pending_footer(answer: PendingJobs) -> str | None:
+    """The line under a capped list; None: every waiting job is listed."""
+    if answer.total <= len(answer.jobs):
+        return None
+    return f"showing the first {len(answer.jobs)} of {answer.total} jobs waiting in {answer.queue}"
+
+
+def render_pending(answer: PendingJobs) -> str:
+    footer = pending_footer(answer)
+    table = output.table(PENDING_HEADERS, pending_rows(answer))
+    return table if footer is None else f"{table}\n\n{footer}"
+
+
+def _pending(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    what = f"ask scheduler {args.scheduler} for the jobs waiting in queue {args.name}"
+    answer = asyncio.run(remote.pending_jobs(conn, args.scheduler, args.name, what))
+    if args.output is not output.Format.TABLE:
+        print(output.dump(answer.model_dump(mode="json"), args.output))
+    elif answer.total:
+        print(render_pending(answer))
+    else:
+        print(f"no jobs waiting in queue {args.name}", file=sys.stderr)
+    return 0
+
+
+def why_summary(
+    namespace: str,
+    name: str,
+    standing: JobStanding | None,
+    view: job_signals.JobView | str | None,
+    queue: PendingJobs | None,
+) -> dict[str, Any]:
+    """What `job why` says: where the job stands, or what it does instead.
+
+    view: the job's `status` query answer, or why there is none (None: not asked, it waits);
+    queue: its queue's line, asked when the job waits but is not listed (None: not asked)."""
+    found: dict[str, Any] = {"namespace": namespace, "name": name}
+    if standing is not None:
+        shown = standing.model_dump(mode="json", exclude={"namespace", "name"})
+        return found | {"waiting": True} | shown
+    found["waiting"] = False
+    if view is None or isinstance(view, str):
+        found["note"] = (
+            "not among the jobs the scheduler lists as waiting, and its workflow cannot be "
+            f"asked: {view}"
+        )
+        return found
+    found |= {"queue": view.queue, "job_phase": view.phase, "pod_group_phase": view.pod_group_phase}
+    if view.phase != WAITING_PHASE:
+        found["note"] = f"the job is {view.phase}: it does not wait in a queue"
+    elif queue is not None and queue.total > len(queue.jobs):
+        found["note"] = (
+            f"waits in queue {view.queue} behind the first {len(queue.jobs)} listed "
+            f"({queue.total} waiting)"
+        )
+    else:
+        found["note"] = "no session has listed it yet (its PodGroup is new, or being admitted)"
+    return found
+
+
+def render_why(s: dict[str, Any]) -> str:
+    job = f"{s['namespace']}/{s['name']}"
+    if s["waiting"]:
+        pairs: list[tuple[str, object]] = [
+            ("Job", job),
+            ("Queue", s["queue"]),
+            ("Position", f"{s['position']} of {s['total']}"),
+            ("Phase", s["phase"]),
+            ("Reason", s["reason"] or None),
+        ]
+        return output.fields(pairs)
+    lines = [("Job", job)]
+    if "job_phase" in s:
+        lines += [("Queue", s["queue"]), ("Phase", s["job_phase"])]
+    return f"{output.fields(lines)}\n{s['note']}"
+
+
+async def _ask(args: argparse.Namespace, conn: Connections, namespace: str) -> dict[str, Any]:
+    name = args.name
+    what = f"ask scheduler {args.scheduler} where job {namespace}/{name} stands"
+    standing = await remote.job_standing(conn, args.scheduler, namespace, name, what)
+    if standing is not None:
+        return why_summary(namespace, name, standing, None, None)
+    workflow_id = keys.job_workflow_id(namespace, name)
+    view: job_signals.JobView | str
+    try:
+        view = await remote.job_view(conn, workflow_id, f"query workflow {workflow_id}")
+    except CliError as e:
+        view = str(e)
+    queue = None
+    if isinstance(view, job_signals.JobView) and view.phase == WAITING_PHASE:
+        asked = f"ask scheduler {args.scheduler} for the jobs waiting in queue {view.queue}"
+        queue = await remote.pending_jobs(conn, args.scheduler, view.queue, asked)
+    return why_summary(namespace, name, None, view, queue)
+
+
+def _why(args: argparse.Namespace) -> int:
+    conn = Connections(args)
+    namespace = str(args.namespace or conn.default_namespace())
+    summary = asyncio.run(_ask(args, conn, namespace))
+    if args.output is output.Format.TABLE:
+        print(render_why(summary))
+    else:
+        print(output.dump(summary, args.output))
+    return 0

@@ -1,0 +1,180 @@
+"""`caldera queue pending` and `caldera job why`: the flags, the table and its footer, and what
+`job why` says of a job that waits, waits beyond the list, or does not wait at all (the
+scheduler's and the job's workflow queries are fakes here)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import pytest
+
+from cli import remote, waiting
+from cli.clients import CliError, Connections
+from cli.main import parser
+from models.scheduling import PodGroupPhase
+from models.signals import job as job_signals
+from scheduling.api.backlog import JobStanding, PendingJob, PendingJobs
+
+pytestmark = pytest.mark.unit
+
+QUOTA = "queue resource quota insufficient: queue research"
+LINE = PendingJobs(
+    queue="research",
+    total=5,
+    jobs=(
+        PendingJob(
+            position=1, namespace="team-a", name="train", phase=PodGroupPhase.INQUEUE, reason=""
+        ),
+        PendingJob(
+            position=2, namespace="team-b", name="eval", phase=PodGroupPhase.PENDING, reason=QUOTA
+        ),
+    ),
+)
+STANDING = JobStanding(
+    namespace="team-b",
+    name="eval",
+    queue="research",
+    position=2,
+    total=5,
+    phase=PodGroupPhase.PENDING,
+    reason=QUOTA,
+)
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    return parser().parse_args(list(argv))
+
+
+def _view(phase: str) -> job_signals.JobView:
+    return job_signals.JobView(
+        namespace="team-b",
+        name="eval",
+        uid="uid-1",
+        phase=phase,
+        version=0,
+        retry_count=0,
+        queue="research",
+        pod_group_phase="Inqueue" if phase == "Pending" else "Running",
+        tasks=[],
+        delayed=[],
+    )
+
+
+def test_the_flags() -> None:
+    args = _parse("queue", "pending", "research", "-o", "json")
+    assert (args.name, args.scheduler, args.output) == ("research", "volcano", "json")
+    args = _parse("job", "why", "eval", "-n", "team-b", "--scheduler", "gpu")
+    assert (args.name, args.namespace, args.scheduler) == ("eval", "team-b", "gpu")
+
+
+def test_the_table_has_a_footer_when_the_list_is_capped() -> None:
+    lines = waiting.render_pending(LINE).splitlines()
+    assert lines[0].split() == ["POSITION", "NAMESPACE", "JOB", "PHASE", "REASON"]
+    assert lines[1].split() == ["1", "team-a", "train", "Inqueue", "-"]
+    assert lines[2].split()[:4] == ["2", "team-b", "eval", "Pending"]
+    assert lines[2].endswith(QUOTA)
+    assert lines[-1] == "showing the first 2 of 5 jobs waiting in research"
+    whole = LINE.model_copy(update={"total": 2})
+    assert waiting.pending_footer(whole) is None
+    assert len(waiting.render_pending(whole).splitlines()) == 3
+
+
+def test_why_of_a_listed_job() -> None:
+    summary = waiting.why_summary("team-b", "eval", STANDING, None, None)
+    assert summary == {
+        "namespace": "team-b",
+        "name": "eval",
+        "waiting": True,
+        "queue": "research",
+        "position": 2,
+        "total": 5,
+        "phase": "Pending",
+        "reason": QUOTA,
+    }
+    assert waiting.render_why(summary).splitlines() == [
+        "Job:       team-b/eval",
+        "Queue:     research",
+        "Position:  2 of 5",
+        "Phase:     Pending",
+        f"Reason:    {QUOTA}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("view", "queue", "note"),
+    [
+        (_view("Running"), None, "the job is Running: it does not wait in a queue"),
+        (_view("Pending"), LINE, "waits in queue research behind the first 2 listed (5 waiting)"),
+        (
+            _view("Pending"),
+            LINE.model_copy(update={"total": 2}),
+            "no session has listed it yet (its PodGroup is new, or being admitted)",
+        ),
+    ],
+)
+def test_why_of_a_job_not_listed_says_what_it_does(
+    view: job_signals.JobView, queue: PendingJobs | None, note: str
+) -> None:
+    summary = waiting.why_summary("team-b", "eval", None, view, queue)
+    assert (summary["waiting"], summary["note"]) == (False, note)
+    assert waiting.render_why(summary).splitlines()[-1] == note
+
+
+def test_why_of_a_job_without_a_workflow() -> None:
+    summary = waiting.why_summary("team-b", "gone", None, "workflow not found", None)
+    assert summary["waiting"] is False and summary["note"].endswith(": workflow not found")
+    assert waiting.render_why(summary).splitlines()[0] == "Job:  team-b/gone"
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The workflow queries, faked: the scheduler lists `LINE`, every job's workflow is Running."""
+    calls: list[str] = []
+
+    async def job_standing(conn: Connections, *args: str) -> JobStanding | None:
+        calls.append(f"job_standing {args[1]}/{args[2]}")
+        return STANDING if (args[1], args[2]) == ("team-b", "eval") else None
+
+    async def pending_jobs(conn: Connections, scheduler: str, queue: str, what: str) -> Any:
+        calls.append(f"pending_jobs {queue}")
+        return LINE
+
+    async def job_view(conn: Connections, workflow_id: str, what: str) -> Any:
+        calls.append(f"status {workflow_id}")
+        if workflow_id.endswith("/gone"):
+            raise CliError(f"could not {what}: workflow not found")
+        return _view("Running")
+
+    monkeypatch.setattr(remote, "job_standing", job_standing)
+    monkeypatch.setattr(remote, "pending_jobs", pending_jobs)
+    monkeypatch.setattr(remote, "job_view", job_view)
+    return calls
+
+
+def test_queue_pending_prints_json_for_scripts(
+    asked: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _parse("queue", "pending", "research", "-o", "json")
+    assert args.fn(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["total"] == 5 and [j["name"] for j in printed["jobs"]] == ["train", "eval"]
+
+
+def test_job_why_asks_the_job_only_when_the_scheduler_does_not_list_it(
+    asked: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _parse("job", "why", "eval", "-n", "team-b")
+    assert args.fn(args) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "Position:  2 of 5"
+    args = _parse("job", "why", "train", "-n", "team-b")
+    assert args.fn(args) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "the job is Running: it does not wait in a queue"
+    )
+    assert asked == [
+        "job_standing team-b/eval",
+        "job_standing team-b/train",
+        "status vcjob/team-b/train",
+    ]
