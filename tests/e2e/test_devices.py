@@ -170,7 +170,9 @@ def test_a_missing_device_class_is_named_and_the_job_waits(
 ) -> None:
     template = _template(api, gpus, "typo", deviceClassName="gpu.caldera.dev-typo")
     _submit(api, gpus, "typo", template, replicas=1)
-    message = eventually(lambda: _group_message(api, gpus), 120, "why")
+    message = eventually(
+        lambda: (m := _group_message(api, gpus)) and "deviceClassName" in m and m, 120, "why"
+    )
     assert 'deviceClassName: DeviceClass "gpu.caldera.dev-typo" not found' in message
     assert volcano.job(api, gpus, "typo")["status"]["state"]["phase"] == "Pending"
 
@@ -220,7 +222,12 @@ def test_the_same_refusal_as_kube_scheduler(api: client.ApiClient, gpus: str) ->
 
     kube = eventually(kube_reason, 60, "kube-scheduler's reason")
     _submit(api, gpus, "caldera", template, replicas=1)
-    ours = eventually(lambda: _group_message(api, gpus), 120, "Caldera's reason")
+    # First the claim is waited for (the controller makes it after the pod), then the devices.
+    ours = eventually(
+        lambda: (m := _group_message(api, gpus)) and CANNOT_ALLOCATE in m and m,
+        120,
+        "Caldera's reason",
+    )
     assert f"3 {CANNOT_ALLOCATE}" in kube, kube
     assert f"3 {CANNOT_ALLOCATE}" in ours, ours
     assert all(not _allocated(c) for c in _claims(api, gpus))

@@ -119,13 +119,47 @@ class Deleted:
         return {c.type: c for c in self.pods[name].status.conditions or []}
 
 
+def _groups(api: client.ApiClient, ns: str) -> list[str]:
+    """Each PodGroup's queue, phase and latest condition message: why a split is stuck."""
+    groups = client.CustomObjectsApi(api).list_namespaced_custom_object(_G, _V, ns, "podgroups")
+    out = []
+    for g in groups["items"]:
+        status = g.get("status") or {}
+        last = (status.get("conditions") or [{}])[-1]
+        out.append(
+            f"{g['metadata']['name'][:3]} {g['spec'].get('queue')} {status.get('phase')}"
+            f" {last.get('type', '')}: {last.get('message', '')}"
+        )
+    return sorted(out)
+
+
 def _split(api: client.ApiClient, ns: str, queues: tuple[str, str]) -> tuple[int, int]:
     counts = _running(api, ns)
     return counts[queues[0]], counts[queues[1]]
 
 
+def _reserving(api: client.ApiClient, ns: str) -> list[str]:
+    """PodGroups of other namespaces that hold or reserve cluster room (Inqueue, Running):
+    overcommit admits jobs against the whole cluster, so what they reserve shrinks the room
+    the arithmetic of these tests counts on."""
+    groups = client.CustomObjectsApi(api).list_cluster_custom_object(_G, _V, "podgroups")
+    return sorted(
+        f"{g['metadata']['namespace']}/{g['metadata']['name']} "
+        f"{(g.get('status') or {}).get('phase')}"
+        for g in groups["items"]
+        if g["metadata"]["namespace"] != ns
+        and (g.get("status") or {}).get("phase") in ("Inqueue", "Running")
+        and g["spec"].get("minResources")
+    )
+
+
 def _fill(api: client.ApiClient, ns: str, queue: str, prefix: str, **spec: Any) -> None:
-    """SLOTS one-pod jobs `<prefix><i>` in `queue`, running: the cluster is full."""
+    """SLOTS one-pod jobs `<prefix><i>` in `queue`, running: the cluster is full. The cluster
+    is first the test's alone: earlier tests' jobs (their namespaces going) have left it."""
+    try:
+        eventually(lambda: not _reserving(api, ns), 120, "the cluster to this test alone")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; still reserving: {_reserving(api, ns)}") from None
     for i in range(SLOTS):
         _submit(api, ns, f"{prefix}{i}", queue, **spec)
     eventually(lambda: _running(api, ns)[queue] == SLOTS, 180, f"{queue} alone fills the cluster")
@@ -156,8 +190,10 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
 
     try:
         eventually(settled, 240, "light:heavy 3:9")
-    except AssertionError as e:  # the splits seen say where it stopped
-        raise AssertionError(f"{e}; splits seen {timeline}") from None
+    except AssertionError as e:  # the splits seen, and each PodGroup, say where it stopped
+        raise AssertionError(
+            f"{e}; splits seen {timeline}; podgroups {_groups(api, namespace)}"
+        ) from None
     took = time.monotonic() - start
     seen = []
     for _ in range(15):  # and it stays so: no eviction back and forth
