@@ -3,7 +3,8 @@
 Configuration by environment: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE
 (default `default`), TEMPORAL_TLS_CERT/KEY/CA and TEMPORAL_API_KEY (see `service/temporal.py`),
 CALDERA_TASK_QUEUE (default `caldera-controllers`; the SchedulerWorkflow and the QueueWorkflows
-have their own, `caldera-scheduler` and `caldera-queues`), and
+have their own, `caldera-scheduler` and `caldera-queues`, as do the calls to worker clusters of
+dispatched Jobs, `caldera-dispatch`), and
 CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, default
 `volcano`; pods of other schedulers are left alone) and CALDERA_SCHEDULER_OVERRIDE (set: pods
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_CONF (a
@@ -15,7 +16,9 @@ ConfigMap holding one): either starts HyperNode discovery from node labels (see
 `activities/controller_conf.py`), CALDERA_WORKFLOW_SANDBOX
 (`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
-one evicted replays its whole history on its next task; each costs some hundred KiB).
+one evicted replays its whole history on its next task; each costs some hundred KiB),
+CALDERA_CLUSTER_NAMESPACE (where the worker clusters' Secrets are, default `caldera-system`;
+see `activities/clusters.py`).
 Flags, each defaulting to its variable: --metrics-address / CALDERA_METRICS_ADDRESS
 (Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics.py`),
 --log-format / CALDERA_LOG_FORMAT (text or json) and --log-level.
@@ -41,7 +44,7 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
-from activities import controller_conf
+from activities import clusters, controller_conf
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
@@ -55,6 +58,10 @@ MAX_ACTIVITIES = 32
 # Per own task queue: the scheduler runs one session at a time, as Volcano's, beside the binding
 # of the one before; a queue writes its status and annotations.
 OWN_QUEUE_ACTIVITIES = 2
+# The dispatcher's calls to worker clusters (`activities.dispatch`): mostly long polls that
+# wait without a thread (async), a few short calls on threads of their own.
+DISPATCH_ACTIVITIES = 1000
+DISPATCH_THREADS = 8
 STICKY_WAIT = timedelta(seconds=30)
 MAX_CACHED_WORKFLOWS = 10000
 
@@ -77,7 +84,10 @@ async def run(metrics_address: str = "") -> int:
         loop.add_signal_handler(sig, stop.set)
     # The Kubernetes client blocks, so activities are sync functions on a thread pool.
     threads = MAX_ACTIVITIES + 2 * OWN_QUEUE_ACTIVITIES
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with (
+        ThreadPoolExecutor(max_workers=threads) as pool,
+        ThreadPoolExecutor(DISPATCH_THREADS, "dispatch") as dispatch_pool,
+    ):
         async with (
             Worker(
                 client,
@@ -96,6 +106,14 @@ async def run(metrics_address: str = "") -> int:
             # never wait behind the jobs'.
             _own_queue(client, pool, task_queues.SCHEDULER, SchedulerWorkflow, activities.SESSION),
             _own_queue(client, pool, task_queues.QUEUES, QueueWorkflow, activities.ALL),
+            # Worker clusters that hang cost the dispatcher's slots, never the controllers'.
+            Worker(
+                client,
+                task_queue=task_queues.DISPATCH,
+                activities=list(activities.DISPATCH),
+                activity_executor=dispatch_pool,
+                max_concurrent_activities=DISPATCH_ACTIVITIES,
+            ),
         ):
             for name in schedulers:
                 await _ensure_scheduler(client, name)
@@ -108,7 +126,10 @@ async def run(metrics_address: str = "") -> int:
                 queue,
                 ",".join(schedulers),
             )
+            # The registered worker clusters' gauges; one list of Secrets a round while none is.
+            probes = clusters.ProbeLoop().start()
             await stop.wait()
+            probes.stop()
     log.info("worker stopped")
     return 0
 

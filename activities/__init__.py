@@ -14,11 +14,14 @@ from activities import (
     batchpods,
     binding,
     claims,
+    clusters,
     cronjobs,
+    dispatch,
     hypernodes,
     jobflows,
     jobs,
     kube_events,
+    mirroring,
     plugins,
     podgroups,
     pods,
@@ -69,7 +72,13 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     jobflows.record_template_jobs,
     # HyperNodes discovered from node labels (HyperNodeDiscoveryWorkflow)
     hypernodes.discover_hypernodes,
+    # Worker clusters registered on this one: reachable, and their room (models/dispatch.py)
+    clusters.probe_cluster,
+    # The manager's side of a Job dispatched to a worker cluster (DispatchWorkflow)
+    *mirroring.ACTIVITIES,
 )
 
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).
 SESSION: Final[tuple[Callable[..., Any], ...]] = (sessions.schedule_session, binding.bind_session)
+# Calls to worker clusters run on theirs (`models.task_queues.DISPATCH`).
+DISPATCH: Final[tuple[Callable[..., Any], ...]] = dispatch.ACTIVITIES

@@ -14,7 +14,8 @@ from typing import Final
 
 from admission import lookup as admission_lookup
 from admission import server as admission_server
-from cli import clients, crds, flows, jobs, pods, queues, reference
+from cli import clients, clusters, crds, flows, jobs, pods, queues, reference
+from cli.devstack import clusters as dev_clusters
 from cli.devstack import devices, processes, stack, temporal_dev, webhook
 from cli.devstack.controlplane import REPO
 from cli.devstack.nodes import NodeTemplate
@@ -34,7 +35,7 @@ def _dev_up(args: argparse.Namespace) -> int:
     )
     try:
         current, started = stack.up(
-            template, args.temporal_port, args.ui_port, args.sample, args.temporal
+            template, args.temporal_port, args.ui_port, args.sample, args.temporal, args.clusters
         )
     except processes.StartupError as e:
         print(f"caldera dev up: {e}", file=sys.stderr)
@@ -51,7 +52,7 @@ def _dev_down(args: argparse.Namespace) -> int:
     if stopped is None:
         print("nothing recorded: the dev stack is not up")
     else:
-        print("stopped " + ", ".join(f"{p.name} ({p.pid})" for p in stopped.processes))
+        print("stopped " + ", ".join(f"{name} ({p.pid})" for name, p in stopped.labelled()))
     return 0
 
 
@@ -62,8 +63,9 @@ def _dev_status(args: argparse.Namespace) -> int:
         return 3
     state = "up" if current.healthy() else "degraded (run `caldera dev up` to restart)"
     print(state)
-    for p in current.processes:
-        print(f"  {p.name:<24} pid {p.pid:<8} {'alive' if processes.alive(p.pid) else 'DEAD'}")
+    width = current.name_width()
+    for name, p in current.labelled():
+        print(f"  {name:<{width}} pid {p.pid:<8} {'alive' if processes.alive(p.pid) else 'DEAD'}")
     print(current.summary().splitlines()[0])
     for line in current.metrics_lines():
         print(line)
@@ -114,6 +116,13 @@ def _gpu_count(text: str) -> int:
     return count
 
 
+def _cluster_count(text: str) -> int:
+    count = int(text)
+    if not 0 <= count <= dev_clusters.MAX_CLUSTERS:
+        raise argparse.ArgumentTypeError(f"{count} is not within 0..{dev_clusters.MAX_CLUSTERS}")
+    return count
+
+
 def _gpu_model(text: str) -> str:
     if not 0 < len(text) <= devices.MAX_STRING_ATTRIBUTE:
         raise argparse.ArgumentTypeError(
@@ -158,6 +167,15 @@ def parser() -> argparse.ArgumentParser:
         help="dev: the dev server on SQLite (default); server: the Temporal server on PostgreSQL",
     )
     up.add_argument(
+        "--clusters",
+        type=_cluster_count,
+        default=0,
+        metavar="N",
+        help="worker clusters beside this one, each with its own control plane, Caldera worker"
+        " and forwarder and Temporal namespace, registered here; the sample job goes to their"
+        f" queue `{dev_clusters.QUEUE}` (default 0)",
+    )
+    up.add_argument(
         "--no-sample", dest="sample", action="store_false", help="do not submit the sample job"
     )
     up.set_defaults(fn=_dev_up)
@@ -197,6 +215,7 @@ def parser() -> argparse.ArgumentParser:
     queues.add_parser(sub)
     flows.add_parsers(sub)
     pods.add_parser(sub)
+    clusters.add_parser(sub)
     return p
 
 

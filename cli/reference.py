@@ -34,7 +34,7 @@ such as nodes); "`caldera-system`" through a RoleBinding in that namespace alone
 
 - `tests/access.py` maps every Kubernetes client call of each process to the permission it
   needs, and lists what each must be refused (`DENIED`: the worker cannot list or watch
-  Secrets, the forwarder cannot create pods or read Secrets, ...);
+  Secrets outside `caldera-system`, the forwarder cannot create pods or read Secrets, ...);
   `tests/unit/deploy/test_rbac.py` fails when the code, that table and `deploy/base/rbac-*.yaml`
   differ.
 - `tests/e2e/test_deploy.py` asks a real apiserver the same questions (SubjectAccessReviews) and
@@ -42,6 +42,9 @@ such as nodes); "`caldera-system`" through a RoleBinding in that namespace alone
 - Secrets come through the ClusterRole `caldera-worker-ssh-secrets`, bound apart: only the ssh
   job plugin uses them (one key pair per job), so without it delete the ClusterRoleBinding
   `caldera-worker-ssh-secrets`, or bind the role with RoleBindings in chosen namespaces.
+  The Role `caldera-worker-clusters` lets the worker list the Secrets of `caldera-system`
+  alone, where the worker clusters are registered
+  ([Many clusters, one queue](../user-guide/clusters.md)).
 - The Helm chart renders the same objects (`tests/unit/deploy/test_helm.py`).
 - This page is generated from those files:
 

@@ -7,7 +7,8 @@ list of everything, so a new leader resyncs every workflow, as an informer's ini
 Jobs and Queues are listed first and their signals sent before the other watches start, so
 that on startup a Job's or Queue's workflow exists before its pods, PodGroups and Commands are
 signalled (a signal to a workflow that does not exist is dropped). Volcano waits for its
-informers to sync for the same reason.
+informers to sync for the same reason. Queues are listed before the rest of those: whether a
+Job is run here or dispatched to a worker cluster depends on its queue's `extendClusters`.
 """
 
 from __future__ import annotations
@@ -68,8 +69,7 @@ class Pipeline:
             self._inbox.put_nowait(None)
 
         halting = asyncio.create_task(halt_inbox())
-        for kind in sorted(FIRST):
-            self._start(kind, emit)
+        self._start(envelopes.Kind.QUEUE, emit)  # the rest of FIRST once it is listed
         try:
             while True:
                 deadline = self._coalescer.next_deadline()
@@ -111,6 +111,9 @@ class Pipeline:
         self, kind: envelopes.Kind, emit: Callable[[envelopes.Inbound], None]
     ) -> None:
         self._listed.add(kind)
+        if kind is envelopes.Kind.QUEUE and not self._synced and len(self._listed) == 1:
+            for first in sorted(FIRST - {kind}):
+                self._start(first, emit)
         if self._synced or self._listed != FIRST:
             return
         self._synced = True

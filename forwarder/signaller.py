@@ -30,10 +30,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from controllers.batchjob import tracking
 from forwarder.routing import envelopes, logs
-from models import batchv1, task_queues, vcjob
+from models import batchv1, dispatch, task_queues, vcjob
 from models.signals import batchjob as batchjob_signals
 from models.signals import common as common_signals
 from models.signals import cronjob as cronjob_signals
+from models.signals import dispatch as dispatch_signals
 from models.signals import job as job_signals
 from models.signals import jobflow as jobflow_signals
 from models.signals import podgroup as podgroup_signals
@@ -76,13 +77,15 @@ def start_attributes(target: envelopes.Target, payload: object) -> TypedSearchAt
     """A job's search attributes, set in the start request: the workflow upserts only what
     differs, so a new job's visibility record is written with them, not once more per key
     (its first phase included: a new Volcano Job's Pending costs no upsert event)."""
-    if not isinstance(target, envelopes.JobRef | envelopes.BatchJobRef | envelopes.CronJobRef):
+    jobs = envelopes.JobRef | envelopes.BatchJobRef | envelopes.CronJobRef | envelopes.DispatchRef
+    if not isinstance(target, jobs):
         return TypedSearchAttributes.empty
     pairs: list[SearchAttributePair[str]] = [
         SearchAttributePair(search_attributes.NAMESPACE, target.namespace),
         SearchAttributePair(search_attributes.JOB_NAME, target.name),
     ]
-    if isinstance(target, envelopes.JobRef) and isinstance(payload, job_signals.JobObserved):
+    volcano = envelopes.JobRef | envelopes.DispatchRef
+    if isinstance(target, volcano) and isinstance(payload, job_signals.JobObserved):
         spec = payload.job.get("spec")
         queue = spec.get("queue") if isinstance(spec, dict) else None
         queue = queue if isinstance(queue, str) else ""
@@ -153,6 +156,9 @@ def summary(target: envelopes.Target, payload: object = None) -> str:
         return f"Volcano JobFlow {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
     if isinstance(target, envelopes.CronJobRef):
         return f"Volcano CronJob {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
+    if isinstance(target, envelopes.DispatchRef):
+        text = f"Volcano Job {target.key} dispatched to a worker cluster"
+        return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
     kind = "Queue" if isinstance(target, envelopes.QueueRef) else "Job"
     owner = "Kubernetes" if isinstance(target, envelopes.BatchJobRef) else "Volcano"
     text = f"{owner} {kind} {target.key}{_size(target, payload)}"
@@ -270,6 +276,8 @@ class Signaller:
             start, workflow = jobflow_signals.FlowStart(), jobflow_signals.JOBFLOW_WORKFLOW
         elif isinstance(target, envelopes.CronJobRef):
             start, workflow = cronjob_signals.CronJobStart(), cronjob_signals.CRON_JOB_WORKFLOW
+        elif isinstance(target, envelopes.DispatchRef):
+            start, workflow = dispatch_signals.DispatchStart(), dispatch.DISPATCH_WORKFLOW
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

@@ -300,6 +300,27 @@ JOB_BOUND_LATENCY: Final = Latency(
     QUEUE_LABELS,
 )
 
+# -- worker: the worker clusters (the worker's registry) ---------------------------------------
+# Set by the worker's probe of the clusters registered on it (activities/clusters.py): gauges
+# per cluster, gone with the cluster's Secret, none at all while no cluster is registered.
+
+CLUSTER_REACHABLE: Final = Gauge(
+    "caldera_cluster_reachable",
+    "1 when the worker cluster's last probe (GET /version, then its nodes and pods, with the "
+    "kubeconfig of its Secret) succeeded, else 0.",
+    "worker",
+    ("cluster",),
+)
+CLUSTER_FREE: Final = Gauge(
+    "caldera_cluster_free",
+    "A worker cluster's free resources at its last successful probe: its nodes' allocatable "
+    "less the requests of the unfinished pods on them (cpu in cores, memory in bytes, pods, "
+    "extended resources in their units).",
+    "worker",
+    ("cluster", "resource"),
+)
+CLUSTER_GAUGES: Final = (CLUSTER_REACHABLE, CLUSTER_FREE)
+
 # -- forwarder -------------------------------------------------------------------------------------
 
 FORWARDER_EVENTS: Final = Counter(
@@ -348,6 +369,7 @@ ALL: Final[tuple[Metric, ...]] = (
     JOB_INQUEUE_LATENCY,
     JOB_BOUND_LATENCY,
     *QUEUE_GAUGES,
+    *CLUSTER_GAUGES,
     E2E_SCHEDULING_LATENCY,
     E2E_JOB_SCHEDULING_LATENCY,
     FORWARDER_EVENTS,
@@ -433,9 +455,50 @@ class QueueSeries(Collector):
         yield from families
 
 
+class ClusterSeries(Collector):
+    """The worker clusters' gauges, replaced as a whole by each probe round: a cluster whose
+    Secret is gone loses its series, and a worker with no cluster registered serves none."""
+
+    def __init__(self) -> None:
+        self._reachable = prometheus_client.Gauge(
+            CLUSTER_REACHABLE.name, CLUSTER_REACHABLE.help, CLUSTER_REACHABLE.labels, registry=None
+        )
+        self._free = prometheus_client.Gauge(
+            CLUSTER_FREE.name, CLUSTER_FREE.help, CLUSTER_FREE.labels, registry=None
+        )
+        self._any = False  # no cluster published: not even the families' HELP lines
+        self._lock = threading.Lock()
+
+    def publish(
+        self, reachable: Mapping[str, bool], free: Mapping[str, Mapping[str, float]]
+    ) -> None:
+        """One round: each cluster's reachability and, for those probed, its free figures."""
+        with self._lock:
+            self._reachable.clear()
+            self._free.clear()
+            for cluster, up in reachable.items():
+                self._reachable.labels(cluster).set(1 if up else 0)
+            for cluster, figures in free.items():
+                for resource, value in figures.items():
+                    self._free.labels(cluster, resource).set(value)
+            self._any = bool(reachable)
+
+    def describe(self) -> Iterable[Family]:
+        yield from self._reachable.describe()
+        yield from self._free.describe()
+
+    def collect(self) -> Iterable[Family]:
+        with self._lock:
+            shown = (self._reachable, self._free) if self._any else ()
+            families = [f for gauge in shown for f in gauge.collect()]
+        yield from families
+
+
 WORKER_REGISTRY: Final = CollectorRegistry()
 QUEUES: Final = QueueSeries(QUEUE_GAUGES)
 WORKER_REGISTRY.register(QUEUES)
+CLUSTERS: Final = ClusterSeries()
+WORKER_REGISTRY.register(CLUSTERS)
 LATENCIES: Final = {
     m: prometheus_client.Histogram(
         m.name, m.help, m.labels, buckets=m.buckets, registry=WORKER_REGISTRY

@@ -231,6 +231,30 @@ NEEDS: Final[Mapping[str, Calls]] = {
         # CronJobs (CronRunWorkflow): each run's Job, read back when its name is taken.
         ("activities/cronjobs.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
         ("activities/cronjobs.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
+        # Worker clusters (activities/clusters.py): their registration Secrets, labelled, in
+        # Caldera's namespace alone. The probe's own calls go to the worker clusters, with the
+        # Secret's kubeconfig: nothing of the manager's.
+        ("activities/clusters.py", "list_namespaced_secret"): _p(
+            "list", "secrets", namespace=NAMESPACE
+        ),
+        ("activities/clusters.py", "get_code"): (),
+        ("activities/clusters.py", "list_node"): (),
+        ("activities/clusters.py", "list_pod_for_all_namespaces"): (),
+        # Dispatched Jobs (DispatchWorkflow): the manager's Job gets its dispatched-to
+        # annotation by a read and an update (activities/mirroring.py; its status and Events
+        # go by the writes above). The calls to the copies go to the worker clusters, with the
+        # Secret's kubeconfig: nothing of the manager's.
+        ("activities/mirroring.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
+        ("activities/mirroring.py", "replace_namespaced_custom_object"): _p(
+            "update", "jobs", BATCH
+        ),
+        ("activities/remote.py", "get_namespaced_custom_object"): (),
+        ("activities/dispatch.py", "create_namespace"): (),
+        ("activities/dispatch.py", "get_cluster_custom_object"): (),
+        ("activities/dispatch.py", "create_namespaced_custom_object"): (),
+        ("activities/dispatch.py", "delete_namespaced_custom_object"): (),
+        ("activities/follow.py", "patch_namespaced_custom_object"): (),
+        ("activities/follow.py", "list_namespaced_event"): (),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),

@@ -14,6 +14,7 @@ def __getattr__(name: str) -> Any:
         from workflows.batchjob import BatchJobWorkflow
         from workflows.cronjob import CronJobWorkflow
         from workflows.cronrun import CronRunWorkflow
+        from workflows.dispatch import DispatchWorkflow
         from workflows.hypernode_discovery import HyperNodeDiscoveryWorkflow
         from workflows.job import JobWorkflow
         from workflows.jobflow import JobFlowWorkflow
@@ -31,5 +32,6 @@ def __getattr__(name: str) -> Any:
             CronJobWorkflow,
             CronRunWorkflow,
             HyperNodeDiscoveryWorkflow,
+            DispatchWorkflow,
         )
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

@@ -3,6 +3,9 @@
 It runs on the entity shell (`workflows.entity`) with Volcano's job core
 (`controllers.job`). What is its own: the Volcano commands as validated updates, the status
 queries, and the effects only a Volcano Job has (status, PodGroup, plugins, volumes, pods).
+A copy dispatched here from a manager also has its lease's timer (`controllers.job.lease`),
+restored with the others after continue-as-new; a Job without a lease never arms it, so no
+history from before it changes.
 
 Patches in force:
 - `caldera-job-io` (asked at a run's first sight of a job with volumes or plugins, kept in
@@ -30,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.messages import DeleteJobInput, JobInput
     from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
-    from controllers.job import clock, controller, markers, reconcile, results, views
+    from controllers.job import clock, controller, lease, markers, reconcile, results, views
     from controllers.job import effects as job_fx
     from controllers.job.state import JobRecord
     from controllers.outcomes import AnyOutcome
@@ -78,7 +81,8 @@ class JobWorkflow(JobShell[JobRecord]):
 
     @workflow.run
     async def run(self, start: JobWorkflowInput) -> None:
-        await self._entity.run(clock.restored_timers(self._entity.state))
+        state = self._entity.state
+        await self._entity.run([*clock.restored_timers(state), *lease.restored(state)])
 
     # -- what the shell asks of the kind ---------------------------------------------------------
 

@@ -1,5 +1,7 @@
 """A side's clean-up: delete its namespace, then time until its objects are gone and, on the
-Caldera sides, until every job workflow of the namespace is closed (capped)."""
+Caldera sides, until every job workflow of the namespace is closed (capped). A run with
+devices also waits for the ResourceClaims (they go with their pods) and the namespace's
+ResourceClaimTemplate: the next side finds every GPU free."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def _namespace_exists(core: client.CoreV1Api, namespace: str) -> bool:
 
 
 def _counters(
-    api: client.ApiClient, side: str, namespace: str, probe: Probe | None
+    api: client.ApiClient, side: str, namespace: str, probe: Probe | None, claims: bool = False
 ) -> dict[str, Callable[[], int | None]]:
     """What must reach zero, each a probe; None: could not be read this time."""
     volcano_api = workload.is_volcano(side)
@@ -34,6 +36,9 @@ def _counters(
     }
     if side != "builtin":
         found["podgroups"] = lambda: len(observe.pod_groups(api, namespace))
+    if claims:
+        found["resourceclaims"] = lambda: len(observe.resource_claims(api, namespace))
+        found["claimtemplates"] = lambda: len(observe.claim_templates(api, namespace))
     if probe is not None:
         prefix = id_prefix(side, namespace)
         found["open_workflows"] = lambda: _max(
@@ -55,11 +60,17 @@ def _read(probe: Callable[[], int | None]) -> int | None:
 
 
 def delete_and_wait(
-    api: client.ApiClient, side: str, namespace: str, probe: Probe | None, timeout: float
+    api: client.ApiClient,
+    side: str,
+    namespace: str,
+    probe: Probe | None,
+    timeout: float,
+    claims: bool = False,
 ) -> dict[str, Any]:
-    """Delete the namespace; poll every second until everything is gone or `timeout`."""
+    """Delete the namespace; poll every second until everything is gone or `timeout`;
+    `claims`: the ResourceClaims and ResourceClaimTemplates too."""
     core = client.CoreV1Api(api)
-    counters = _counters(api, side, namespace, probe)
+    counters = _counters(api, side, namespace, probe, claims)
     gone_at: dict[str, float] = {}
     remaining: dict[str, int | None] = {}
     t0 = time.monotonic()

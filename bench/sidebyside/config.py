@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from bench import results
+from bench.sidebyside import workload
+from cli.devstack import devices
 
 SIDES: Final = ("builtin", "temporal-floor", "caldera", "caldera-batch", "volcano")
 # Caldera's Volcano Jobs again, with the worker and forwarder on the Temporal server on
@@ -44,6 +47,33 @@ class Options:
     temporal_db_dir: Path | None
     keep_logs: bool = False  # copy every process's log into `out`
     profile: bool = False  # py-spy on the worker during each Caldera side's workload
+    gpus_per_pod: int = 0  # devices of gpu.caldera.dev each pod claims (0: no claims)
+    gpus_per_node: int = 0  # fake GPUs each node publishes (0: no ResourceSlices)
+
+
+def gpus_per_node(pods: int, nodes: int, per_pod: int, asked: int | None) -> int:
+    """The GPUs each node publishes: `asked`, else just enough for every pod at once (a pod's
+    devices come from one node, so K x ceil(pods / nodes)). Raises ValueError when the
+    workload cannot fit, so a run is refused before a stack starts rather than left pending."""
+    if per_pod < 0 or (asked is not None and asked < 0):
+        raise ValueError("--gpus-per-pod and --gpus-per-node must be at least 0")
+    if per_pod == 0:
+        return asked or 0
+    if nodes < 1:
+        raise ValueError("--gpus-per-pod needs at least one node")
+    cap = devices.MAX_DEVICES  # one ResourceSlice per node holds at most this many
+    per_node = asked if asked is not None else per_pod * math.ceil(pods / nodes)
+    if per_node > cap:
+        raise ValueError(
+            f"{pods} pods x {per_pod} GPUs on {nodes} nodes need {per_node} GPUs per node, "
+            f"over the {cap} one node's ResourceSlice holds: use more --nodes"
+        )
+    if nodes * (per_node // per_pod) < pods:
+        raise ValueError(
+            f"{nodes} nodes x {per_node} GPUs hold {nodes * (per_node // per_pod)} pods of "
+            f"{per_pod} GPUs, not the workload's {pods}: raise --gpus-per-node or --nodes"
+        )
+    return per_node
 
 
 def parser() -> argparse.ArgumentParser:
@@ -72,6 +102,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--profile", action="store_true", help="py-spy the worker (collapsed stacks in --out)"
     )
+    p.add_argument(
+        "--gpus-per-pod", type=int, default=0, help="gpu.caldera.dev devices each pod claims"
+    )
+    p.add_argument(
+        "--gpus-per-node", type=int, help="fake GPUs per node (default: just enough, <= 128)"
+    )
     return p
 
 
@@ -86,6 +122,11 @@ def parse(argv: list[str] | None = None) -> Options:
     replicas = 1 if a.shape == "singles" else (a.replicas or DEFAULT_REPLICAS[a.shape])
     if jobs < 1 or replicas < 1 or a.threads < 1:
         p.error("--jobs, --replicas and --threads must be at least 1")
+    pods = workload.all_pods(workload.plan(a.shape, jobs, replicas))
+    try:
+        per_node = gpus_per_node(pods, a.nodes, a.gpus_per_pod, a.gpus_per_node)
+    except ValueError as e:
+        p.error(str(e))
     out = a.out or results.run_dir("sidebyside", f"{a.shape}-{jobs}")
     return Options(
         shape=a.shape,
@@ -107,4 +148,6 @@ def parse(argv: list[str] | None = None) -> Options:
         temporal_db_dir=a.temporal_db_dir,
         keep_logs=a.keep_logs,
         profile=a.profile,
+        gpus_per_pod=a.gpus_per_pod,
+        gpus_per_node=per_node,
     )

@@ -42,6 +42,38 @@ def pods(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
     return _items(client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False))
 
 
+def resource_claims(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
+    resource = client.ResourceV1Api(api)
+    return _items(resource.list_namespaced_resource_claim(namespace, _preload_content=False))
+
+
+def claim_templates(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
+    resource = client.ResourceV1Api(api)
+    listed = resource.list_namespaced_resource_claim_template(namespace, _preload_content=False)
+    return _items(listed)
+
+
+def claim_figures(claims: list[dict[str, Any]]) -> dict[str, int]:
+    """How the claims stand: a pod Running on an unallocated claim, or two claims on one
+    device, would mean a scheduler ignored DRA (kwok runs a pod whatever its claims say)."""
+    allocated = reserved = results = 0
+    taken: set[tuple[str, str, str]] = set()
+    for claim in claims:
+        status = claim.get("status") or {}
+        found = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        allocated += bool(found)
+        reserved += bool(status.get("reservedFor"))
+        results += len(found)
+        taken |= {(r["driver"], r["pool"], r["device"]) for r in found}
+    return {
+        "claims": len(claims),
+        "allocated": allocated,
+        "reserved": reserved,
+        "devices": results,
+        "distinct_devices": len(taken),
+    }
+
+
 def jobs(api: client.ApiClient, namespace: str, volcano_api: bool) -> list[dict[str, Any]]:
     if volcano_api:
         custom = client.CustomObjectsApi(api)

@@ -9,6 +9,7 @@ from typing import Any, Final
 from bench.sidebyside import apimetrics
 from bench.sidebyside.config import CALDERA_SIDES
 from bench.sidebyside.temporal_stats import SHARED_KINDS
+from cli.devstack import devices
 
 RATIO_FIGURES: Final = {
     "makespan": ("makespan_s",),
@@ -309,12 +310,15 @@ def markdown(result: dict[str, Any]) -> str:
         f"# Side by side: {o['shape']}, {o['jobs']} jobs, {pods} pods Running at once",
         "",
         f"Started {result['started_at']}; {o['nodes']} kwok nodes x {o['node_cpu']} CPU / "
-        f"{o['node_pods']} pods; {o['threads']} submitting threads; every pod requests 100m.",
+        f"{o['node_pods']} pods; {o['threads']} submitting threads; every pod requests 100m"
+        + _devices(o)
+        + ".",
         "",
     ]
     body = [
         *_main_table(order, sides),
         "",
+        *_claim_lines(order, sides),
         "## Ratios to builtin",
         "",
         *_ratio_table(order, result["ratios"], "builtin" in order),
@@ -353,6 +357,32 @@ def markdown(result: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(head + body)
+
+
+def _claim_lines(order: list[str], sides: dict[str, Any]) -> list[str]:
+    """Each side's ResourceClaims at the target (runs with devices only): every claim
+    allocated and reserved, on as many distinct devices, says the scheduler honoured DRA."""
+    lines = []
+    for name in order:
+        c = sides.get(name, {}).get("claims_at_target")
+        if c:
+            lines.append(
+                f"- {name}: {c['claims']} claims at the target, {c['allocated']} allocated, "
+                f"{c['reserved']} reserved, {c['devices']} devices ({c['distinct_devices']} "
+                "distinct)"
+            )
+    return [*lines, ""] if lines else []
+
+
+def _devices(options: dict[str, Any]) -> str:
+    """The run's DRA devices, for the header; older results have none."""
+    per_pod = options.get("gpus_per_pod") or 0
+    if not per_pod:
+        return ""
+    return (
+        f" and {per_pod} {devices.DEVICE_CLASS} device{'s' if per_pod > 1 else ''} through a "
+        f"ResourceClaimTemplate ({options.get('gpus_per_node')} fake GPUs per node)"
+    )
 
 
 def _deletion_lines(order: list[str], sides: dict[str, Any]) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from kubernetes import client
 
+from activities import kube
 from bench.sidebyside import apimetrics, cleanup, observe, podwatch, submit, volcano, workload
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import volcano_install as vi
@@ -43,7 +44,7 @@ def _workload(
     wall-clock window from just before the first create to the target (or the budget's end),
     in which the shared workflows' events are the workload's."""
     api = stack.api()
-    docs = [workload.manifest(side, j, ns) for j in plans]
+    docs = [workload.manifest(side, j, ns, opts.gpus_per_pod) for j in plans]
     watch = observe.Watch(
         label=side,
         namespace=ns,
@@ -110,6 +111,13 @@ def run_side(
     ns = f"sbs-{side}-{uuid.uuid4().hex[:6]}"
     api = stack.api()
     client.CoreV1Api(api).create_namespace({"metadata": {"name": ns}})  # type: ignore[arg-type]
+    if opts.gpus_per_pod:  # before the clock runs: the template is the namespace's, not a job's
+        template = kube.body(workload.claim_template(opts.gpus_per_pod))
+        try:
+            client.ResourceV1Api(api).create_namespaced_resource_claim_template(ns, template)
+        except BaseException:
+            _delete_quietly(api, ns)
+            raise
     offsets = {p.name: stacks.log_offset(p) for p in stack.caldera}
     cpu0 = stacks.cpu_snapshot(stack)
     api0 = apimetrics.scrape(api)
@@ -124,6 +132,8 @@ def run_side(
             stacks.end_profile(spy)
     cpu1 = stacks.cpu_snapshot(stack)
     result["apiserver"] = apimetrics.delta(api0, apimetrics.scrape(api), len(plans))
+    if opts.gpus_per_pod:  # after the snapshots: the reading is no part of the workload
+        result["claims_at_target"] = observe.claim_figures(observe.resource_claims(api, ns))
     caldera = side in CALDERA_SIDES
     if caldera:
         result["visibility_at_target"] = probe.visibility(side, ns)
@@ -136,7 +146,7 @@ def run_side(
         f"[{side}] target reached: {result['reached']} (makespan {makespan}); deleting", flush=True
     )
     deleted = cleanup.delete_and_wait(
-        api, side, ns, probe if caldera else None, opts.delete_timeout
+        api, side, ns, probe if caldera else None, opts.delete_timeout, bool(opts.gpus_per_pod)
     )
     cpu2 = stacks.cpu_snapshot(stack)
     deleted_at = datetime.now(UTC)

@@ -1,7 +1,8 @@
 """The one stack every side runs on, and the CPU each of its processes spends.
 
 Started like `bench/gang`: the Temporal dev server, the control plane (etcd, kube-apiserver,
-kube-controller-manager with the job controller, kube-scheduler, kwok and its nodes), Caldera's
+kube-controller-manager with the job controller, kube-scheduler, kwok and its nodes, with the
+fake DRA driver's GPUs published on them when the run asks for devices), Caldera's
 CRDs and queues, then Caldera's worker, forwarder and admission webhook with Caldera's gang
 scheduler on; for the `caldera-server` side, the Temporal server on PostgreSQL too, which
 Caldera's processes move onto for that side. Every process is recorded and stopped by its PID.
@@ -32,6 +33,7 @@ from cli.devstack import (
     temporal_server,
 )
 from cli.devstack.controlplane import ControlPlane
+from cli.devstack.devices import Gpus
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
 from cli.devstack.temporal_dev import TemporalServer
@@ -72,7 +74,11 @@ def start(opts: Options) -> Stack:
         work / "temporal", processes.free_port(), processes.free_port(), db=db
     )
     template = NodeTemplate(
-        count=opts.nodes, cpu=opts.node_cpu, memory=opts.node_memory, pods=opts.node_pods
+        count=opts.nodes,
+        cpu=opts.node_cpu,
+        memory=opts.node_memory,
+        pods=opts.node_pods,
+        gpus=Gpus(count=opts.gpus_per_node),  # 0: no ResourceSlices, as before
     )
     try:
         plane = controlplane.start(work / "cluster", template)

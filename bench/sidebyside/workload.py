@@ -3,7 +3,9 @@
 Job names carry their role: `s-<i>` a single pod, `g-<i>` a gang, `f-<i>` a job whose pod
 fails every time (mixed shape; kwok cannot express "fail once": the annotations are read from
 each pod and every attempt gets the same template). Pods request 100m CPU; singles and gangs
-run until their job is deleted.
+run until their job is deleted. With `gpus` > 0 every pod also asks for that many devices of
+the fake DRA driver's class (`cli/devstack/devices.py`) through the ResourceClaimTemplate
+`claim_template` makes in the side's namespace, so every side gets the same claims.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from cli.devstack import devices
 from models import batchv1
 
 CALDERA_CONTROLLER: Final = batchv1.CONTROLLER_NAME  # caldera.dev/job-controller
@@ -20,6 +23,9 @@ FAILING_PREFIX: Final = "f-"
 RETRIES: Final = 2  # maxRetry (Volcano) / backoffLimit (batch/v1) of the failing jobs
 # Sides that submit Volcano Jobs.
 VOLCANO_SIDES: Final = frozenset({"caldera", "caldera-server", "volcano"})
+# The namespace's one ResourceClaimTemplate, and the pod's name for the claim made from it.
+CLAIM_TEMPLATE: Final = "gpu"
+CLAIM: Final = "gpu"
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,32 @@ def target_pods(jobs: list[JobPlan]) -> int:
     return sum(j.replicas for j in jobs if not j.fails)
 
 
-def _pod_template(scheduler: str | None, fails: bool) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "containers": [
-            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-        ],
+def all_pods(jobs: list[JobPlan]) -> int:
+    """Every pod of a plan, failing ones too: each holds its devices while it runs."""
+    return sum(j.replicas for j in jobs)
+
+
+def claim_template(gpus: int) -> dict[str, Any]:
+    """`gpus` devices of the fake driver's class, for each pod that names the template."""
+    request = {"name": "gpu", "exactly": {"deviceClassName": devices.DEVICE_CLASS, "count": gpus}}
+    return {
+        "apiVersion": devices.API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": CLAIM_TEMPLATE},
+        "spec": {"spec": {"devices": {"requests": [request]}}},
     }
+
+
+def _pod_template(scheduler: str | None, fails: bool, gpus: int = 0) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "c",
+        "image": "busybox",
+        "resources": {"requests": {"cpu": "100m"}},
+    }
+    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if gpus:
+        spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": CLAIM_TEMPLATE}]
+        container["resources"]["claims"] = [{"name": CLAIM}]
     if scheduler:
         spec["schedulerName"] = scheduler
     template: dict[str, Any] = {"spec": spec}
@@ -68,14 +93,13 @@ def _pod_template(scheduler: str | None, fails: bool) -> dict[str, Any]:
     return template
 
 
-def volcano_job(job: JobPlan, namespace: str) -> dict[str, Any]:
+def volcano_job(job: JobPlan, namespace: str, gpus: int = 0) -> dict[str, Any]:
+    template = _pod_template(None, job.fails, gpus)
     spec: dict[str, Any] = {
         "schedulerName": "volcano",
         "queue": "default",
         "minAvailable": job.replicas,
-        "tasks": [
-            {"name": "w", "replicas": job.replicas, "template": _pod_template(None, job.fails)}
-        ],
+        "tasks": [{"name": "w", "replicas": job.replicas, "template": template}],
     }
     if job.fails:
         spec["maxRetry"] = RETRIES
@@ -88,11 +112,11 @@ def volcano_job(job: JobPlan, namespace: str) -> dict[str, Any]:
     }
 
 
-def batch_job(job: JobPlan, namespace: str, caldera: bool) -> dict[str, Any]:
+def batch_job(job: JobPlan, namespace: str, caldera: bool, gpus: int = 0) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "completions": job.replicas,
         "parallelism": job.replicas,
-        "template": _pod_template("volcano" if caldera else None, job.fails),
+        "template": _pod_template("volcano" if caldera else None, job.fails, gpus),
     }
     if job.fails:
         spec["backoffLimit"] = RETRIES
@@ -106,10 +130,11 @@ def batch_job(job: JobPlan, namespace: str, caldera: bool) -> dict[str, Any]:
     }
 
 
-def manifest(side: str, job: JobPlan, namespace: str) -> dict[str, Any]:
+def manifest(side: str, job: JobPlan, namespace: str, gpus: int = 0) -> dict[str, Any]:
+    """The side's Job for `job`; its pods ask for `gpus` devices each (0: no claim)."""
     if side in VOLCANO_SIDES:
-        return volcano_job(job, namespace)
-    return batch_job(job, namespace, caldera=side == "caldera-batch")
+        return volcano_job(job, namespace, gpus)
+    return batch_job(job, namespace, caldera=side == "caldera-batch", gpus=gpus)
 
 
 def is_volcano(side: str) -> bool:

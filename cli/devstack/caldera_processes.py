@@ -89,21 +89,32 @@ def scheduler_conf_path(log_dir: Path) -> Path:
 
 
 def environment(
-    kubeconfig: str, temporal_address: str, scheduler_override: str | None, log_dir: Path
+    kubeconfig: str,
+    temporal_address: str,
+    scheduler_override: str | None,
+    log_dir: Path,
+    temporal_namespace: str | None = None,  # None: as this process has it (`default`)
 ) -> dict[str, str]:
-    return {
+    env = {
         "KUBECONFIG": kubeconfig,
         "TEMPORAL_ADDRESS": temporal_address,
         "CALDERA_SCHEDULER_OVERRIDE": scheduler_override or "",
         scheduler_conf.ENV_CONF: str(scheduler_conf_path(log_dir)),
     }
+    if temporal_namespace is not None:  # a worker cluster's own (cli/devstack/clusters.py)
+        env["TEMPORAL_NAMESPACE"] = temporal_namespace
+    return env
 
 
 def start_worker(
-    kubeconfig: str, temporal_address: str, log_dir: Path, scheduler_override: str | None
+    kubeconfig: str,
+    temporal_address: str,
+    log_dir: Path,
+    scheduler_override: str | None,
+    temporal_namespace: str | None = None,
 ) -> Process:
     """Another worker (e.g. after one was killed), ready when this returns."""
-    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir, temporal_namespace)
     return _start_ready("worker", WORKER_ARGV, log_dir, env, "worker started")
 
 
@@ -113,10 +124,11 @@ def start_forwarder(
     log_dir: Path,
     scheduler_override: str | None,
     leading: bool = True,
+    temporal_namespace: str | None = None,
 ) -> Process:
     """Another forwarder (e.g. after one was killed): leading when this returns, or (not
     `leading`) leading or standing by."""
-    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir)
+    env = environment(kubeconfig, temporal_address, scheduler_override, log_dir, temporal_namespace)
     lines = ("leader elected",) if leading else ("leader elected", "standing by")
     return _start_ready("forwarder", FORWARDER_ARGV, log_dir, env, *lines)
 

@@ -2,7 +2,9 @@
 
 `up` starts the Temporal dev server (or, with `--temporal server`, the Temporal server on
 PostgreSQL), the local control plane, Caldera's worker, forwarder and admission webhook, and
-submits Volcano's sample job.
+submits Volcano's sample job. With `--clusters N` it starts N worker clusters beside it
+(`cli/devstack/clusters.py`), registers them on this one, the manager, and sends the sample job
+to their queue `multi`.
 
 `up` is idempotent: a healthy recorded stack is reused as is; a half-dead one is stopped
 (by its recorded PIDs) and started again. `down` stops exactly the recorded PIDs.
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 from cli import links
 from cli.devstack import (
     caldera_processes,
+    clusters,
     controlplane,
     devices,
     install,
@@ -28,6 +31,7 @@ from cli.devstack import (
     temporal_dev,
     temporal_server,
 )
+from cli.devstack.clusters import WorkerCluster
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
@@ -47,10 +51,22 @@ class DevStack(BaseModel):
     control_plane: ControlPlane
     temporal: TemporalServer
     controllers: list[Process] = []  # Caldera's worker, forwarder and admission webhook
+    clusters: list[WorkerCluster] = []  # worker clusters (`up --clusters N`), in start order
 
     @property
     def processes(self) -> list[Process]:
-        return [*self.control_plane.processes, *self.temporal.processes, *self.controllers]
+        own = [*self.control_plane.processes, *self.temporal.processes, *self.controllers]
+        return own + [p for c in self.clusters for p in c.processes]
+
+    def name_width(self) -> int:
+        """The process column's width: 24, or the longest label (`worker-0/kube-...`)."""
+        return max([24, *(len(name) for name, _ in self.labelled())])
+
+    def labelled(self) -> list[tuple[str, Process]]:
+        """Every process with the name to show: a worker cluster's as `<cluster>/<name>`."""
+        own = [*self.control_plane.processes, *self.temporal.processes, *self.controllers]
+        shown = [(p.name, p) for p in own]
+        return shown + [(f"{c.name}/{p.name}", p) for c in self.clusters for p in c.processes]
 
     def healthy(self) -> bool:
         return all(processes.alive(p.pid) for p in self.processes)
@@ -67,8 +83,14 @@ class DevStack(BaseModel):
             f"Temporal:     {self.temporal.address}",
             f"apiserver:    {self.control_plane.server}",
         ]
-        lines += [f"  {p.name:<24} pid {p.pid:<8} log {p.log}" for p in self.processes]
+        width = self.name_width()
+        lines += [f"  {name:<{width}} pid {p.pid:<8} log {p.log}" for name, p in self.labelled()]
         lines += self.metrics_lines()
+        lines += [
+            f"cluster {c.name}:  apiserver {c.server}  Temporal namespace {c.temporal_namespace}"
+            f"  KUBECONFIG={c.kubeconfig}"
+            for c in self.clusters
+        ]
         lines.append(f"export KUBECONFIG={self.control_plane.kubeconfig}")
         lines.append(f"export PATH={self.control_plane.bin_dir}:$PATH  # kubectl")
         lines.append(f"export TEMPORAL_ADDRESS={self.temporal.address}")
@@ -97,11 +119,12 @@ def up(
     ui_port: int = temporal_dev.DEFAULT_UI_PORT,
     sample: bool = True,
     profile: str = "dev",
+    worker_clusters: int = 0,
 ) -> tuple[DevStack, bool]:
-    """Start the stack (or reuse a healthy one); returns it and whether it was started now.
-    `profile` is the Temporal server's (`start_temporal`)."""
+    """Start the stack (or reuse a healthy one with as many worker clusters); returns it and
+    whether it was started now. `profile` is the Temporal server's (`start_temporal`)."""
     current = load()
-    if current is not None and current.healthy():
+    if current is not None and current.healthy() and len(current.clusters) == worker_clusters:
         return current, False
     if current is not None:
         down()
@@ -131,17 +154,40 @@ def up(
         )
         stack = stack.model_copy(update={"controllers": started})
         STATE_FILE.write_text(stack.model_dump_json(indent=2))
+        if worker_clusters:
+            stack = _with_clusters(stack, api, worker_clusters, nodes)
         if sample:
-            submit_sample(api)
+            submit_sample(api, clusters.QUEUE if worker_clusters else None)
     except BaseException:
         down()
         raise
     return stack, True
 
 
-def submit_sample(api: client.ApiClient) -> None:
-    """Volcano's sample job, so the first `up` has a story to show in the UI."""
+def _with_clusters(
+    stack: DevStack, api: client.ApiClient, count: int, template: NodeTemplate
+) -> DevStack:
+    """`count` worker clusters started, recorded as each comes up (so `down` finds them),
+    and registered on the manager with the queue that dispatches to them."""
+
+    def record(started: list[WorkerCluster]) -> None:
+        STATE_FILE.write_text(stack.model_copy(update={"clusters": started}).model_dump_json())
+
+    workers = clusters.start_all(
+        count, DEV_DIR / "clusters", stack.temporal.address, template, record
+    )
+    stack = stack.model_copy(update={"clusters": workers})
+    STATE_FILE.write_text(stack.model_dump_json(indent=2))
+    clusters.register_all(api, workers)
+    return stack
+
+
+def submit_sample(api: client.ApiClient, queue: str | None = None) -> None:
+    """Volcano's sample job, so the first `up` has a story to show in the UI; `queue`
+    replaces its own (`default`)."""
     doc = yaml.safe_load(SAMPLE_JOB.read_text())
+    if queue:
+        doc["spec"]["queue"] = queue
     try:
         client.CustomObjectsApi(api).create_namespaced_custom_object(
             vcjob.GROUP, vcjob.VERSION, doc["metadata"]["namespace"], "jobs", doc

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import binding, lifetime
 from controllers import effects as fx
-from controllers.job import bus_events, clock, handling, markers, reconcile, results
+from controllers.job import bus_events, clock, handling, lease, markers, reconcile, results
 from controllers.job import effects as job_fx
 from controllers.job.policies import Request, Resolution
 from controllers.job.state import JobRecord, PodRecord
@@ -66,8 +66,9 @@ def _observe(
             update={"status": job.status, "controlled": adopted, "ran_before": ran_before}
         )
     job = markers.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
-    state = state.model_copy(update={"job": job})
-    return handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    state, fenced = lease.arm(state.model_copy(update={"job": job}), now)
+    state, out = handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    return state, [*out, *fenced]
 
 
 def _volumes_ensured(
@@ -200,6 +201,8 @@ def _timer(
     if fired.key == clock.TTL_KEY:
         state, expired = clock.ttl_fired(state)
         return state, [*expired]
+    if fired.key == lease.LEASE_KEY:
+        return lease.fired(state, now)
     entry = state.delayed.get(fired.key)
     if entry is None or entry.timer != fired.timer:
         return state, []  # cancelled or replaced meanwhile
@@ -260,6 +263,8 @@ def _gone(state: JobRecord) -> Decision:
     timers = sorted(state.delayed)
     if state.ttl_fires_at is not None and not state.ttl_expired:
         timers.append(clock.TTL_KEY)
+    if state.lease_until is not None:
+        timers.append(lease.LEASE_KEY)
     state = state.model_copy(update={"deleted": True, "delayed": {}, "ttl_fires_at": None})
     return Decision(state=state, effects=lifetime.ended(timers))
 

@@ -73,6 +73,8 @@ class JobRecord(ObservedJob):
     delayed: dict[str, DelayedAction] = Field(default_factory=dict)
     ttl_fires_at: datetime | None = None  # None: no TTL timer armed yet
     ttl_expired: bool = False
+    # A dispatched copy's lease (`controllers.job.lease`); None: the Job carries none.
+    lease_until: datetime | None = None
     timer_seq: int = 0
     deleted: bool = False
 

@@ -3,9 +3,10 @@
 Watch threads produce `Observed` and `Relisted`; the router turns them into the updates
 (`PodUpdate`, `BatchPodUpdate`, `GroupRefUpdate`), `Signal`s and `ConsumeCommand`s; the
 coalescer batches the updates into `Signal`s; the signaller sends `Signal`s. A message is
-addressed to a `JobRef` (a JobWorkflow), a `BatchJobRef` (a BatchJobWorkflow), a `QueueRef`
-(a QueueWorkflow) or a `WorkloadRef` (a PodGroupWorkflow). Plain frozen data, no I/O, so every stage
-between the watch and the Temporal client is testable without a server.
+addressed to a `JobRef` (a JobWorkflow; a `DispatchRef` for a DispatchWorkflow), a
+`BatchJobRef` (a BatchJobWorkflow), a `QueueRef` (a QueueWorkflow) or a `WorkloadRef` (a
+PodGroupWorkflow). Plain frozen data, no I/O, so every stage between the watch and the
+Temporal client is testable without a server.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from models import keys
+from models import dispatch, keys
 from models.signals import batchjob as batchjob_signals
 from models.signals import common as common_signals
 from models.signals import job as job_signals
@@ -92,6 +93,16 @@ class BatchJobRef(_NamespacedRef):
 
 
 @dataclass(frozen=True)
+class DispatchRef(_NamespacedRef):
+    """A Volcano Job of a queue with `extendClusters`, run on a worker cluster by its
+    DispatchWorkflow instead of here by a JobWorkflow."""
+
+    @property
+    def workflow_id(self) -> str:
+        return dispatch.dispatch_workflow_id(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
 class FlowRef(_NamespacedRef):
     """The Volcano JobFlow a message is addressed to."""
 
@@ -142,7 +153,7 @@ class WorkloadRef:
 
 
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef | WorkloadRef | FlowRef | CronJobRef
+Target = JobRef | QueueRef | BatchJobRef | WorkloadRef | FlowRef | CronJobRef | DispatchRef
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ R = TypeVar(
     envelopes.QueueRef,
     envelopes.FlowRef,
     envelopes.CronJobRef,
+    envelopes.DispatchRef,
 )
 F = TypeVar("F")  # an owner's fingerprint
 S = TypeVar("S", bound=BaseModel)  # a member's snapshot; it has a `deleted` flag

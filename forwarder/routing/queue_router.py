@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from forwarder.routing import envelopes, index, translate
 from forwarder.routing import queue_translate as qt
+from models.dispatch import DispatchSettings
 from models.signals import queue as queue_signals
 
 
@@ -76,10 +77,24 @@ class QueueRouter:
         self._live: dict[str, str] = {}  # Queue name → uid of the queue holding it now
         self._groups: dict[str, _GroupSeen] = {}  # by PodGroup uid
         self._members: dict[str, dict[str, None]] = {}  # Queue name → PodGroup uids, ordered
+        # The live queues that name worker clusters (`extendClusters`), by name: their jobs go
+        # to DispatchWorkflows. Empty on a cluster without any, which then pays nothing more.
+        self._dispatching: dict[str, DispatchSettings] = {}
 
     def queue_deleted(self, uid: str) -> bool:
         """Was this Queue uid seen deleted (within the remembered window)?"""
         return self._queues.deleted(uid)
+
+    def dispatching(self, name: str) -> DispatchSettings | None:
+        """The live queue's dispatch settings; None: its jobs run here (or it is not live)."""
+        return self._dispatching.get(name) if self._dispatching else None
+
+    def _index(self, name: str, obj: envelopes.Obj) -> None:
+        settings = qt.dispatch_settings(obj)
+        if settings is not None:
+            self._dispatching[name] = settings
+        else:
+            self._dispatching.pop(name, None)
 
     # --- Queues ---------------------------------------------------------------------------
 
@@ -98,6 +113,7 @@ class QueueRouter:
             return []
         appeared = self._live.get(ref.name) != uid
         self._live[ref.name] = uid
+        self._index(ref.name, obj)
         return self._observed(uid, obj, force, appeared)
 
     def queues_relisted(self, objects: Sequence[envelopes.Obj]) -> list[envelopes.Outbound]:
@@ -116,6 +132,7 @@ class QueueRouter:
             uid, name = translate.uid(obj), qt.queue_ref(obj).name
             appeared[uid] = self._live.get(name) != uid
             self._live[name] = uid
+            self._index(name, obj)
         for obj in fresh:
             uid = translate.uid(obj)
             out += self._observed(uid, obj, True, appeared[uid])
@@ -140,6 +157,7 @@ class QueueRouter:
     ) -> list[envelopes.Outbound]:
         if self._live.get(ref.name) == uid:
             del self._live[ref.name]
+            self._dispatching.pop(ref.name, None)
         out: list[envelopes.Outbound] = [self._queues.gone(uid, ref)]
         out += [_child(p, qt.child_deleted(ref.name), start=False) for p in sorted(parents)]
         return out

@@ -13,6 +13,9 @@ from typing import Any
 
 from forwarder.routing import envelopes, translate
 from models import keys, scheduling
+from models.dispatch import LOST_AFTER_SECONDS, DispatchSettings
+from models.duration import parse_duration
+from models.signals import dispatch as dispatch_signals
 from models.signals import queue as queue_signals
 
 Obj = envelopes.Obj
@@ -72,6 +75,36 @@ def child_observed(obj: Obj) -> queue_signals.ChildQueueObserved:
     return queue_signals.ChildQueueObserved(
         name=queue_ref(obj).name, state=state(obj), closed_by_parent=_closed_by_parent(obj)
     )
+
+
+def dispatch_settings(obj: Obj) -> DispatchSettings | None:
+    """The queue's dispatch to worker clusters: its `extendClusters` by name and weight (1 when
+    unset), and how long a cluster may be silent (`caldera.dev/lost-after`); None: it names no
+    cluster, and its jobs run here."""
+    clusters: dict[str, int] = {}
+    for entry in (obj.get("spec") or {}).get("extendClusters") or ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if name:
+            weight = entry.get("weight")
+            clusters[str(name)] = weight if isinstance(weight, int) and weight > 0 else 1
+    if not clusters:
+        return None
+    lost = _seconds(translate.annotations_of(obj).get(dispatch_signals.LOST_AFTER_ANNOTATION))
+    return DispatchSettings(
+        queue=queue_ref(obj).key,
+        clusters=clusters,
+        lost_after_seconds=max(dispatch_signals.MIN_LOST_AFTER, lost or LOST_AFTER_SECONDS),
+    )
+
+
+def _seconds(text: str | None) -> int | None:
+    """Whole seconds, from `90` or a Go duration (`90s`, `3m`); None: unset or unreadable."""
+    if not text:
+        return None
+    try:
+        return int(text) if text.strip().isdigit() else int(parse_duration(text).total_seconds())
+    except ValueError:
+        return None
 
 
 def child_deleted(name: str) -> queue_signals.ChildQueueObserved:

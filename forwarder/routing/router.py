@@ -7,7 +7,9 @@ Queues, which also tell their parents, have `queue_router`. batch/v1 Jobs are Ca
 when their `spec.managedBy` says so; the rest, and their pods, are the built-in job
 controller's. Pods naming Volcano's scheduler without a PodGroup go to the PodGroupWorkflow of
 their gang (`workloads`). JobFlows, the JobTemplates they name and the Volcano Jobs labelled
-with a flow go to the flow's workflow (`flows`); a Volcano Job goes to its own workflow too.
+with a flow go to the flow's workflow (`flows`); a Volcano Job goes to its own workflow too,
+a DispatchWorkflow instead of its JobWorkflow when its queue sends it to a worker cluster
+(`dispatches`, which Commands aimed at it follow).
 No I/O: the pipeline carries out the returned `Outbound`s.
 """
 
@@ -20,6 +22,7 @@ from typing import Final, TypeVar
 from forwarder.routing import batch_translate as bt
 from forwarder.routing import (
     cronjobs,
+    dispatches,
     envelopes,
     flows,
     index,
@@ -145,6 +148,7 @@ class Router:
             )
         )
         self._queues = queue_router.QueueRouter(deleted_capacity)
+        self._dispatches = dispatches.Dispatches(self._queues.dispatching, deleted_capacity)
         self._batch_jobs = index.Owners(BATCH_JOBS, deleted_capacity)
         self._batch_pods = index.Members(
             index.MemberRules(
@@ -174,7 +178,7 @@ class Router:
 
     def job_deleted(self, uid: str) -> bool:
         """Was this Job uid seen deleted (within the remembered window)?"""
-        return self._jobs.deleted(uid)
+        return self._jobs.deleted(uid) or self._dispatches.deleted(uid)
 
     def queue_deleted(self, uid: str) -> bool:
         """Was this Queue uid seen deleted (within the remembered window)?"""
@@ -216,17 +220,26 @@ class Router:
     def _job(
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
     ) -> list[envelopes.Outbound]:
-        """A Volcano Job goes to its own workflow, and to its flow's or its CronJob's when one
-        made it."""
+        """A Volcano Job goes to its own workflow (its DispatchWorkflow when it is dispatched
+        to a worker cluster), and to its flow's or its CronJob's when one made it."""
+        if self._dispatches.takes(obj, self._run_here):
+            own = self._dispatches.event(type_, obj, force, relisted)
+        else:
+            own = self._jobs.event(type_, obj, force, relisted)
         return (
-            self._jobs.event(type_, obj, force, relisted)
+            own
             + self._flows.job(type_, obj, force, relisted)
             + self._cron_jobs.job(type_, obj, force, relisted)
         )
 
+    def _run_here(self, uid: str) -> bool:
+        """A Job this forwarder routed to its JobWorkflow (live, or seen deleted)."""
+        return self._jobs.ref(uid) is not None or self._jobs.deleted(uid)
+
     def _jobs_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         return (
             self._jobs.vanished(listed)
+            + self._dispatches.vanished(listed)
             + self._flows.jobs_vanished(listed)
             + self._cron_jobs.jobs_vanished(listed)
         )
@@ -253,7 +266,10 @@ class Router:
         """A Command for a Job or a Queue: consumed first, then delivered (at most once)."""
         if type_ != "ADDED":
             return []  # Volcano consumes on add only; the delete we issue comes back as DELETED
-        target: envelopes.Target | None = translate.command_job(obj) or qt.command_queue(obj)
+        job = translate.command_job(obj)
+        target: envelopes.Target | None = (
+            (self._dispatches.command_target(job) or job) if job else qt.command_queue(obj)
+        )
         if target is None:
             return []
         issued = translate.command_issued(obj)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from forwarder.routing import envelopes
-from models import labels, vcjob
+from models import dispatch, labels, vcjob
 from models.signals import common as common_signals
 from models.signals import job as job_signals
 
@@ -72,7 +72,8 @@ def job_ref(obj: Obj) -> envelopes.JobRef:
     return envelopes.JobRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
-JobFingerprint = tuple[Any, bool, str | None]  # (spec, deleting, a phase acted on)
+# (spec, deleting, a phase acted on, a dispatched copy's lease: None for every other Job)
+JobFingerprint = tuple[Any, bool, str | None, str | None]
 # The phases Volcano's controller acts on entering, through the sync its own echo of them
 # causes: the passing ones (Restarting kills the pods, the Pending after it creates them again)
 # and the finished ones (the soft kill that deletes the PodGroup and the plugin objects).
@@ -101,10 +102,15 @@ def job_fingerprint(obj: Obj) -> JobFingerprint:
     finished removes its PodGroup on its echo; without it, a queue waiting for its PodGroups
     to go stays Closing); the others (Pending and Running, on the way of every job) change
     nothing and are not sent.
+
+    A copy dispatched here from a manager carries a lease its manager renews: each renewal is
+    news (its JobWorkflow re-arms the fencing timer, `controllers.job.lease`); a Job without
+    one has None there, always.
     """
     deleting = metadata(obj).get("deletionTimestamp") is not None
     phase = str(((obj.get("status") or {}).get("state") or {}).get("phase") or "")
-    return (obj.get("spec"), deleting, phase if phase in ACTED_ON else None)
+    lease = annotations_of(obj).get(dispatch.LEASE_ANNOTATION)
+    return (obj.get("spec"), deleting, phase if phase in ACTED_ON else None, lease)
 
 
 def job_observed(obj: Obj) -> job_signals.JobObserved:

@@ -51,16 +51,20 @@ def test_least_privilege_refusals(process: str, permission: access.Permission) -
 
 def test_the_forwarder_cannot_create_pods_nor_read_secrets() -> None:
     """Least privilege, spelled out: the forwarder only lists and watches pods and never sees a
-    Secret; the worker reaches Secrets only by name (no list, no watch)."""
+    Secret; the worker reaches Secrets only by name (no list, no watch), but for listing the
+    worker clusters' Secrets in Caldera's own namespace."""
     forwarder = access.granted(DOCS, "caldera-forwarder")
     assert not {p for p in forwarder if p.resource.startswith("pods") and p.verb != "list"} - {
         access.Permission("watch", "pods")
     }
     assert not {p for p in forwarder if p.resource == "secrets"}
     worker_secrets = {
-        p.verb for p in access.granted(DOCS, "caldera-worker") if p.resource == "secrets"
+        (p.verb, p.namespace)
+        for p in access.granted(DOCS, "caldera-worker")
+        if p.resource == "secrets"
     }
-    assert worker_secrets == {"get", "create", "update", "delete"}
+    anywhere = {(verb, None) for verb in ("get", "create", "update", "delete")}
+    assert worker_secrets == anywhere | {("list", access.NAMESPACE)}
 
 
 def test_each_deployment_runs_under_its_own_account() -> None:

@@ -167,3 +167,14 @@ async def test_queues_started_before_their_pod_groups_and_commands() -> None:
         queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED,
         queue_signals.SIGNAL_POD_GROUPS_LISTED,
     ]
+
+
+async def test_queues_listed_before_jobs_so_a_dispatched_job_is_routed_as_such() -> None:
+    multi = queue("multi")
+    multi["spec"]["extendClusters"] = [{"name": "east"}]
+    train = job()
+    train["spec"]["queue"] = "multi"
+    sender, listed, _ = await run_term(True, [], {K.QUEUE: [multi], K.JOB: [train]})
+    assert listed[0] == K.QUEUE
+    observed = [s.target for s in sender.signals if s.name == job_signals.SIGNAL_JOB_OBSERVED]
+    assert observed == [envelopes.DispatchRef("ns", "train")]

@@ -20,6 +20,7 @@ from forwarder.routing import envelopes
 from models.signals import common as common_signals
 from models.signals import job as job_signals
 from models.signals import queue as queue_signals
+from models.signals.dispatch import DispatchObserved, DispatchStart
 from service import search_attributes
 
 A = envelopes.JobRef("ns", "a")
@@ -281,3 +282,22 @@ async def test_a_server_down_longer_than_the_retries_loses_nothing(
     client = FakeClient({"vcjob/ns/a": [status] * (signaller.MAX_ATTEMPTS + 3)})
     await deliver(client, deleted(A, "1"), deleted(A, "2"))
     assert [e[3].uid for e in client.sent] == delivered
+
+
+async def test_dispatched_job_starts_its_dispatch_workflow() -> None:
+    client = FakeClient()
+    ref = envelopes.DispatchRef("ns", "a")
+    observed = DispatchObserved(job={"metadata": {"name": "a"}, "spec": {"queue": "multi"}})
+    await deliver(client, envelopes.Signal(ref, job_signals.SIGNAL_JOB_OBSERVED, observed, True))
+    (start,) = client.starts
+    assert start["workflow"] == "DispatchWorkflow" and start["id"] == "dispatch/ns/a"
+    assert start["arg"] == DispatchStart() and start["task_queue"] == "caldera-controllers"
+    assert start["id_reuse_policy"] == WorkflowIDReusePolicy.ALLOW_DUPLICATE
+    assert start["static_summary"] == "Volcano Job ns/a dispatched to a worker cluster"
+    assert start["search_attributes"] == TypedSearchAttributes(
+        [
+            SearchAttributePair(search_attributes.NAMESPACE, "ns"),
+            SearchAttributePair(search_attributes.JOB_NAME, "a"),
+            SearchAttributePair(search_attributes.QUEUE, "multi"),
+        ]
+    )

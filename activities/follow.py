@@ -1,0 +1,179 @@
+"""Following a dispatched copy: one long poll of its Job on its worker cluster, which renews
+the copy's lease as it goes and answers when the copy's status is no longer what the manager
+holds, the copy is gone, its cluster has been silent a while, or the poll's time is up (with
+the copy's new Events). Async, so a poll that waits holds no thread; its reads go to threads.
+An idle running job costs one activity per WATCH_SECONDS, not a timer and an activity per read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from kubernetes import client
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities import errors, kube, remote
+from activities.remote import CopyInput, Unreachable
+from controllers.dispatch import copies, mirror
+from controllers.dispatch.results import EventMark, Followed, RemoteEvent
+from models import vcjob
+from models.dispatch import GENERATION_ANNOTATION, LEASE_ANNOTATION, RemoteCopy, RemoteState
+
+WATCH_SECONDS: Final = 240  # one long poll at most: an idle running job costs one per 4 min
+POLL_SECONDS: Final = 5.0  # between reads of the copy within a long poll
+SILENT_SECONDS: Final = 10.0  # a cluster silent this long within a poll is reported unreachable
+
+
+class FollowInput(CopyInput):
+    known: str  # the digest of the status the manager holds ("": none)
+    events: EventMark
+    renew: bool
+    lease_seconds: int
+    seconds: int = WATCH_SECONDS
+
+
+def _state(target: RemoteCopy, obj: dict[str, Any] | None) -> RemoteState:
+    if obj is None:
+        return RemoteState(cluster=target.cluster, generation=target.generation, found=False)
+    status: dict[str, Any] = obj.get("status") or {}
+    return RemoteState(
+        cluster=target.cluster,
+        generation=target.generation,
+        found=True,
+        phase=mirror.phase_of(status),
+        status=status,
+        resource_version=str(remote.meta(obj).get("resourceVersion", "")),
+    )
+
+
+def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> None:
+    """Push the lease on, fenced: only this very Job (uid), of this generation."""
+    until = copies.stamp(datetime.now(UTC) + timedelta(seconds=request.lease_seconds))
+    patch = [
+        {"op": "test", "path": "/metadata/uid", "value": uid},
+        {
+            "op": "test",
+            "path": _annotation(GENERATION_ANNOTATION),
+            "value": str(request.target.generation),
+        },
+        {"op": "add", "path": _annotation(LEASE_ANNOTATION), "value": until},
+    ]
+    cluster = request.target.cluster
+    try:
+        remote.call(
+            cluster,
+            f"renew the lease of job {request.namespace}/{request.name}",
+            lambda: kube.unread(
+                client.CustomObjectsApi(to).patch_namespaced_custom_object(
+                    vcjob.GROUP,
+                    vcjob.VERSION,
+                    request.namespace,
+                    remote.JOBS,
+                    request.name,
+                    patch,
+                    _content_type="application/json-patch+json",
+                    _preload_content=False,
+                    _request_timeout=remote.TIMEOUT,
+                )
+            ),
+            ok=errors.GONE_OK | frozenset({errors.CONFLICT}),
+        )
+    except ApplicationError as e:  # the Job changed under the test: the next read tells
+        activity.logger.info("lease not renewed job=%s error=%s", request.name, e)
+
+
+def _lease(obj: dict[str, Any]) -> datetime | None:
+    text = (remote.meta(obj).get("annotations") or {}).get(LEASE_ANNOTATION)
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
+
+
+def _annotation(key: str) -> str:
+    """The JSON pointer to an annotation (`/` and `~` escaped, RFC 6901)."""
+    return "/metadata/annotations/" + key.replace("~", "~0").replace("/", "~1")
+
+
+def _events(to: client.ApiClient, cluster: str, namespace: str, uid: str) -> list[RemoteEvent]:
+    response: Any = remote.call(  # raw: _preload_content=False
+        cluster,
+        f"list events of the copy in {namespace}",
+        lambda: client.CoreV1Api(to).list_namespaced_event(
+            namespace,
+            field_selector=f"involvedObject.uid={uid}",
+            _preload_content=False,
+            _request_timeout=remote.TIMEOUT,
+        ),
+    )
+    items = json.loads(response.data).get("items") or []
+    return [_event(e) for e in items]
+
+
+def _event(obj: dict[str, Any]) -> RemoteEvent:
+    meta = remote.meta(obj)
+    when = obj.get("lastTimestamp") or obj.get("eventTime") or meta.get("creationTimestamp")
+    kind = "Warning" if obj.get("type") == "Warning" else "Normal"
+    return RemoteEvent(
+        name=str(meta.get("name", "")),
+        type=kind,
+        reason=str(obj.get("reason") or ""),
+        message=str(obj.get("message") or ""),
+        last_seen=datetime.fromisoformat(str(when).replace("Z", "+00:00")) if when else None,
+    )
+
+
+@activity.defn(name="follow_copy")
+async def follow_copy(request: FollowInput) -> Followed:
+    """Poll the copy every few seconds for up to `seconds`, renewing its lease a third of a
+    lease apart; answer once its status differs from the one the manager holds, or it is
+    gone, or its cluster has been silent for SILENT_SECONDS, or the time is up (with the
+    Events it got meanwhile). Async: a poll waiting holds no thread."""
+    target = request.target
+    answer = Followed(cluster=target.cluster, generation=target.generation)
+    renew_every = max(1.0, request.lease_seconds / 3)
+    poll = min(POLL_SECONDS, renew_every)
+    start = time.monotonic()
+    renewed = float("-inf")
+    silent_since: float | None = None
+    to: client.ApiClient | None = None  # None: not had yet (one list of Secrets per poll)
+    while True:
+        activity.heartbeat()
+        now = time.monotonic()
+        try:
+            if to is None:
+                to = await asyncio.to_thread(remote.api, target.cluster)
+            obj = await asyncio.to_thread(
+                remote.read, to, target.cluster, request.namespace, request.name
+            )
+            if obj is not None and remote.whose(obj) != (request.origin, target.generation):
+                obj = None  # a Job of that name, but not this copy: the copy is gone
+            uid = str(remote.meta(obj).get("uid", "")) if obj is not None else ""
+            lease = _lease(obj) if obj is not None else None  # as read, before this renewal
+            if obj is not None and request.renew and now - renewed >= renew_every:
+                await asyncio.to_thread(_renew, to, request, uid)
+                renewed = now
+            state = _state(target, obj)
+            changed = not state.found or mirror.digest(state.status) != request.known
+            if changed or now - start >= request.seconds:
+                found = (
+                    await asyncio.to_thread(_events, to, target.cluster, request.namespace, uid)
+                    if uid
+                    else []
+                )
+                events, mark = mirror.new_events(found, request.events)
+                update = {"remote": state, "events": events, "mark": mark, "lease_until": lease}
+                return answer.model_copy(update=update)
+            silent_since = None
+        except Unreachable as e:
+            silent_since = now if silent_since is None else silent_since
+            if now - silent_since >= SILENT_SECONDS:
+                return answer.model_copy(update={"reachable": False, "error": str(e)})
+            await asyncio.sleep(1.0)  # try again soon: silence is news only once it lasts
+            continue
+        await asyncio.sleep(poll)

@@ -1,0 +1,93 @@
+"""Many clusters, one queue: the names and messages of dispatching a Volcano Job to a worker
+cluster.
+
+A worker cluster is registered on the manager by a Secret in Caldera's namespace labelled
+`caldera.dev/cluster: <name>` whose `kubeconfig` key holds a kubeconfig for it (MultiKueue keeps
+its clusters' credentials in Secrets too; no new kind is needed, and RBAC on Secrets already
+says who may add a cluster). A Queue's `spec.extendClusters[].name` names such clusters; a Job
+submitted on the manager to a queue that has any is dispatched by its DispatchWorkflow
+(`dispatch/<namespace>/<name>`) instead of being run there by its JobWorkflow.
+
+The copy on a worker cluster is the Job with the same namespace and name, carrying:
+- `caldera.dev/dispatch-origin`: the manager Job's uid, so a copy of another job of the same
+  name is never taken for this one's;
+- `caldera.dev/dispatch-generation`: the dispatch it belongs to (1, 2, ... one more per
+  failover): the manager deletes only copies of generations it has moved away from;
+- `caldera.dev/dispatch-lease-until` (RFC 3339): renewed by the manager while it can reach the
+  cluster; Caldera on the worker aborts a copy whose lease has run out, so a copy cut off from
+  its manager stops before the failover timer (longer than a lease) starts a new one.
+
+The manager's Job carries `caldera.dev/dispatched-to: <cluster>` and the remote phase, counts
+and conditions in its status.
+
+Pure: constants and pydantic models only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models.keys import QueueName
+
+DEFAULT_NAMESPACE: Final = "caldera-system"  # where the clusters' Secrets live
+CLUSTER_LABEL: Final = "caldera.dev/cluster"
+KUBECONFIG_KEY: Final = "kubeconfig"
+
+ORIGIN_ANNOTATION: Final = "caldera.dev/dispatch-origin"
+GENERATION_ANNOTATION: Final = "caldera.dev/dispatch-generation"
+LEASE_ANNOTATION: Final = "caldera.dev/dispatch-lease-until"
+DISPATCHED_TO_ANNOTATION: Final = "caldera.dev/dispatched-to"
+
+DISPATCH_WORKFLOW: Final = "DispatchWorkflow"
+LEASE_SECONDS: Final = 60  # a copy's lease, renewed every LEASE_SECONDS / 3
+LOST_AFTER_SECONDS: Final = 180  # default: a cluster unreachable this long loses its jobs
+
+
+def dispatch_workflow_id(namespace: str, name: str) -> str:
+    return f"dispatch/{namespace}/{name}"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ClusterStatus(_Model):
+    """What the manager knows of one worker cluster, from one probe."""
+
+    name: str
+    reachable: bool
+    error: str = ""  # why not reachable, or why the Secret is unusable ("": none)
+    nodes: int = 0
+    allocatable: dict[str, str] = Field(default_factory=dict)  # summed ResourceList
+    free: dict[str, str] = Field(default_factory=dict)  # allocatable less running pods' requests
+    probed_at: datetime | None = None
+
+
+class RemoteCopy(_Model):
+    """One copy of a dispatched Job on a worker cluster."""
+
+    cluster: str
+    generation: int
+    uid: str = ""  # the copy's own uid once created ("": not created yet)
+
+
+class RemoteState(_Model):
+    """What a copy's status says, mirrored onto the manager's Job."""
+
+    cluster: str
+    generation: int
+    found: bool  # False: the copy is gone (deleted, or never made)
+    phase: str = ""  # the copy's status.state.phase
+    status: dict[str, Any] = Field(default_factory=dict)  # its whole status, as written there
+    resource_version: str = ""
+
+
+class DispatchSettings(_Model):
+    """A queue's dispatch: its clusters and weights, and the failover timing."""
+
+    queue: QueueName
+    clusters: dict[str, int]  # name -> weight (extendClusters; weight defaults to 1)
+    lost_after_seconds: int = LOST_AFTER_SECONDS
