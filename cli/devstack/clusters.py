@@ -313,12 +313,16 @@ def start_apiserver(cluster: WorkerCluster, timeout: float = READY_TIMEOUT) -> W
     if processes.alive(old.pid):
         kill_apiserver(cluster)
     again = processes.start(old.name, old.argv, Path(old.log).parent, old.env)
-    processes.wait_until(
-        again,
-        lambda: processes.http_ok(f"{cluster.server}/readyz", insecure=True),
-        timeout,
-        "ready",
-    )
+    try:
+        processes.wait_until(
+            again,
+            lambda: processes.http_ok(f"{cluster.server}/readyz", insecure=True),
+            timeout,
+            "ready",
+        )
+    except BaseException:
+        processes.stop(again)  # recorded nowhere else: stopped here, by its PID
+        raise
     renewed = [again if p.pid == old.pid else p for p in cluster.control_plane.processes]
     plane = cluster.control_plane.model_copy(update={"processes": renewed})
     return cluster.model_copy(update={"control_plane": plane})
