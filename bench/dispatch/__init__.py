@@ -1,0 +1,1 @@
+"""Dispatch to worker clusters against the single-cluster path, and failover: see README.md."""
