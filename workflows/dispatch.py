@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from models.signals import job as job_signals
     from service import search_attributes
     from workflows import activity_call, visibility
+    from workflows.commands import VolcanoCommands
     from workflows.entity import Entity, Ref, parsed
 
 
@@ -82,7 +83,7 @@ class DispatchView(BaseModel):
 
 
 @workflow.defn(name=dispatch_model.DISPATCH_WORKFLOW)
-class DispatchWorkflow:
+class DispatchWorkflow(VolcanoCommands):
     @workflow.init
     def __init__(self, start: DispatchInput) -> None:
         self._entity = Entity[DispatchState, controller.Input, dfx.Own](
@@ -164,60 +165,13 @@ class DispatchWorkflow:
     def command_issued(self, command: common_signals.CommandIssued) -> None:
         self._entity.accept(command)
 
-    # -- the Volcano commands as updates, as a JobWorkflow has them -----------------------------
+    # -- the Volcano commands as updates (`workflows.commands`), as a JobWorkflow has them ------
 
     def _refuse(self, action: Action) -> None:
         state = self._entity.state
         if state.deleted or state.job is None:
             why = f"job {state.key}: {action} refused: the job is not there"
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
-
-    async def _command(
-        self, action: Action, cmd: job_signals.JobCommand
-    ) -> job_signals.JobCommandResult:
-        issued = common_signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
-        before, after = await self._entity.command(issued)
-        return job_signals.JobCommandResult(action=action, phase_before=before, phase_after=after)
-
-    @workflow.update
-    async def abort(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.ABORT_JOB, cmd)
-
-    @abort.validator
-    def _abort_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.ABORT_JOB)
-
-    @workflow.update
-    async def restart(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.RESTART_JOB, cmd)
-
-    @restart.validator
-    def _restart_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.RESTART_JOB)
-
-    @workflow.update
-    async def resume(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.RESUME_JOB, cmd)
-
-    @resume.validator
-    def _resume_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.RESUME_JOB)
-
-    @workflow.update
-    async def terminate(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.TERMINATE_JOB, cmd)
-
-    @terminate.validator
-    def _terminate_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.TERMINATE_JOB)
-
-    @workflow.update
-    async def complete(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.COMPLETE_JOB, cmd)
-
-    @complete.validator
-    def _complete_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.COMPLETE_JOB)
 
     @workflow.query(name="dispatch")
     def view(self) -> DispatchView:

@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from models.signals import job as job_signals
     from service import search_attributes
     from workflows import activity_call, jobwrites, writes
+    from workflows.commands import VolcanoCommands
     from workflows.entity import Entity
     from workflows.jobshell import JobShell
 
@@ -63,7 +64,7 @@ class JobWorkflowInput(BaseModel):
 
 
 @workflow.defn(name=job_signals.JOB_WORKFLOW)
-class JobWorkflow(JobShell[JobRecord]):
+class JobWorkflow(JobShell[JobRecord], VolcanoCommands):
     API_VERSION = vcjob.API_VERSION
     KIND = vcjob.KIND
     MODEL = vcjob.Job
@@ -155,59 +156,12 @@ class JobWorkflow(JobShell[JobRecord]):
     def command_issued(self, command: common_signals.CommandIssued) -> None:
         self._entity.accept(command)
 
-    # -- commands as updates (validated, answered once carried out) -----------------------------
+    # -- commands as updates (`workflows.commands`: validated, answered once carried out) --------
 
     def _refuse(self, action: Action) -> None:
         why = views.refusal(self._entity.state, action)
         if why is not None:
             raise ApplicationError(why, type="CommandRefused", non_retryable=True)
-
-    async def _command(
-        self, action: Action, cmd: job_signals.JobCommand
-    ) -> job_signals.JobCommandResult:
-        issued = common_signals.CommandIssued(action=action, reason=cmd.reason, message=cmd.message)
-        before, after = await self._entity.command(issued)
-        return job_signals.JobCommandResult(action=action, phase_before=before, phase_after=after)
-
-    @workflow.update
-    async def abort(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.ABORT_JOB, cmd)
-
-    @abort.validator
-    def _abort_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.ABORT_JOB)
-
-    @workflow.update
-    async def restart(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.RESTART_JOB, cmd)
-
-    @restart.validator
-    def _restart_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.RESTART_JOB)
-
-    @workflow.update
-    async def resume(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.RESUME_JOB, cmd)
-
-    @resume.validator
-    def _resume_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.RESUME_JOB)
-
-    @workflow.update
-    async def terminate(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.TERMINATE_JOB, cmd)
-
-    @terminate.validator
-    def _terminate_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.TERMINATE_JOB)
-
-    @workflow.update
-    async def complete(self, cmd: job_signals.JobCommand) -> job_signals.JobCommandResult:
-        return await self._command(Action.COMPLETE_JOB, cmd)
-
-    @complete.validator
-    def _complete_allowed(self, cmd: job_signals.JobCommand) -> None:
-        self._refuse(Action.COMPLETE_JOB)
 
     @workflow.query
     def status(self) -> job_signals.JobView:
