@@ -19,13 +19,14 @@ from typing import Final
 
 from kubernetes import client
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities import clusters, errors, kube, remote
 from activities.follow import follow_copy
 from activities.messages import Message
 from activities.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
-from controllers.dispatch.results import CommandSent, CopyDeleted, CopyMade, Probed
+from controllers.dispatch.results import CommandSent, CopyDeleted, CopyMade, CopyUpdated, Probed
 from models import bus, scheduling, vcjob
 from models.signals.common import CommandIssued
 
@@ -35,6 +36,10 @@ class CreateCopyInput(CopyInput):
     lease_seconds: int
 
 
+class UpdateCopyInput(CopyInput):
+    job: vcjob.Job
+
+
 class DeleteCopyInput(CopyInput):
     why: str
 
@@ -42,6 +47,10 @@ class DeleteCopyInput(CopyInput):
 class SendCommandInput(CopyInput):
     command: CommandIssued
     serial: int
+
+
+# What a cluster answers to a change it will not take: said on the Job, not tried again.
+_REFUSALS: Final = frozenset({"AdmissionDenied", "Invalid", "Forbidden", "BadRequest"})
 
 
 class ProbeInput(Message):
@@ -126,6 +135,55 @@ def create_copy(request: CreateCopyInput) -> CopyMade:
     return answer.model_copy(
         update={"found_origin": origin, "found_generation": generation, "found_uid": uid}
     )
+
+
+# -- update ----------------------------------------------------------------------------------
+
+
+@activity.defn(name="update_copy")
+def update_copy(request: UpdateCopyInput) -> CopyUpdated:
+    """The manager Job's spec onto the copy, fenced: only the Job of that name with this
+    origin and generation, at the uid and resourceVersion read (a change meanwhile is a
+    conflict, and the try is repeated). A refusal there (its admission: Volcano's update
+    rules, the CRD's schema) is an answer, said on the manager's Job."""
+    target, ns, name = request.target, request.namespace, request.name
+    answer = CopyUpdated(cluster=target.cluster, generation=target.generation)
+    try:
+        api = remote.api(target.cluster)
+        found = remote.read(api, target.cluster, ns, name)
+        if found is None:
+            return answer.model_copy(update={"outcome": "absent"})
+        if remote.whose(found) != (request.origin, target.generation):
+            return answer.model_copy(update={"outcome": "kept"})
+        queue = str((found.get("spec") or {}).get("queue") or scheduling.DEFAULT_QUEUE)
+        wanted = copies.spec(request.job, queue)
+        if found.get("spec") == wanted:
+            return answer.model_copy(update={"outcome": "unchanged"})
+        body = {**found, "spec": wanted}  # its uid and resourceVersion: a PUT fenced by both
+        remote.call(
+            target.cluster,
+            f"update job {ns}/{name}",
+            lambda: kube.unread(
+                client.CustomObjectsApi(api).replace_namespaced_custom_object(
+                    vcjob.GROUP,
+                    vcjob.VERSION,
+                    ns,
+                    remote.JOBS,
+                    name,
+                    body,
+                    _preload_content=False,
+                    _request_timeout=remote.TIMEOUT,
+                )
+            ),
+        )
+    except Unreachable as e:
+        return answer.model_copy(update={"reachable": False, "error": str(e)})
+    except ApplicationError as e:
+        if e.type not in _REFUSALS:
+            raise
+        return answer.model_copy(update={"outcome": "refused", "refused": str(e)[:500]})
+    activity.logger.info("copy updated job=%s/%s cluster=%s", ns, name, target.cluster)
+    return answer
 
 
 # -- delete ----------------------------------------------------------------------------------
@@ -221,4 +279,11 @@ def send_command(request: SendCommandInput) -> CommandSent:
     return answer
 
 
-ACTIVITIES: Final = (probe_clusters, create_copy, follow_copy, delete_copy, send_command)
+ACTIVITIES: Final = (
+    probe_clusters,
+    create_copy,
+    update_copy,
+    follow_copy,
+    delete_copy,
+    send_command,
+)

@@ -15,14 +15,15 @@ by cluster and generation before it is made, and every remote call is idempotent
 absent, by name, origin uid and generation; delete fenced by the same and the copy's uid).
 The Volcano commands are updates here too (as on a JobWorkflow), passed on to the copy.
 
-Patches in force: none yet.
+Patches in force: `PASS_SPEC` (the manager Job's spec changes passed to the copy; a run that
+began before it passes none).
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Any, assert_never
+from typing import Any, Final, assert_never
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from controllers.dispatch.results import (
         CommandSent,
         CopyDeleted,
+        CopyUpdated,
         Followed,
         Probed,
         Resumed,
@@ -54,6 +56,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows import activity_call, visibility
     from workflows.commands import VolcanoCommands
     from workflows.entity import Entity, Ref, parsed
+
+PASS_SPEC: Final = "dispatch-pass-spec"
 
 
 class DispatchInput(BaseModel):
@@ -215,6 +219,9 @@ class DispatchWorkflow(VolcanoCommands):
                     f"create copy on {steps.described(effect.target)}",
                 )
                 self._report(made)
+            case dfx.UpdateCopy():
+                if workflow.patched(PASS_SPEC):
+                    self._report(await self._update(effect))
             case dfx.FollowCopy():
                 self._stop_following()
                 self._following = asyncio.create_task(self._follow(effect))
@@ -283,6 +290,21 @@ class DispatchWorkflow(VolcanoCommands):
         except ActivityError as e:  # tried again later, as a silent cluster is
             error = str(e.cause or e)
             return CopyDeleted(
+                cluster=target.cluster, generation=target.generation, reachable=False, error=error
+            )
+
+    async def _update(self, effect: dfx.UpdateCopy) -> CopyUpdated:
+        target = effect.target
+        try:
+            return await activity_call.run(
+                dispatch.update_copy,
+                dispatch.UpdateCopyInput(**self._copy(target), job=effect.job),
+                options.REMOTE_CALL,
+                f"pass the spec change to {steps.described(target)}",
+            )
+        except ActivityError as e:  # its retries spent: as a silent cluster, tried on reach
+            error = str(e.cause or e)
+            return CopyUpdated(
                 cluster=target.cluster, generation=target.generation, reachable=False, error=error
             )
 

@@ -20,6 +20,7 @@ from controllers.dispatch.results import (
     CommandSent,
     CopyDeleted,
     CopyMade,
+    CopyUpdated,
     Followed,
     Probed,
     Resumed,
@@ -40,6 +41,7 @@ Input = (
     | ActionFailed
     | Probed
     | CopyMade
+    | CopyUpdated
     | Followed
     | CopyDeleted
     | CommandSent
@@ -82,7 +84,7 @@ def _observed(
         return _deleted(state)
     if first and not state.finished:
         return steps.probe(state)
-    return state, []
+    return steps.pass_spec(state)
 
 
 def _deleted(state: DispatchState) -> tuple[DispatchState, Out]:
@@ -243,6 +245,8 @@ def decide(state: DispatchState, item: Input | AnyOutcome, now: datetime) -> Dec
             state, out = placing.made(state, item, now)
         case Followed():
             state, out = following.followed(state, item, now)
+        case CopyUpdated():
+            state, out = following.updated(state, item, now)
         case CopyDeleted():
             state, out = following.deleted(state, item, now)
             out += _end(state)

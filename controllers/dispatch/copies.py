@@ -53,8 +53,17 @@ def manifest(
     }
     if meta.labels:
         metadata["labels"] = dict(meta.labels)
-    spec = job.spec.model_copy(update={"queue": queue}).dump()
-    return {"apiVersion": vcjob.API_VERSION, "kind": vcjob.KIND, "metadata": metadata, "spec": spec}
+    return {
+        "apiVersion": vcjob.API_VERSION,
+        "kind": vcjob.KIND,
+        "metadata": metadata,
+        "spec": spec(job, queue),
+    }
+
+
+def spec(job: Job, queue: str) -> dict[str, object]:
+    """The copy's spec: the manager Job's, in the queue the copy runs in there."""
+    return job.spec.model_copy(update={"queue": queue}).dump()
 
 
 def whose(annotations: Mapping[str, str]) -> tuple[str, int]:

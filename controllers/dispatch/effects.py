@@ -30,6 +30,15 @@ class CreateCopy(fx.Effect):
     lease_seconds: int
 
 
+class UpdateCopy(fx.Effect):
+    """The manager Job's spec, changed since the copy was made, onto the copy (fenced as a
+    delete is; the copy keeps the queue it runs in there)."""
+
+    kind: Literal["UpdateCopy"] = "UpdateCopy"
+    target: RemoteCopy
+    job: Job
+
+
 class FollowCopy(fx.Effect):
     """One long poll of the copy, renewing its lease while it runs (`renew`): it answers when
     the copy's status differs from `known` (a digest), or when its time is up."""
@@ -87,6 +96,7 @@ class MirrorEvents(fx.Effect):
 Own = (
     ProbeClusters
     | CreateCopy
+    | UpdateCopy
     | FollowCopy
     | StopFollowing
     | DeleteCopy

@@ -19,7 +19,7 @@ from controllers import effects as fx
 from controllers import lifetime
 from controllers.dispatch import effects as dfx
 from controllers.dispatch import mirror, reach, steps
-from controllers.dispatch.results import CopyDeleted, Followed
+from controllers.dispatch.results import CopyDeleted, CopyUpdated, Followed
 from controllers.dispatch.state import DispatchState, Stale
 from models.dispatch import RemoteState
 
@@ -46,7 +46,29 @@ def followed(state: DispatchState, answer: Followed, now: datetime) -> tuple[Dis
     state, more = _mirror(state, remote, answer, now)
     out += more
     state, sends = steps.send(state, state.commands)
-    return state, [*out, *sends, *steps.follow(state)]
+    state, spec = steps.pass_spec(state)
+    return state, [*out, *sends, *spec, *steps.follow(state)]
+
+
+def updated(state: DispatchState, answer: CopyUpdated, now: datetime) -> tuple[DispatchState, Out]:
+    """The spec change's answer: said on the Job once passed or refused; a silent cluster
+    gets it again when it answers (the copy gone or replaced: the next poll tells)."""
+    current = state.current
+    if state.deleted or current is None:
+        return state, []
+    if (current.cluster, current.generation) != (answer.cluster, answer.generation):
+        return state, []
+    if not answer.reachable:
+        return reach.unreachable(state.model_copy(update={"spec_given": ""}), answer.error, now)
+    where = steps.described(current)
+    if answer.outcome == "updated":
+        return state, [
+            fx.RecordEvent(reason="SpecPassed", message=f"spec change passed to {where}")
+        ]
+    if answer.outcome == "refused":
+        message = f"{where} refused the spec change: {answer.refused}"[:1000]
+        return state, [fx.RecordEvent(type="Warning", reason="SpecRefused", message=message)]
+    return state, []
 
 
 def _gone(state: DispatchState) -> tuple[DispatchState, Out]:

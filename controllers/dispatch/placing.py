@@ -47,6 +47,7 @@ def _place(state: DispatchState, cluster: str) -> tuple[DispatchState, Out]:
             "events": EventMark(),
         }
     )
+    state = steps.placed(state)
     return state, [*out, *steps.create(state)]
 
 
@@ -130,7 +131,8 @@ def made_there(state: DispatchState, copy: RemoteCopy, created: bool) -> tuple[D
         ),
     ]
     state, sends = steps.send(state, held)
-    return state, [*out, *sends, *steps.follow(state)]
+    state, spec = steps.pass_spec(state)
+    return state, [*out, *sends, *spec, *steps.follow(state)]
 
 
 def _late(state: DispatchState, answer: CopyMade) -> tuple[DispatchState, Out]:

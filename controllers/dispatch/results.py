@@ -83,6 +83,15 @@ class CopyDeleted(Reach):
     found_generation: int = 0  # kept: the generation the Job there belongs to (0: none)
 
 
+class CopyUpdated(Reach):
+    """The manager Job's spec onto the copy: updated, the same already, or not done because
+    the Job there is gone or not this copy (the next poll tells), or refused there."""
+
+    kind: Literal["CopyUpdated"] = "CopyUpdated"
+    outcome: Literal["updated", "unchanged", "absent", "kept", "refused"] = "updated"
+    refused: str = ""  # why the cluster refused it ("": it did not)
+
+
 class CommandSent(Reach):
     kind: Literal["CommandSent"] = "CommandSent"
     command: CommandIssued
@@ -94,4 +103,4 @@ class Resumed(Outcome):
     kind: Literal["Resumed"] = "Resumed"
 
 
-AnyResult = Probed | CopyMade | Followed | CopyDeleted | CommandSent | Resumed
+AnyResult = Probed | CopyMade | CopyUpdated | Followed | CopyDeleted | CommandSent | Resumed

@@ -41,6 +41,7 @@ class DispatchState(ObservedJob):
     phase: str = ""  # the copy's phase as last mirrored ("": none yet)
     digest: str = ""  # of the status last written on the manager's Job ("": none)
     resource_version: str = ""  # the copy's, as last followed
+    spec_given: str = ""  # digest of the manager Job's spec the current copy was given ("": none)
     events: EventMark = Field(default_factory=EventMark)
     unreachable_since: datetime | None = None  # None: the current copy's cluster answers
     lost_at: datetime | None = None  # when the lost timer fires; None: not armed

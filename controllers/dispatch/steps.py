@@ -10,6 +10,7 @@ from typing import Final
 
 from controllers import effects as fx
 from controllers.dispatch import effects as dfx
+from controllers.dispatch import mirror
 from controllers.dispatch.state import DispatchState, Stale
 from models.dispatch import LEASE_SECONDS, DispatchSettings, RemoteCopy
 from models.signals.common import CommandIssued
@@ -59,6 +60,36 @@ def create(state: DispatchState) -> list[dfx.AnyEffect]:
         return []
     lease = lease_seconds(state.settings)
     return [dfx.CreateCopy(target=state.current, job=state.job, lease_seconds=lease)]
+
+
+def spec_digest(state: DispatchState) -> str:
+    return mirror.digest(state.job.spec.dump()) if state.job is not None else ""
+
+
+def placed(state: DispatchState) -> DispatchState:
+    """The copy about to be made gets the manager Job's spec as it is now."""
+    return state.model_copy(update={"spec_given": spec_digest(state)})
+
+
+def pass_spec(state: DispatchState) -> tuple[DispatchState, list[dfx.AnyEffect]]:
+    """The manager Job's spec, changed since the current copy got it, onto the copy: once the
+    copy exists, while its cluster answers, until the job ends (Volcano's update rules, which
+    admission on both clusters enforces, say which fields may change)."""
+    current = state.current
+    if (
+        current is None
+        or not current.uid
+        or state.job is None
+        or state.deleted
+        or state.finished
+        or state.unreachable_since is not None
+    ):
+        return state, []
+    digest = spec_digest(state)
+    if digest == state.spec_given:
+        return state, []
+    state = state.model_copy(update={"spec_given": digest})
+    return state, [dfx.UpdateCopy(target=current, job=state.job)]
 
 
 def follow(state: DispatchState) -> list[dfx.AnyEffect]:

@@ -29,6 +29,7 @@ from controllers.dispatch.results import (
     CommandSent,
     CopyDeleted,
     CopyMade,
+    CopyUpdated,
     Followed,
     Probed,
     RemoteEvent,
@@ -53,6 +54,7 @@ class Copy:
     generation: int
     uid: str
     status: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)  # as made or last updated
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Cluster:
     commands: list[str] = field(default_factory=list)  # their actions
     events: list[RemoteEvent] = field(default_factory=list)
     renewals: int = 0
+    refuses: str = ""  # what its admission says to a spec change ("": takes it)
 
 
 @dataclass
@@ -151,6 +154,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
             return answer.model_copy(update={"reachable": False, "error": _unreachable(c)})
         if c.copy is None:
             c.copy = Copy(r.origin, r.target.generation, f"{c.name}-{uuid.uuid4().hex[:6]}")
+            c.copy.spec = r.job.spec.dump()
             c.made.append(c.copy)
             return answer.model_copy(update={"uid": c.copy.uid, "created": True})
         if (c.copy.origin, c.copy.generation) == (r.origin, r.target.generation):
@@ -190,6 +194,25 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
                 return answer.model_copy(update={"remote": remote, "events": events, "mark": mark})
             await asyncio.sleep(0.02)
 
+    @activity.defn(name="update_copy")
+    async def update_copy(r: dispatch.UpdateCopyInput) -> CopyUpdated:
+        c = world.clusters[r.target.cluster]
+        answer = CopyUpdated(cluster=c.name, generation=r.target.generation)
+        if not c.reachable:
+            return answer.model_copy(update={"reachable": False, "error": _unreachable(c)})
+        copy = c.copy
+        if copy is None:
+            return answer.model_copy(update={"outcome": "absent"})
+        if (copy.origin, copy.generation) != (r.origin, r.target.generation):
+            return answer.model_copy(update={"outcome": "kept"})
+        if c.refuses:
+            return answer.model_copy(update={"outcome": "refused", "refused": c.refuses})
+        wanted = r.job.spec.dump()
+        if copy.spec == wanted:
+            return answer.model_copy(update={"outcome": "unchanged"})
+        copy.spec = wanted
+        return answer
+
     @activity.defn(name="delete_copy")
     async def delete_copy(r: dispatch.DeleteCopyInput) -> CopyDeleted:
         c = world.clusters[r.target.cluster]
@@ -223,7 +246,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         record_event,
         delete_job,
     ]
-    remote = [probe_clusters, create_copy, follow_copy, delete_copy, send_command]
+    remote = [probe_clusters, create_copy, update_copy, follow_copy, delete_copy, send_command]
     return manager, remote
 
 
@@ -249,8 +272,10 @@ async def serving(
         yield
 
 
-def manifest(**spec: Any) -> dict[str, Any]:
-    doc = make_job("train", "ns").task("w", replicas=2).spec(queue="multi", **spec).manifest()
+def manifest(replicas: int = 2, **spec: Any) -> dict[str, Any]:
+    doc = (
+        make_job("train", "ns").task("w", replicas=replicas).spec(queue="multi", **spec).manifest()
+    )
     doc["metadata"].update(uid=UID, creationTimestamp="2026-01-01T00:00:00Z")
     return doc
 

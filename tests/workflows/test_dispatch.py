@@ -14,11 +14,13 @@ from temporalio.worker import Replayer
 
 from models.signals import common as common_signals
 from models.signals import job as job_signals
+from models.signals.dispatch import DispatchObserved
 from tests.workflows.dispatch_harness import (
     UID,
     Cluster,
     World,
     event,
+    manifest,
     serving,
     settings,
     submit,
@@ -187,3 +189,35 @@ async def test_continue_as_new_follows_on_without_a_second_copy(
         latest = await env.client.get_workflow_handle(handle.id).describe()
         assert latest.run_id != handle.first_execution_run_id, "the run continued as new"
         assert [c.generation for c in a.made] == [1] and world.clusters["b"].made == []
+
+
+def _replicas(spec: dict[str, object]) -> list[object]:
+    return [t["replicas"] for t in spec["tasks"]]  # type: ignore[attr-defined, index]
+
+
+async def test_spec_change_reaches_the_copy_held_while_its_cluster_is_silent(
+    env: WorkflowEnvironment,
+) -> None:
+    world, queue = _world(), _queue()
+    async with serving(env, queue, world):
+        slow = settings(lost_after=3600)  # the silence never moves the job here
+        handle = await submit(env, queue, slow)
+        a = world.clusters["a"]
+        await until(lambda: bool(world.named("mark_dispatched")), "dispatched")
+        assert a.copy is not None and _replicas(a.copy.spec) == [2]
+        a.reachable = False  # the change waits for the cluster, then reaches it
+        scaled = DispatchObserved(job=manifest(replicas=3), settings=slow)
+        await handle.signal(job_signals.SIGNAL_JOB_OBSERVED, scaled)
+        await until(lambda: "ClusterUnreachable" in world.reasons(), "a silent")
+        assert _replicas(a.copy.spec) == [2]
+        a.reachable = True
+        await until(lambda: _replicas(a.copy.spec) == [3], "the copy scaled to 3")  # type: ignore[union-attr]
+        await until(lambda: "SpecPassed" in world.reasons(), "said on the Job")
+        a.refuses = "admission webhook denied the request: minAvailable too large"
+        again = DispatchObserved(job=manifest(replicas=1), settings=slow)
+        await handle.signal(job_signals.SIGNAL_JOB_OBSERVED, again)
+        await until(lambda: "SpecRefused" in world.reasons(), "the refusal said")
+        refusal = next(e for e in world.named("record_event") if e.reason == "SpecRefused")
+        assert "minAvailable too large" in refusal.message and refusal.type == "Warning"
+        assert _replicas(a.copy.spec) == [3] and world.clusters["b"].made == []
+        assert world.reasons().count("SpecPassed") == 1  # one change, passed once

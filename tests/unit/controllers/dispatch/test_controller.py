@@ -14,6 +14,7 @@ from controllers.dispatch.results import (
     CommandSent,
     CopyDeleted,
     CopyMade,
+    CopyUpdated,
     EventMark,
     Followed,
     Probed,
@@ -411,3 +412,38 @@ def test_copy_that_began_aborting_after_its_lease_is_fenced() -> None:
     assert _reasons(out) == ["CopyFenced"] and state.phase == "Running"
     state, out = _run(_placed(), answer.model_copy(update={"lease_until": lease + timedelta(1)}))
     assert state.phase == "Aborted" and "CopyFenced" not in _reasons(out)
+
+
+def _scaled(replicas: int) -> ParsedJob[Job]:
+    doc = make_job("train", "ns").task("w", replicas=replicas).spec(queue="multi").manifest()
+    doc["metadata"]["uid"] = "u1"
+    return _observed(doc)
+
+
+def _updates(effects: list[dfx.AnyEffect]) -> list[dfx.UpdateCopy]:
+    return [e for e in effects if isinstance(e, dfx.UpdateCopy)]
+
+
+def test_spec_change_passes_to_the_copy_once_and_not_before_it_exists() -> None:
+    state, _ = _run(DispatchState(), _observed(), _probed("a"))
+    state, out = _run(state, _scaled(3))  # the copy is being made: nothing to update yet
+    assert _updates(out) == []
+    state, out = _run(state, CopyMade(cluster="a", generation=1, uid="copy-a1", created=True))
+    (update,) = _updates(out)  # made from the spec before the change: it gets the new one
+    assert update.target == A1 and update.job.spec.tasks[0].replicas == 3
+    state, out = _run(state, _running(), _scaled(3))
+    assert _updates(out) == []  # the same spec again: nothing to pass
+
+
+def test_spec_change_waits_for_a_silent_cluster_and_never_reaches_a_finished_job() -> None:
+    state, _ = _run(_placed(), _silent())
+    state, out = _run(state, _scaled(4))
+    assert _updates(out) == []
+    state, out = _run(state, _running())  # it answers again: the change goes now
+    assert [u.job.spec.tasks[0].replicas for u in _updates(out)] == [4]
+    silent = CopyUpdated(cluster="a", generation=1, reachable=False, error="refused")
+    state, out = _run(state, silent, _running())  # lost on the way: passed again on reach
+    assert len(_updates(out)) == 1
+    done, _ = _run(state, _running(phase="Completed"))
+    _, out = _run(done, _scaled(5))
+    assert _updates(out) == []
