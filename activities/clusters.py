@@ -7,7 +7,9 @@ once per process and kept while the Secret stays the same (uid and resourceVersi
 the Secret, say to rotate a token, gives the next caller a client of the new kubeconfig.
 
 `probe` asks a cluster what the dispatcher and `caldera cluster list` need: whether it answers
-(a short-timeout GET /version), its nodes, and its capacity (`scheduling.api.cluster_capacity`).
+(a short-timeout GET /version), its nodes, and its capacity (`scheduling.api.cluster_capacity`);
+`read` is the same read with what the pods hold by queue (`scheduling.api.queue_usage`) and the
+client, for the dispatcher's probe of a job's queue there (`activities.probes`).
 A bad cluster never raises to the caller: no Secret, a Secret without `kubeconfig`, a
 kubeconfig that does not parse or is refused (`models.kubeconfig`), an apiserver that does not
 answer or refuses the credentials, each becomes one sentence in `ClusterStatus.error`.
@@ -27,7 +29,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -37,9 +39,11 @@ from kubernetes.config.config_exception import ConfigException
 from temporalio import activity
 
 from activities import kube
+from activities.shared_reads import SharedReads
 from models import kubeconfig
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY, ClusterStatus
 from models.quantity import parse_quantity
+from scheduling.api import queue_usage
 from scheduling.api.cluster_capacity import capacity
 from service import metrics
 
@@ -143,6 +147,10 @@ class _Built:
 
 _clients: dict[str, _Built] = {}
 _building = threading.Lock()
+# A cluster's Secrets as listed for the calls to it: a burst of calls (six per dispatched job)
+# lists them once; a Secret rotated or removed counts from the next list, within this age.
+REGISTRY_SECONDS: Final = 5.0
+_registered: SharedReads[str, list[Registration]] = SharedReads(REGISTRY_SECONDS)
 
 
 def _retries() -> urllib3.Retry:
@@ -188,12 +196,16 @@ def client_for(reg: Registration) -> tuple[client.ApiClient, str]:
 
 
 def api_for(cluster: str, manager: client.ApiClient | None = None) -> client.ApiClient:
-    """The client for a registered cluster, for the activities that write there;
-    ClusterUnusable (with the reason) when it has no single usable Secret or the Secrets
-    cannot be listed. The manager not answering is raised as the client raises it (urllib3),
-    for the activity's retries."""
+    """The client for a registered cluster, for the activities that write there (its Secrets
+    listed at most once per REGISTRY_SECONDS); ClusterUnusable (with the reason) when it has no
+    single usable Secret or the Secrets cannot be listed. The manager not answering is raised
+    as the client raises it (urllib3), for the activity's retries."""
     try:
-        found = registrations(manager, cluster=cluster)
+        found = (
+            registrations(manager, cluster=cluster)
+            if manager is not None
+            else _registered.get(cluster, lambda: registrations(cluster=cluster))
+        )
     except client.ApiException as e:
         raise ClusterUnusable(_registry_unreadable(e)) from None
     if not found:
@@ -263,7 +275,18 @@ def _listed(call: Callable[..., Any], **kwargs: Any) -> Iterator[dict[str, Any]]
             return
 
 
-def probe_api(cluster: str, api: client.ApiClient, server: str) -> ClusterStatus:
+@dataclass(frozen=True)
+class Reading:
+    """One read of a cluster: its status and, when it answered, what its pods hold by queue
+    (`scheduling.api.queue_usage`) and the client that read it, to read a queue there."""
+
+    status: ClusterStatus
+    usage: Mapping[str, queue_usage.Usage] = field(default_factory=dict)
+    api: client.ApiClient | None = None  # None: it did not answer
+    server: str = ""
+
+
+def read_api(cluster: str, api: client.ApiClient, server: str) -> Reading:
     """Ask one cluster: /version, then its nodes and the pods on them."""
     now = datetime.now(UTC)
     down = ClusterStatus(name=cluster, reachable=False, probed_at=now)
@@ -277,13 +300,14 @@ def probe_api(cluster: str, api: client.ApiClient, server: str) -> ClusterStatus
             _listed(client.CoreV1Api(api).list_pod_for_all_namespaces, field_selector=UNFINISHED)
         )
     except client.ApiException as e:
-        return down.model_copy(update={"error": refused(server, e, what)})
+        return Reading(down.model_copy(update={"error": refused(server, e, what)}))
     except (urllib3.exceptions.HTTPError, OSError) as e:
-        return down.model_copy(update={"error": unreachable(server, e)})
+        return Reading(down.model_copy(update={"error": unreachable(server, e)}))
     except ValueError as e:  # not JSON: something else listens there
-        return down.model_copy(update={"error": f"{server} is no apiserver: {_first_line(e)}"})
+        error = f"{server} is no apiserver: {_first_line(e)}"
+        return Reading(down.model_copy(update={"error": error}))
     figures = capacity(nodes, pods)
-    return ClusterStatus(
+    status = ClusterStatus(
         name=cluster,
         reachable=True,
         nodes=figures.nodes,
@@ -291,37 +315,53 @@ def probe_api(cluster: str, api: client.ApiClient, server: str) -> ClusterStatus
         free=figures.free,
         probed_at=now,
     )
+    return Reading(status, queue_usage.usage_by_queue(pods), api, server)
 
 
-def probe_registered(cluster: str, found: Sequence[Registration]) -> ClusterStatus:
-    """Probe a cluster given its Secrets (none, one, or a mistaken several)."""
+def probe_api(cluster: str, api: client.ApiClient, server: str) -> ClusterStatus:
+    return read_api(cluster, api, server).status
+
+
+def read_registered(cluster: str, found: Sequence[Registration]) -> Reading:
+    """Read a cluster given its Secrets (none, one, or a mistaken several)."""
     why = duplicates(found) if found else _not_registered(cluster)
     if why:
-        return ClusterStatus(name=cluster, reachable=False, error=why, probed_at=datetime.now(UTC))
+        return _down(cluster, why)
     try:
         api, server = client_for(found[0])
     except ClusterUnusable as e:
-        return ClusterStatus(
-            name=cluster, reachable=False, error=str(e), probed_at=datetime.now(UTC)
+        return _down(cluster, str(e))
+    return read_api(cluster, api, server)
+
+
+def probe_registered(cluster: str, found: Sequence[Registration]) -> ClusterStatus:
+    return read_registered(cluster, found).status
+
+
+def read(cluster: str, manager: client.ApiClient | None = None) -> Reading:
+    """One cluster's reading; every failure, the manager's included, is in its `error`."""
+    try:
+        found = (
+            registrations(manager, cluster=cluster)
+            if manager is not None
+            else _registered.get(cluster, lambda: registrations(cluster=cluster))
         )
-    return probe_api(cluster, api, server)
+    except client.ApiException as e:
+        return _down(cluster, _registry_unreadable(e))
+    except (urllib3.exceptions.HTTPError, OSError) as e:
+        return _down(cluster, f"manager {unreachable(_host(manager), e)}")
+    return read_registered(cluster, found)
 
 
 def probe(cluster: str, manager: client.ApiClient | None = None) -> ClusterStatus:
     """One cluster's status; every failure, the manager's included, is in its `error`."""
-    try:
-        found = registrations(manager, cluster=cluster)
-    except client.ApiException as e:
-        error = _registry_unreadable(e)
-        return ClusterStatus(
-            name=cluster, reachable=False, error=error, probed_at=datetime.now(UTC)
-        )
-    except (urllib3.exceptions.HTTPError, OSError) as e:
-        error = f"manager {unreachable(_host(manager), e)}"
-        return ClusterStatus(
-            name=cluster, reachable=False, error=error, probed_at=datetime.now(UTC)
-        )
-    return probe_registered(cluster, found)
+    return read(cluster, manager).status
+
+
+def _down(cluster: str, error: str) -> Reading:
+    return Reading(
+        ClusterStatus(name=cluster, reachable=False, error=error, probed_at=datetime.now(UTC))
+    )
 
 
 def _host(manager: client.ApiClient | None) -> str:

@@ -21,7 +21,7 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import clusters, errors, kube, remote
+from activities import clusters, errors, kube, probes, remote
 from activities.follow import follow_copy
 from activities.messages import Message
 from activities.remote import CopyInput, Unreachable
@@ -55,6 +55,7 @@ _REFUSALS: Final = frozenset({"AdmissionDenied", "Invalid", "Forbidden", "BadReq
 
 class ProbeInput(Message):
     clusters: list[str]
+    queue: str = ""  # the job's queue, whose figures each cluster reports ("": none asked)
 
 
 # -- probe -----------------------------------------------------------------------------------
@@ -62,11 +63,13 @@ class ProbeInput(Message):
 
 @activity.defn(name="probe_clusters")
 def probe_clusters(request: ProbeInput) -> Probed:
-    """`clusters.probe` of each, side by side (one that hangs costs its timeout only)."""
+    """`probes.probe` of each for the job's queue, side by side (one that hangs costs its
+    timeout only), sharing a recent reading of a cluster with the other jobs' probes."""
     if not request.clusters:
         return Probed(statuses=[])
     with ThreadPoolExecutor(min(len(request.clusters), clusters.MAX_PARALLEL)) as pool:
-        return Probed(statuses=list(pool.map(clusters.probe, request.clusters)))
+        found = pool.map(lambda c: probes.probe(c, request.queue), request.clusters)
+        return Probed(statuses=list(found))
 
 
 # -- create ----------------------------------------------------------------------------------
@@ -107,8 +110,11 @@ def create_copy(request: CreateCopyInput) -> CopyMade:
     answer = CopyMade(cluster=target.cluster, generation=target.generation)
     try:
         api = remote.api(target.cluster)
+        activity.heartbeat()  # between requests: a worker that died is noticed in seconds
         _ensure_namespace(api, target.cluster, ns)
+        activity.heartbeat()
         queue = _queue_there(api, target.cluster, request.job.spec.queue or "default")
+        activity.heartbeat()
         lease = datetime.now(UTC) + timedelta(seconds=request.lease_seconds)
         body = copies.manifest(request.job, request.origin, target.generation, lease, queue)
         made = remote.call(
@@ -119,6 +125,7 @@ def create_copy(request: CreateCopyInput) -> CopyMade:
             ),
             ok=errors.EXISTS_OK,
         )
+        activity.heartbeat()
         if made is not None:
             uid = str(remote.meta(kube.as_dict(made)).get("uid", ""))
             activity.logger.info("copy created job=%s/%s cluster=%s", ns, name, target.cluster)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
 
 from models import task_queues
 
@@ -23,6 +24,9 @@ class ActivityOptions:
     schedule_to_close: timedelta | None = None  # None: bounded by retry.maximum_attempts
     task_queue: str | None = None  # None: the calling workflow's task queue
     local: bool = False  # run in the worker that runs the workflow task (short writes only)
+    # TRY_CANCEL: a cancelled activity is done for the workflow at once; WAIT_CANCELLATION_COMPLETED
+    # once the worker says so (an activity whose cancel must be in the history before the end).
+    cancellation: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL
 
 
 def _retry(attempts: int, initial: float = 1.0, maximum: float = 30.0) -> RetryPolicy:
@@ -89,12 +93,18 @@ REMOTE_CALL = ActivityOptions(
     retry=_retry(5, maximum=10.0),
     task_queue=task_queues.DISPATCH,
 )
+# The create of a copy stamps its lease first: a worker that dies mid-create must be noticed
+# (the heartbeat between its requests, each at most 13 s) and the create retried well inside
+# the lease, not after the whole start-to-close.
+CREATE_COPY = replace(REMOTE_CALL, heartbeat=timedelta(seconds=15))
 # One long poll of a copy (a few minutes, renewing its lease): it heartbeats every poll, so a
 # poll on a worker that died is taken up elsewhere within the heartbeat timeout, well inside
-# a lease.
+# a lease. A poll stopped is done once its worker says so: the workflow ends only after that,
+# so the cancel's answer never lands while the run completes (UNHANDLED_COMMAND).
 FOLLOW_COPY = ActivityOptions(
     start_to_close=timedelta(minutes=6),
     heartbeat=timedelta(seconds=20),
     retry=_retry(5, maximum=10.0),
     task_queue=task_queues.DISPATCH,
+    cancellation=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 )

@@ -56,6 +56,18 @@ class Resources:
             got = self._call(_GET, kind, _scope(kind, namespace), name)
         return _obj(got, ref)
 
+    def find(self, kind: Kind, name: str, namespace: str = "") -> Obj | None:
+        """As `get`; None: there is no such object."""
+        ref = kind.ref(name, namespace)
+        with self._conn.kube_call(f"read {ref}"):
+            try:
+                got = self._call(_GET, kind, _scope(kind, namespace), name)
+            except client.ApiException as e:
+                if e.status == 404:
+                    return None
+                raise
+        return _obj(got, ref)
+
     def list(self, kind: Kind, namespace: str = "") -> list[Obj]:
         """Every object of `kind`; namespace "": in all namespaces (or cluster-scoped)."""
         where = f"in namespace {namespace}" if namespace else "in all namespaces"

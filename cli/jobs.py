@@ -1,7 +1,8 @@
 """`caldera job ...`: Volcano Jobs from the terminal, modelled on `vcctl job`.
 
 What exists and its status come from the apiserver (the workflows write `status`); commands go
-to the job's workflow as Temporal updates, so a command that cannot apply is refused at once
+to the job's workflow (its DispatchWorkflow when it is dispatched to a worker cluster, see
+`cli.jobroute`) as Temporal updates, so a command that cannot apply is refused at once
 with the workflow's own reason (or, with `--via-command`, as a Command CR like vcctl's, which
 the forwarder delivers later). Every command that names a job prints its Temporal UI link.
 """
@@ -16,12 +17,13 @@ from typing import Any, Final
 
 import yaml
 
-from cli import clients, jobview, output, remote, verbs, waiting
-from cli.apiserver import JOBS, Resources
+from cli import clients, jobroute, jobview, output, remote, verbs, waiting
+from cli.apiserver import JOBS, Obj, Resources
 from cli.clients import CliError, Connections, guarded
 from models import keys, vcjob
 from models.bus import Action
 from models.signals import job as job_signals
+from workflows.dispatch import DispatchView
 
 LIST_HEADERS: Final = (
     "NAME",
@@ -59,7 +61,14 @@ def _namespace(args: argparse.Namespace, conn: Connections) -> str:
     return str(args.namespace or conn.default_namespace())
 
 
-JOB: Final = verbs.Subject(
+def _owner(
+    conn: Connections, job: Obj
+) -> tuple[str, verbs.Query[job_signals.JobView | DispatchView]]:
+    found = jobroute.of(conn, job)
+    return found.workflow_id, remote.dispatch_view if found.dispatched else remote.job_view
+
+
+JOB: Final = verbs.Subject[job_signals.JobView | DispatchView](
     kind=JOBS,
     workflow_id=keys.job_workflow_id,
     namespace=_namespace,
@@ -69,6 +78,7 @@ JOB: Final = verbs.Subject(
     render=jobview.render,
     takes_message=True,
     command_namespace=None,  # a Job's Commands go to its own namespace
+    owner=_owner,
 )
 
 
@@ -98,8 +108,8 @@ def _run(args: argparse.Namespace) -> int:
         meta = doc.setdefault("metadata", {})
         namespace = document_namespace(args, conn, meta, JOBS.noun)
         created = resources.create(JOBS, doc, namespace)
-        name = created["metadata"]["name"]
-        verbs.created(conn, JOBS.ref(name, namespace), keys.job_workflow_id(namespace, name))
+        wid, _ = JOB.driver(conn, created, namespace)
+        verbs.created(conn, JOBS.ref(created["metadata"]["name"], namespace), wid)
     return 0
 
 

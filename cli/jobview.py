@@ -1,5 +1,7 @@
 """What `caldera job list` and `job view` show of a Job: pure functions of the apiserver's object
-and the workflow's `status` query answer.
+and the workflow's status query answer (a JobWorkflow's `status`; for a Job dispatched to a
+worker cluster, its DispatchWorkflow's `dispatch`: where the job runs, what it waits for, which
+old copies are still to be deleted).
 
 `summary` builds one mapping that the table rendering and the JSON/YAML output share, so every
 format carries the same fields.
@@ -13,6 +15,7 @@ from typing import Any, Final
 from cli import output
 from models import scheduling
 from models.signals import job as job_signals
+from workflows.dispatch import DispatchView
 
 Obj = dict[str, Any]
 POD_COUNTS: Final = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
@@ -51,7 +54,11 @@ def list_row(job: Obj, now: datetime, with_namespace: bool) -> list[object]:
 
 
 def summary(
-    job: Obj, workflow_id: str, workflow: job_signals.JobView | str, url: str, now: datetime
+    job: Obj,
+    workflow_id: str,
+    workflow: job_signals.JobView | DispatchView | str,
+    url: str,
+    now: datetime,
 ) -> dict[str, Any]:
     """workflow: the status query's answer, or why it could not be had."""
     meta = job.get("metadata") or {}
@@ -109,6 +116,7 @@ def render(s: dict[str, Any]) -> str:
                 ("Age", s["age"]),
                 ("Policies", "; ".join(s["policies"]) or None),
                 ("Workflow", _workflow_line(wf)),
+                *_dispatch_fields(wf.get("dispatch")),
             ]
         ),
         "",
@@ -123,7 +131,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append("Delayed actions:")
         rows = [(d["action"], d["event"], d["task"], d["pod"], d["fires_at"]) for d in delayed]
         lines.append(output.table(DELAYED_HEADERS, rows))
-    elif "error" not in wf:
+    elif "error" not in wf and "dispatch" not in wf:  # a copy's are kept where it runs
         lines.append("Delayed actions: none")
     lines.append(f"History: {s['url']}")
     return "\n".join(lines)
@@ -137,9 +145,14 @@ def _policy(p: Obj) -> str:
     return f"{when} → {p.get('action')}{after}"
 
 
-def _workflow(workflow_id: str, workflow: job_signals.JobView | str) -> dict[str, Any]:
+def _workflow(
+    workflow_id: str, workflow: job_signals.JobView | DispatchView | str
+) -> dict[str, Any]:
     if isinstance(workflow, str):
         return {"id": workflow_id, "error": workflow}
+    if isinstance(workflow, DispatchView):
+        shown = workflow.model_dump(exclude={"phase"})
+        return {"id": workflow_id, "phase": workflow.phase, "dispatch": shown}
     return {
         "id": workflow_id,
         "phase": workflow.phase,
@@ -153,8 +166,31 @@ def _workflow_line(wf: dict[str, Any]) -> str:
     if "error" in wf:
         return f"{wf['id']} ({wf['error']})"
     parts = [f"phase {wf['phase']}"]
+    if "dispatch" in wf:
+        return f"{wf['id']} ({parts[0]})"
     if wf["pod_group_phase"]:
         parts.append(f"PodGroup {wf['pod_group_phase']}")
     if wf["backlog"]:
         parts.append(f"{wf['backlog']} inputs waiting")
     return f"{wf['id']} ({', '.join(parts)})"
+
+
+def _dispatch_fields(d: dict[str, Any] | None) -> list[tuple[str, object]]:
+    """A dispatched job's lines (d: the `dispatch` query's answer; None: not dispatched)."""
+    if d is None:
+        return []
+    if d["cluster"]:
+        unreachable = ", not answering" if d["unreachable"] else ""
+        where = f"{d['cluster']} (generation {d['generation']}{unreachable})"
+    elif d["generation"]:
+        where = f"(none now; generation {d['generation']} was the last)"
+    else:
+        where = "(none yet)"
+    pairs: list[tuple[str, object]] = [("Cluster", where)]
+    if d["waiting"]:
+        pairs.append(("Waiting", d["waiting"]))
+    if d["stale"]:
+        pairs.append(("Stale copies", ", ".join(d["stale"])))
+    if d["held_commands"]:
+        pairs.append(("Commands", f"{d['held_commands']} held for the copy"))
+    return pairs

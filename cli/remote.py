@@ -1,6 +1,7 @@
 """What the CLI asks of a Job's or Queue's workflow: commands as updates, the status query, and
-the history (every run of a continue-as-new chain); of the SchedulerWorkflow, which jobs wait
-in a queue and where one job stands.
+the history (every run of a continue-as-new chain); of a dispatched Job's DispatchWorkflow, the
+same commands and its `dispatch` query; of the SchedulerWorkflow, which jobs wait in a queue and
+where one job stands.
 
 Updates and queries name the workflow classes' own methods, so a renamed handler breaks here at
 import time rather than at a user's terminal. Every call is bounded by `--timeout` (a query or
@@ -22,17 +23,20 @@ from models.bus import Action
 from models.signals import job as job_signals
 from models.signals import queue as queue_signals
 from scheduling.api.backlog import JobStanding, PendingJobs
+from workflows.commands import VolcanoCommands
+from workflows.dispatch import DispatchView, DispatchWorkflow
 from workflows.job import JobWorkflow
 from workflows.queue import QueueWorkflow
 from workflows.scheduler import SchedulerWorkflow
 
-# The update behind each job action: validated by the workflow, answered once carried out.
+# The update behind each job action: validated by the workflow, answered once carried out; the
+# JobWorkflow and the DispatchWorkflow have the same ones (`workflows.commands`).
 JOB_UPDATES: Final = {
-    Action.ABORT_JOB: JobWorkflow.abort,
-    Action.RESUME_JOB: JobWorkflow.resume,
-    Action.RESTART_JOB: JobWorkflow.restart,
-    Action.TERMINATE_JOB: JobWorkflow.terminate,
-    Action.COMPLETE_JOB: JobWorkflow.complete,
+    Action.ABORT_JOB: VolcanoCommands.abort,
+    Action.RESUME_JOB: VolcanoCommands.resume,
+    Action.RESTART_JOB: VolcanoCommands.restart,
+    Action.TERMINATE_JOB: VolcanoCommands.terminate,
+    Action.COMPLETE_JOB: VolcanoCommands.complete,
 }
 QUEUE_UPDATES: Final = {
     Action.OPEN_QUEUE: QueueWorkflow.open,
@@ -43,8 +47,9 @@ QUEUE_UPDATES: Final = {
 async def job_command(
     conn: Connections, workflow_id: str, action: Action, command: job_signals.JobCommand, what: str
 ) -> job_signals.JobCommandResult:
+    """To the Job's JobWorkflow or DispatchWorkflow, whichever `workflow_id` names."""
     client = await conn.temporal()
-    handle = client.get_workflow_handle_for(JobWorkflow.run, workflow_id)
+    handle = client.get_workflow_handle(workflow_id)
     with conn.temporal_call(what, workflow_id):
         return await conn.answer(handle.execute_update(JOB_UPDATES[action], command))
 
@@ -67,6 +72,13 @@ async def job_view(conn: Connections, workflow_id: str, what: str) -> job_signal
     handle = client.get_workflow_handle_for(JobWorkflow.run, workflow_id)
     with conn.temporal_call(what, workflow_id):
         return await conn.answer(handle.query(JobWorkflow.status, rpc_timeout=conn.timeout))
+
+
+async def dispatch_view(conn: Connections, workflow_id: str, what: str) -> DispatchView:
+    client = await conn.temporal()
+    handle = client.get_workflow_handle_for(DispatchWorkflow.run, workflow_id)
+    with conn.temporal_call(what, workflow_id):
+        return await conn.answer(handle.query(DispatchWorkflow.view, rpc_timeout=conn.timeout))
 
 
 async def queue_view(conn: Connections, workflow_id: str, what: str) -> queue_signals.QueueView:

@@ -1,9 +1,11 @@
 """The verbs `caldera job` and `caldera queue` share, written once for any `Subject`.
 
 Each subject names what differs: its resource, its workflow id, where its namespace comes from,
-its update and its status query. The rest is the same for both: an action goes to the
-workflow as a validated update (or, with `--via-command`, as a Command CR the forwarder
-delivers later), and every command that names an object prints its Temporal UI link.
+its update and its status query, and, when the object itself says which workflow drives it (a
+Job dispatched to a worker cluster: its DispatchWorkflow), how to tell. The rest is the same
+for both: an action goes to the workflow as a validated update (or, with `--via-command`, as a
+Command CR the forwarder delivers later), and every command that names an object prints its
+Temporal UI link.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from models.bus import Action
 
 V = TypeVar("V")  # the workflow's status query answer
 Verbs: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # a parser's verbs
+# A workflow's status query: (conn, workflow id, what) → its answer.
+Query: TypeAlias = Callable[[Connections, str, str], Coroutine[Any, Any, V]]
 
 VIA_COMMAND_HELP = "create a bus.volcano.sh Command CR instead (not validated, not waited for)"
 
@@ -37,15 +41,25 @@ class Subject(Generic[V]):
     namespace: Callable[[argparse.Namespace, Connections], str]  # "": cluster-scoped
     # (conn, workflow id, action, args, what) → "action: before → after"
     update: Callable[[Connections, str, Action, argparse.Namespace, str], Coroutine[Any, Any, str]]
-    query: Callable[[Connections, str, str], Coroutine[Any, Any, V]]  # (conn, workflow id, what)
+    query: Query[V]
     # (object, workflow id, the query's answer or why there is none, url, now) → summary
     summary: Callable[[Obj, str, V | str, str, datetime], dict[str, Any]]
     render: Callable[[dict[str, Any]], str]
     takes_message: bool  # the update and the Command carry a --message too
     command_namespace: str | None  # default --command-namespace; None: the object's own
+    # (conn, the object as read) → the workflow that drives it and the query it answers, when
+    # that depends on the object; None: always `workflow_id`'s, asked with `query`
+    owner: Callable[[Connections, Obj], tuple[str, Query[V]]] | None = None
 
     def ref(self, args: argparse.Namespace, namespace: str) -> str:
         return self.kind.ref(args.name, namespace)
+
+    def driver(self, conn: Connections, obj: Obj, namespace: str) -> tuple[str, Query[V]]:
+        """The workflow that drives `obj` (as read from the apiserver), and its status query."""
+        if self.owner is not None:
+            return self.owner(conn, obj)
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        return self.workflow_id(namespace, name), self.query
 
 
 def add_verbs(
@@ -106,7 +120,7 @@ def command(subject: Subject[Any], verb: str, args: argparse.Namespace) -> int:
     action: Action = args.action
     ref = subject.ref(args, namespace)
     target = resources.get(subject.kind, args.name, namespace)
-    wid = subject.workflow_id(namespace, args.name)
+    wid, _ = subject.driver(conn, target, namespace)
     if args.via_command:
         where = args.command_namespace or namespace
         body = bus.command(target, action, where, args.reason, args.message)
@@ -124,10 +138,10 @@ def show(subject: Subject[V], args: argparse.Namespace) -> int:
     conn = Connections(args)
     namespace = subject.namespace(args, conn)
     found = Resources(conn).get(subject.kind, args.name, namespace)
-    wid = subject.workflow_id(namespace, args.name)
+    wid, query = subject.driver(conn, found, namespace)
     answer: V | str
     try:
-        answer = asyncio.run(subject.query(conn, wid, f"query workflow {wid}"))
+        answer = asyncio.run(query(conn, wid, f"query workflow {wid}"))
     except CliError as e:
         answer = str(e)  # the apiserver's half is still worth showing
     summary = subject.summary(found, wid, answer, conn.url(wid), datetime.now(UTC))
@@ -165,9 +179,15 @@ def delete_one(subject: Subject[Any], args: argparse.Namespace) -> int:
 
 
 def history(subject: Subject[Any], args: argparse.Namespace) -> int:
+    """The history of the workflow that drives the object; one no longer there (deleted, its
+    workflow still cleaning up or finished) is taken to be driven by `workflow_id`'s."""
     conn = Connections(args)
     namespace = subject.namespace(args, conn)
     wid = subject.workflow_id(namespace, args.name)
+    if subject.owner is not None:
+        found = Resources(conn).find(subject.kind, args.name, namespace)
+        if found is not None:
+            wid, _ = subject.driver(conn, found, namespace)
     what = f"read the history of {subject.ref(args, namespace)}"
     entries = asyncio.run(remote.timeline(conn, wid, what, args.runs))
     print(output.history(entries, wid, conn.url(wid), args.output))

@@ -4,7 +4,9 @@ apiserver.
 
 Each answer is as of the last session that changed it. A job the scheduler does not list is
 looked up in its own workflow (the `status` query) to say what it is doing instead: running,
-finished, or waiting beyond the jobs the scheduler lists.
+finished, or waiting beyond the jobs the scheduler lists. A job dispatched to a worker cluster
+never waits in this scheduler: its DispatchWorkflow (the `dispatch` query) says which cluster
+runs it, or why none does yet.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ import asyncio
 import sys
 from typing import Any, Final
 
-from cli import output, remote, verbs
+from cli import jobroute, output, remote, verbs
 from cli.clients import CliError, Connections, guarded
-from models import keys
 from models.defaults import DEFAULT_SCHEDULER
 from models.signals import job as job_signals
 from scheduling.api.backlog import JobStanding, PendingJobs
+from workflows.dispatch import DispatchView
 
 PENDING_HEADERS: Final = ("POSITION", "NAMESPACE", "JOB", "PHASE", "REASON")
 WAITING_PHASE: Final = "Pending"  # a Volcano Job's phase while its PodGroup is not running
@@ -87,13 +89,14 @@ def why_summary(
     namespace: str,
     name: str,
     standing: JobStanding | None,
-    view: job_signals.JobView | str | None,
+    view: job_signals.JobView | DispatchView | str | None,
     queue: PendingJobs | None,
 ) -> dict[str, Any]:
     """What `job why` says: where the job stands, or what it does instead.
 
-    view: the job's `status` query answer, or why there is none (None: not asked, it waits);
-    queue: its queue's line, asked when the job waits but is not listed (None: not asked)."""
+    view: the job's `status` query answer (`dispatch` for a dispatched one), or why there is
+    none (None: not asked, it waits); queue: its queue's line, asked when the job waits but is
+    not listed (None: not asked)."""
     found: dict[str, Any] = {"namespace": namespace, "name": name}
     if standing is not None:
         shown = standing.model_dump(mode="json", exclude={"namespace", "name"})
@@ -105,6 +108,8 @@ def why_summary(
             f"asked: {view}"
         )
         return found
+    if isinstance(view, DispatchView):
+        return found | _dispatched(view)
     found |= {"queue": view.queue, "job_phase": view.phase, "pod_group_phase": view.pod_group_phase}
     if view.phase != WAITING_PHASE:
         found["note"] = f"the job is {view.phase}: it does not wait in a queue"
@@ -115,6 +120,22 @@ def why_summary(
         )
     else:
         found["note"] = "no session has listed it yet (its PodGroup is new, or being admitted)"
+    return found
+
+
+def _dispatched(view: DispatchView) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "job_phase": view.phase,
+        "cluster": view.cluster,
+        "generation": view.generation,
+    }
+    if view.cluster:
+        found["note"] = (
+            f"dispatched to worker cluster {view.cluster} (generation {view.generation}): it "
+            "waits, if it does, in that cluster's scheduler"
+        )
+    else:
+        found["note"] = f"waits for a worker cluster: {view.waiting or 'choosing one'}"
     return found
 
 
@@ -129,20 +150,31 @@ def render_why(s: dict[str, Any]) -> str:
             ("Reason", s["reason"] or None),
         ]
         return output.fields(pairs)
-    lines = [("Job", job)]
-    if "job_phase" in s:
+    lines: list[tuple[str, object]] = [("Job", job)]
+    if "cluster" in s:
+        lines += [("Phase", s["job_phase"]), ("Cluster", s["cluster"] or "(none)")]
+    elif "job_phase" in s:
         lines += [("Queue", s["queue"]), ("Phase", s["job_phase"])]
     return f"{output.fields(lines)}\n{s['note']}"
 
 
 async def _ask(args: argparse.Namespace, conn: Connections, namespace: str) -> dict[str, Any]:
+    """A dispatched job is asked of its DispatchWorkflow alone: it never waits in this
+    cluster's scheduler (a manager that only dispatches may run none)."""
     name = args.name
+    route = jobroute.named(conn, namespace, name)
+    workflow_id = route.workflow_id
+    view: job_signals.JobView | DispatchView | str
+    if route.dispatched:
+        try:
+            view = await remote.dispatch_view(conn, workflow_id, f"query workflow {workflow_id}")
+        except CliError as e:
+            view = str(e)
+        return why_summary(namespace, name, None, view, None)
     what = f"ask scheduler {args.scheduler} where job {namespace}/{name} stands"
     standing = await remote.job_standing(conn, args.scheduler, namespace, name, what)
     if standing is not None:
         return why_summary(namespace, name, standing, None, None)
-    workflow_id = keys.job_workflow_id(namespace, name)
-    view: job_signals.JobView | str
     try:
         view = await remote.job_view(conn, workflow_id, f"query workflow {workflow_id}")
     except CliError as e:

@@ -54,6 +54,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class QueueThere(_Model):
+    """A job's queue as one worker cluster holds it, from one probe: the queue its copy would
+    land in there (its own name, else `default`, as `activities.dispatch` creates it) and how
+    much of that queue is taken. New in ClusterStatus with a default: probes recorded in
+    histories before it still decode."""
+
+    asked: str  # the job's queue, as named on the manager
+    name: str = ""  # the queue a copy lands in there: `asked` or `default` ("": neither exists)
+    state: str = ""  # its status.state ("": not written yet, read as Open)
+    capability: dict[str, str] = Field(default_factory=dict)  # spec.capability ({}: no limit)
+    # What it holds there: the larger of its status.allocated and its bound pods' requests.
+    allocated: dict[str, str] = Field(default_factory=dict)
+    # What its unfinished pods there request, pending ones included: its use of that cluster.
+    used: dict[str, str] = Field(default_factory=dict)
+    error: str = ""  # why the queue could not be read ("": it was)
+
+
 class ClusterStatus(_Model):
     """What the manager knows of one worker cluster, from one probe."""
 
@@ -64,6 +81,7 @@ class ClusterStatus(_Model):
     allocatable: dict[str, str] = Field(default_factory=dict)  # summed ResourceList
     free: dict[str, str] = Field(default_factory=dict)  # allocatable less running pods' requests
     probed_at: datetime | None = None
+    queue: QueueThere | None = None  # None: no queue asked (or a probe from before queues)
 
 
 class RemoteCopy(_Model):
@@ -86,8 +104,12 @@ class RemoteState(_Model):
 
 
 class DispatchSettings(_Model):
-    """A queue's dispatch: its clusters and weights, and the failover timing."""
+    """A queue's dispatch: its clusters, their weights and capacities, and the failover
+    timing."""
 
     queue: QueueName
     clusters: dict[str, int]  # name -> weight (extendClusters; weight defaults to 1)
     lost_after_seconds: int = LOST_AFTER_SECONDS
+    # name -> extendClusters[].capacity: the most this queue's jobs may use on that cluster
+    # (a cluster not named here, or a resource not in its list: no limit).
+    capacity: dict[str, dict[str, str]] = Field(default_factory=dict)

@@ -240,6 +240,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/clusters.py", "get_code"): (),
         ("activities/clusters.py", "list_node"): (),
         ("activities/clusters.py", "list_pod_for_all_namespaces"): (),
+        ("activities/probes.py", "get_cluster_custom_object"): (),  # the job's queue there
         # Dispatched Jobs (DispatchWorkflow): the manager's Job gets its dispatched-to
         # annotation by a read and an update (activities/mirroring.py; its status and Events
         # go by the writes above). The calls to the copies go to the worker clusters, with the
@@ -253,8 +254,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/dispatch.py", "get_cluster_custom_object"): (),
         ("activities/dispatch.py", "create_namespaced_custom_object"): (),
         ("activities/dispatch.py", "delete_namespaced_custom_object"): (),
+        ("activities/dispatch.py", "replace_namespaced_custom_object"): (),  # a spec change
         ("activities/follow.py", "patch_namespaced_custom_object"): (),
         ("activities/follow.py", "list_namespaced_event"): (),
+        ("activities/copywatch.py", "list_cluster_custom_object"): (),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),

@@ -90,5 +90,6 @@ async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, su
         heartbeat_timeout=options.heartbeat,
         retry_policy=options.retry,
         task_queue=options.task_queue,
+        cancellation_type=options.cancellation,
         summary=fit(summary),
     )

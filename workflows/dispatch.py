@@ -16,7 +16,8 @@ absent, by name, origin uid and generation; delete fenced by the same and the co
 The Volcano commands are updates here too (as on a JobWorkflow), passed on to the copy.
 
 Patches in force: `PASS_SPEC` (the manager Job's spec changes passed to the copy; a run that
-began before it passes none).
+began before it passes none); `SETTLE_POLLS` (a run ends once its stopped long polls' cancels
+are answered); `SPREAD` (the cluster drawn among those that fit, `choose.draw`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Final, assert_never
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from activities import dispatch, follow, jobs, mirroring, options
@@ -57,7 +58,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.commands import VolcanoCommands
     from workflows.entity import Entity, Ref, parsed
 
-PASS_SPEC: Final = "dispatch-pass-spec"
+PASS_SPEC: Final = "caldera-dispatch-pass-spec"
+SETTLE_POLLS: Final = "caldera-dispatch-settle-polls"
+SPREAD: Final = "caldera-dispatch-spread"
 
 
 class DispatchInput(BaseModel):
@@ -94,6 +97,7 @@ class DispatchWorkflow(VolcanoCommands):
             self, start.state or DispatchState(), start.max_history, progress=_progress
         )
         self._following: asyncio.Task[None] | None = None  # None: no long poll running
+        self._stopping: list[asyncio.Task[None]] = []  # polls cancelled, their cancel unanswered
         if start.state is not None:
             self._entity.inbox.internal(Resumed())
         if start.observed is not None:
@@ -102,6 +106,10 @@ class DispatchWorkflow(VolcanoCommands):
     @workflow.run
     async def run(self, start: DispatchInput) -> None:
         await self._entity.run(steps.restored(self._entity.state))
+        self._stopping = [t for t in self._stopping if not t.done()]
+        if self._stopping and workflow.patched(SETTLE_POLLS):
+            # A poll's cancel answered after the end would fail the closing task: wait for it.
+            await workflow.wait_condition(lambda: all(t.done() for t in self._stopping))
 
     def local_writes(self) -> bool:
         """Every run of this workflow began with local writes in force: no patch marker."""
@@ -206,7 +214,10 @@ class DispatchWorkflow(VolcanoCommands):
         who = self._entity.state.identity
         match effect:
             case dfx.ProbeClusters():
-                self._report(await self._probe(effect))
+                probed = await self._probe(effect)
+                if workflow.patched(SPREAD):
+                    probed = probed.model_copy(update={"spread": True})
+                self._report(probed)
             case dfx.CreateCopy():
                 made = await activity_call.run(
                     dispatch.create_copy,
@@ -215,7 +226,7 @@ class DispatchWorkflow(VolcanoCommands):
                         job=effect.job,
                         lease_seconds=effect.lease_seconds,
                     ),
-                    options.REMOTE_CALL,
+                    options.CREATE_COPY,
                     f"create copy on {steps.described(effect.target)}",
                 )
                 self._report(made)
@@ -270,7 +281,7 @@ class DispatchWorkflow(VolcanoCommands):
         try:
             return await activity_call.run(
                 dispatch.probe_clusters,
-                dispatch.ProbeInput(clusters=effect.clusters),
+                dispatch.ProbeInput(clusters=effect.clusters, queue=effect.queue),
                 options.REMOTE_CALL,
                 "probe clusters " + ", ".join(effect.clusters),
             )
@@ -344,6 +355,8 @@ class DispatchWorkflow(VolcanoCommands):
                 f"follow copy on {steps.described(target)}{renew}",
             )
         except ActivityError as e:  # its retries spent: as a cluster that does not answer
+            if isinstance(e.cause, CancelledError):
+                return  # stopped (`StopFollowing`): nothing waits for its answer
             error = str(e.cause or e)
             result = Followed(
                 cluster=target.cluster, generation=target.generation, reachable=False, error=error
@@ -353,6 +366,7 @@ class DispatchWorkflow(VolcanoCommands):
     def _stop_following(self) -> None:
         if self._following is not None and not self._following.done():
             self._following.cancel()
+            self._stopping = [*(t for t in self._stopping if not t.done()), self._following]
         self._following = None
 
 

@@ -131,6 +131,23 @@ def recovery_figures(
     }
 
 
+SOAK_ROWS: Final = (
+    ("Jobs submitted (pods)", ("submitted",), ""),
+    ("Jobs Completed", ("completed",), ""),
+    ("faults injected", ("fault_count",), ""),
+    ("moves (copies beyond a job's first)", ("moves",), ""),
+    ("submitting stopped → every job ended", ("settled_s",), " s"),
+    ("create → end, p50", ("create_to_end_p50_s",), " s"),
+    ("create → end, p99", ("create_to_end_p99_s",), " s"),
+    ("create → end, max", ("create_to_end_max_s",), " s"),
+    ("deletion → no copy left", ("cleanup", "copies_gone_s"), " s"),
+    ("deletion → no pod left", ("cleanup", "pods_gone_s"), " s"),
+    ("deletion → no DispatchWorkflow running", ("cleanup", "workflows_gone_s"), " s"),
+    ("CPU, all processes", ("cpu", "total_s"), " s"),
+    ("CPU per job", ("cpu", "ms_per_job"), " ms"),
+)
+
+
 def figure(phase: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     """The value at `path` (None where missing)."""
     value: Any = phase
@@ -162,7 +179,7 @@ def _side_by_side(single: Mapping[str, Any], dispatch: Mapping[str, Any]) -> lis
 
 
 def _cpu_table(phases: Mapping[str, Any]) -> list[str]:
-    names = [n for n in ("single", "dispatch", "recovery") if "cpu" in phases.get(n, {})]
+    names = [n for n in ("single", "dispatch", "recovery", "soak") if "cpu" in phases.get(n, {})]
     keys = sorted({k for n in names for k in phases[n]["cpu"]["per_process_s"]})
     if not keys:
         return []
@@ -207,19 +224,72 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"{cell(rec.get('stale_pods_left'))} |"
         )
         lines.append("")
+    soak = phases.get("soak", {})
+    if soak and "error" not in soak:
+        lines += _soak(soak)
     cpu_lines = _cpu_table(phases)
     if cpu_lines:
         lines += ["## CPU per process (seconds in the phase)", "", *cpu_lines, ""]
         if "recovery" in phases:
             lines += ["Recovery leaves out the workers' kube-apiserver (one was restarted).", ""]
+    lines += _volcano(phases.get("volcano") or {})
     errors = [(n, p["error"]) for n, p in phases.items() if "error" in p]
     if errors:
         lines += ["## Errors", "", *(f"- {n}: {e}" for n, e in errors), ""]
     return "\n".join(lines)
 
 
+def _volcano(checks: Mapping[str, Any]) -> list[str]:
+    """The `volcano` phase (`--volcano-worker`): each check's figure as recorded."""
+    if not checks:
+        return []
+    lines = [f"## Worker {checks.get('worker')} running real Volcano", ""]
+    lines += [f"Volcano's admission webhook: {checks.get('admission', '-')}.", ""]
+    lines += ["| check | value |", "|---|---|"]
+    for part in ("dispatched", "lifecycle"):
+        for key, value in (checks.get(part) or {}).items():
+            lines.append(f"| {part}: {key} | {json.dumps(value, sort_keys=True)} |")
+    return [*lines, ""]
+
+
+def _soak(soak: Mapping[str, Any]) -> list[str]:
+    """The soak's figures, its faults in order, each invariant with its first violations."""
+    faults = soak.get("faults", [])
+    pods = f"{soak.get('submitted')} ({soak.get('pods')})"
+    lines = [f"## Soak: {soak.get('minutes')} minutes, clusters lost and returned", ""]
+    lines += ["| figure | value |", "|---|---:|"]
+    for label, path, unit in SOAK_ROWS:
+        value = {"submitted": pods, "fault_count": len(faults)}.get(path[0], figure(soak, path))
+        lines.append(f"| {label} | {cell(value, unit)} |")
+    ends = ", ".join(f"{k} {v}" for k, v in soak.get("ends", {}).items())
+    reasons = ", ".join(f"{k} {v}" for k, v in soak.get("event_reasons", {}).items())
+    lines += ["", f"Ends on the manager: {ends or '-'}. Events by reason: {reasons or '-'}.", ""]
+    lines += ["| at (s) | fault | detail |", "|---:|---|---|"]
+    lines += [f"| {f['at_s']} | {f['kind']} | {f['detail']} |" for f in faults]
+    lines += ["", "| invariant | violations |", "|---|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in soak.get("invariants", {}).items()]
+    lines.append("")
+    for name, found in soak.get("violations", {}).items():
+        lines += [f"- {name}: {v}" for v in found]
+    tolerated = soak.get("tolerated_overlaps", 0)
+    if tolerated:
+        lines += [
+            "",
+            f"Not counted: {tolerated} samples in which a returned cluster still ran a stale "
+            f"copy's pods beside the new copy's, at most {soak.get('tolerated_worst_s')} s "
+            f"after its apiserver came back (jobs: {', '.join(soak.get('tolerated_jobs', []))}).",
+        ]
+    for key in ("restored", "refused", "errors"):
+        if soak.get(key):
+            lines += ["", f"{key.capitalize()}: " + "; ".join(soak[key])]
+    return [*lines, ""]
+
+
 def failed(result: Mapping[str, Any]) -> bool:
-    return any("error" in p for p in result.get("phases", {}).values())
+    """A phase that errored, or a soak with a violated invariant."""
+    phases = result.get("phases", {})
+    broken = any((phases.get("soak") or {}).get("invariants", {}).values())
+    return broken or any("error" in p for p in phases.values())
 
 
 def write(result: Mapping[str, Any], out: Path) -> str:

@@ -4,8 +4,11 @@ stopped by its PID.
 Phases, on the same stack one after the other: `single` (Jobs in queue `default`: the manager
 runs them itself), `dispatch` (the same Jobs in queue `multi`, whose extendClusters names every
 worker cluster) and `recovery` (the dispatch phase's Jobs left running, worker-0's
-kube-apiserver SIGKILLed, then started again). Every time is read by this process's clock when
-a poll first sees a state: the figures carry the poll's resolution (`--poll`).
+kube-apiserver SIGKILLed, then started again); `soak` (`soak.py`), when asked, last. With
+`--volcano-worker` the last worker cluster runs real Volcano (`volcano_worker.py`) and the
+`volcano` checks (`volcano_checks.py`) follow the dispatch phase. Every time
+is read by this process's clock when a poll first sees a state: the figures carry the poll's
+resolution (`--poll`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from bench.dispatch import report
+from bench.dispatch import report, soak, volcano_checks, volcano_worker
 from bench.dispatch.config import Options
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import submit, workload
@@ -368,9 +371,16 @@ def run(opts: Options) -> dict[str, Any]:
     stack = start_manager(opts, work)
     try:
         template = NodeTemplate(count=opts.worker_nodes, cpu=opts.node_cpu, pods=opts.node_pods)
+        caldera_workers = opts.workers - (1 if opts.volcano_bin else 0)
         workers.extend(
-            clusters.start_all(opts.workers, work / "workers", stack.temporal.address, template)
+            clusters.start_all(caldera_workers, work / "workers", stack.temporal.address, template)
         )
+        if opts.volcano_bin and opts.volcano_src:  # the last one runs real Volcano
+            workers.append(
+                volcano_worker.start(
+                    caldera_workers, work / "workers", template, opts.volcano_bin, opts.volcano_src
+                )
+            )
         the_run = Run(stack, workers)
         for w in workers:
             clusters.register(the_run.manager, w)
@@ -391,8 +401,19 @@ def run(opts: Options) -> dict[str, Any]:
             results["dispatch"] = _phase_safely(
                 lambda: run_jobs(the_run, opts, "dispatch", DISPATCH_QUEUE, dispatch)
             )
+            if opts.volcano_bin and "error" not in results["dispatch"]:
+                results["volcano"] = _phase_safely(
+                    lambda: volcano_checks.check(the_run, opts, dispatch)
+                )
             if "recovery" in opts.phases and "error" not in results["dispatch"]:
                 results["recovery"] = _phase_safely(lambda: recovery(the_run, opts, dispatch))
+        if "soak" in opts.phases:
+            if "dispatch" in results:  # its jobs run until deleted: not beside the soak's
+                gone = _phase_safely(
+                    lambda: {"deletion_s": delete_namespace(the_run.manager, dispatch, opts.budget)}
+                )
+                results["dispatch"].update(gone if "error" not in results["dispatch"] else {})
+            results["soak"] = _phase_safely(lambda: soak.soak(the_run, opts, _namespace("soak")))
     finally:
         for w in reversed(workers):
             clusters.stop(w)

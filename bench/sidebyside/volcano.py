@@ -32,7 +32,7 @@ class Installed:
     webhooks: list[str] = field(default_factory=list)
 
 
-def _listening(port: int) -> bool:
+def listening(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex(("127.0.0.1", port)) == 0
@@ -70,8 +70,8 @@ def _start_webhook(stack: Stack, bin_dir: Path, layout: vi.Layout, done: Install
     ]
     hook = processes.start("vc-webhook-manager", argv, stack.logs())
     stack.extra.append(hook)
-    processes.wait_until(hook, lambda: _listening(port), 330, "listening")
-    _wait_enforced(api, hook)
+    processes.wait_until(hook, lambda: listening(port), 330, "listening")
+    wait_enforced(api, hook)
     return hook
 
 
@@ -101,13 +101,16 @@ def _refused(api: client.ApiClient) -> bool:
     return False
 
 
-def _wait_enforced(api: client.ApiClient, hook: Process) -> None:
+def wait_enforced(api: client.ApiClient, hook: Process) -> None:
     processes.wait_until(hook, lambda: _refused(api), 60, "enforcing (dry-run probe refused)")
 
 
-def _controllers(stack: Stack, bin_dir: Path, layout: vi.Layout) -> list[Process]:
-    common = [f"--kubeconfig={stack.kubeconfig}", "--leader-elect=false", "--v=2"]
-    started = []
+def start_controllers(
+    kubeconfig: str, logs: Path, bin_dir: Path, layout: vi.Layout
+) -> list[Process]:
+    """Volcano's controller-manager and scheduler on a control plane, each on free ports."""
+    common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--v=2"]
+    started: list[Process] = []
     for name, extra in (
         ("vc-controller-manager", []),
         ("vc-scheduler", [f"--scheduler-conf={layout.scheduler_conf}"]),
@@ -119,9 +122,13 @@ def _controllers(stack: Stack, bin_dir: Path, layout: vi.Layout) -> list[Process
             f"--listen-address=127.0.0.1:{processes.free_port()}",
             f"--healthz-address=127.0.0.1:{processes.free_port()}",
         ]
-        p = processes.start(name, argv, stack.logs())
-        stack.extra.append(p)
-        started.append(p)
+        started.append(processes.start(name, argv, logs))
+    return started
+
+
+def _controllers(stack: Stack, bin_dir: Path, layout: vi.Layout) -> list[Process]:
+    started = start_controllers(stack.kubeconfig, stack.logs(), bin_dir, layout)
+    stack.extra.extend(started)
     return started
 
 

@@ -27,18 +27,13 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
-from google.protobuf.duration_pb2 import Duration
 from kubernetes import client
 from pydantic import BaseModel
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, RegisterNamespaceRequest
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
 from activities import kube
 from cli.devstack import caldera_processes, controlplane, install, processes
@@ -47,11 +42,11 @@ from cli.devstack.nodes import NodeTemplate
 from cli.devstack.processes import Process
 from models import scheduling
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
-from service import search_attributes
+from service import namespaces
 
 PREFIX: Final = "worker"
 QUEUE: Final = "multi"  # the queue a dev stack with worker clusters dispatches from
-RETENTION_SECONDS: Final = 7 * 24 * 3600
+RETENTION: Final = timedelta(days=7)
 APISERVER: Final = "kube-apiserver"
 READY_TIMEOUT: Final = 120.0
 MAX_CLUSTERS: Final = 8  # each is a control plane and two Python processes on this machine
@@ -94,46 +89,6 @@ def temporal_namespace(name: str) -> str:
 
 def secret_name(name: str) -> str:
     return f"cluster-{name}"
-
-
-# -- Temporal --------------------------------------------------------------------------------
-
-
-async def register_namespace(address: str, namespace: str, timeout: float = 30.0) -> None:
-    """The Temporal namespace with Caldera's search attributes, once it answers; harmless when
-    it exists (the dev server registers the attributes in `default` only)."""
-    plain = await Client.connect(address)
-    try:
-        await plain.workflow_service.register_namespace(
-            RegisterNamespaceRequest(
-                namespace=namespace,
-                workflow_execution_retention_period=Duration(seconds=RETENTION_SECONDS),
-            )
-        )
-    except RPCError as e:
-        if e.status != RPCStatusCode.ALREADY_EXISTS:
-            raise
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:  # a new namespace reaches the frontend's cache after a moment
-        try:
-            await plain.workflow_service.describe_namespace(
-                DescribeNamespaceRequest(namespace=namespace)
-            )
-            break
-        except RPCError:
-            if loop.time() > deadline:
-                raise
-            await asyncio.sleep(0.5)
-    await plain.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=namespace,
-            search_attributes={
-                k.name: IndexedValueType.ValueType(k.indexed_value_type)
-                for k in search_attributes.ALL
-            },
-        )
-    )
 
 
 # -- Kubernetes objects ------------------------------------------------------------------------
@@ -236,7 +191,7 @@ def start(
     if a step fails."""
     name = cluster_name(index, prefix)
     namespace = temporal_namespace(name)
-    asyncio.run(register_namespace(temporal_address, namespace))
+    asyncio.run(namespaces.register_namespace(temporal_address, namespace, RETENTION))
     workdir = base / name
     plane = controlplane.start(workdir, template)
     cluster = WorkerCluster(name=name, temporal_namespace=namespace, control_plane=plane)

@@ -22,26 +22,22 @@ import pwd
 import random
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
 import yaml
-from google.protobuf.duration_pb2 import Duration
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from cli.devstack import controlplane, processes
 from cli.devstack.temporal_dev import TemporalServer
-from service import search_attributes
+from service import namespaces
 
 HISTORY_SHARDS: Final = 4
 DATABASES: Final = {"temporal": "temporal", "temporal_visibility": "visibility"}
 USER: Final = "temporal"
 NAMESPACE: Final = "default"
-RETENTION_SECONDS: Final = 3 * 24 * 3600
+RETENTION: Final = timedelta(days=3)
 _PG_BIN: Final = Path("/usr/lib/postgresql/15/bin")
 _MEMBERSHIP_PORTS: Final = (20000, 32000)
 
@@ -223,36 +219,12 @@ def _ui_config(workdir: Path, port: int, ui_port: int) -> Path:
     return path.parent.parent
 
 
-async def _register(address: str) -> None:
-    """The `default` namespace with Caldera's search attributes."""
-    plain = await Client.connect(address)
-    try:
-        await plain.workflow_service.register_namespace(
-            RegisterNamespaceRequest(
-                namespace=NAMESPACE,
-                workflow_execution_retention_period=Duration(seconds=RETENTION_SECONDS),
-            )
-        )
-    except RPCError as e:
-        if e.status != RPCStatusCode.ALREADY_EXISTS:
-            raise
-    await plain.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=NAMESPACE,
-            search_attributes={
-                k.name: IndexedValueType.ValueType(k.indexed_value_type)
-                for k in search_attributes.ALL
-            },
-        )
-    )
-
-
 async def _ready(address: str, timeout: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
         try:
-            await _register(address)
+            await namespaces.register_namespace(address, NAMESPACE, RETENTION)
             return
         except (RPCError, RuntimeError):
             if loop.time() > deadline:

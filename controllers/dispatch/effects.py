@@ -19,6 +19,7 @@ from models.vcjob import Job
 class ProbeClusters(fx.Effect):
     kind: Literal["ProbeClusters"] = "ProbeClusters"
     clusters: list[str]
+    queue: str = ""  # the job's queue, whose figures each cluster reports ("": none asked)
 
 
 class CreateCopy(fx.Effect):

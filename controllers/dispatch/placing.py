@@ -27,7 +27,8 @@ def probed(state: DispatchState, answer: Probed, now: datetime) -> tuple[Dispatc
         **{s.target.cluster: "holds a stale copy of this job, deleted first" for s in state.stale},
     }
     need = choose.gang(state.job)
-    choice = choose.choose(state.settings, answer.statuses, need, excluded)
+    at = choose.draw(state.identity.uid, state.generation + 1) if answer.spread else None
+    choice = choose.choose(state.settings, answer.statuses, need, excluded, at)
     if choice.cluster:
         return _place(state, choice.cluster)
     return _wait(state, choice, now)

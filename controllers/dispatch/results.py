@@ -48,6 +48,9 @@ class Reach(Outcome):
 class Probed(Outcome):
     kind: Literal["Probed"] = "Probed"
     statuses: list[ClusterStatus]
+    # The choice draws among the clusters that fit (`choose.draw`); False: the best ranked
+    # wins, as in runs recorded before the draw (the shell sets it, as a patch).
+    spread: bool = False
 
 
 class CopyMade(Reach):

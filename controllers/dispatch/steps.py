@@ -43,8 +43,9 @@ def described(copy: RemoteCopy) -> str:
 
 
 def probe(state: DispatchState) -> tuple[DispatchState, list[dfx.AnyEffect]]:
-    """Probe the clusters a copy may go to: the queue's, but for those refused or holding a
-    stale copy (left out by `choose` anyway; a lost one would only cost a timeout)."""
+    """Probe the clusters a copy may go to, for the job's queue there: the queue's clusters,
+    but for those refused or holding a stale copy (left out by `choose` anyway; a lost one
+    would only cost a timeout)."""
     if state.settings is None or state.probing:
         return state, []
     names = [
@@ -52,7 +53,8 @@ def probe(state: DispatchState) -> tuple[DispatchState, list[dfx.AnyEffect]]:
         for c in sorted(state.settings.clusters)
         if c not in state.refused and not state.stale_on(c)
     ]
-    return state.model_copy(update={"probing": True}), [dfx.ProbeClusters(clusters=names)]
+    probe = dfx.ProbeClusters(clusters=names, queue=state.settings.queue)
+    return state.model_copy(update={"probing": True}), [probe]
 
 
 def create(state: DispatchState) -> list[dfx.AnyEffect]:

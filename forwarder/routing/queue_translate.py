@@ -78,15 +78,19 @@ def child_observed(obj: Obj) -> queue_signals.ChildQueueObserved:
 
 
 def dispatch_settings(obj: Obj) -> DispatchSettings | None:
-    """The queue's dispatch to worker clusters: its `extendClusters` by name and weight (1 when
-    unset), and how long a cluster may be silent (`caldera.dev/lost-after`); None: it names no
-    cluster, and its jobs run here."""
+    """The queue's dispatch to worker clusters: its `extendClusters` by name, weight (1 when
+    unset) and capacity (a ResourceList, kept as written), and how long a cluster may be silent
+    (`caldera.dev/lost-after`); None: it names no cluster, and its jobs run here."""
     clusters: dict[str, int] = {}
+    capacity: dict[str, dict[str, str]] = {}
     for entry in (obj.get("spec") or {}).get("extendClusters") or ():
         name = entry.get("name") if isinstance(entry, Mapping) else None
         if name:
             weight = entry.get("weight")
             clusters[str(name)] = weight if isinstance(weight, int) and weight > 0 else 1
+            limit = entry.get("capacity")
+            if isinstance(limit, Mapping) and limit:
+                capacity[str(name)] = {str(k): str(v) for k, v in limit.items()}
     if not clusters:
         return None
     lost = _seconds(translate.annotations_of(obj).get(dispatch_signals.LOST_AFTER_ANNOTATION))
@@ -94,6 +98,7 @@ def dispatch_settings(obj: Obj) -> DispatchSettings | None:
         queue=queue_ref(obj).key,
         clusters=clusters,
         lost_after_seconds=max(dispatch_signals.MIN_LOST_AFTER, lost or LOST_AFTER_SECONDS),
+        capacity=capacity,
     )
 
 

@@ -13,22 +13,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
-from google.protobuf.duration_pb2 import Duration
 from kubernetes import client
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
-from temporalio.client import Client
 
 from cli.devstack import caldera_processes as caldera
 from cli.devstack import controlplane, install, processes, stack, temporal_dev, temporal_server
 from cli.devstack.devices import Gpus
 from cli.devstack.nodes import NodeTemplate
 from scheduling.framework import conf
-from service import search_attributes
+from service import namespaces
 
 if TYPE_CHECKING:
     from tests.e2e.forwarding import Forwarder, Recorder
@@ -105,6 +102,18 @@ def controllers(
             processes.stop(p)
 
 
+def crash_worker(controllers: list[processes.Process], down_for: float = 0.0) -> processes.Process:
+    """SIGKILL the stack's worker (a crash: nothing flushed) and, `down_for` seconds later,
+    start it again as `caldera.start` did (same command line and environment, log appended).
+    Ready when this returns, and in `controllers` in place of the killed one, so the module's
+    teardown stops it and later modules find the stack whole."""
+    worker = next(p for p in controllers if p.name == "worker")
+    again = processes.restart(worker, down_for=down_for)
+    controllers[controllers.index(worker)] = again
+    processes.wait_until(again, lambda: "worker started" in processes.log_text(again), 60, "ready")
+    return again
+
+
 @pytest.fixture
 def scheduler_conf(e2e_stack: E2EStack) -> Iterator[Path]:
     """The stack's volcano-scheduler.conf for a test to rewrite (the next session reads it);
@@ -144,20 +153,9 @@ def eventually(probe: Callable[[], T | None], timeout: float = 30, what: str = "
 
 
 async def register_namespace(address: str, name: str) -> None:
-    """A Temporal namespace of a module's own, with Caldera's search attributes (the dev
-    server registers them in `default` only; a job's start sets them)."""
-    plain = await Client.connect(address)
-    await plain.workflow_service.register_namespace(
-        RegisterNamespaceRequest(
-            namespace=name, workflow_execution_retention_period=Duration(seconds=86400)
-        )
-    )
-    await plain.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace=name,
-            search_attributes={k.name: int(k.indexed_value_type) for k in search_attributes.ALL},
-        )
-    )
+    """A Temporal namespace of a module's own, kept a day, with Caldera's search attributes
+    (the dev server registers them in `default` only; a job's start sets them)."""
+    await namespaces.register_namespace(address, name, timedelta(days=1))
 
 
 # The forwarder modules' fixtures (`test_forwarder`, `test_forwarder_queues`).

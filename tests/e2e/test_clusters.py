@@ -1,7 +1,8 @@
 """Worker clusters registered on the manager by their Secrets, probed for real: two worker
 control planes (`tests/e2e/multicluster.py`) beside the session's stack, `caldera cluster list`
 as an operator runs it, Secrets that cannot work, a worker's apiserver killed and brought back,
-and the manager worker's `caldera_cluster_*` gauges."""
+the manager worker's `caldera_cluster_*` gauges, and the `caldera job` commands reaching a
+dispatched job's DispatchWorkflow."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,7 +24,7 @@ from kubernetes import client
 from activities import clusters
 from cli.devstack import clusters as dev_clusters
 from cli.devstack import processes
-from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE
+from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, dispatch_workflow_id
 from tests.e2e import multicluster
 from tests.e2e.conftest import E2EStack, eventually
 from tests.e2e.multicluster import TEMPLATE, WorkerClusters
@@ -188,3 +191,155 @@ def test_the_manager_worker_exports_each_clusters_gauges(
     assert re.search(
         rf'^caldera_cluster_free{{cluster="{name}",resource="cpu"}} [\d.]+$', text, re.M
     )
+
+
+def _one_pod_job(name: str, queue: str) -> dict[str, Any]:
+    """A Volcano Job of one pod asking one cpu (a kwok pod: it runs until stopped)."""
+    container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+    task = {
+        "name": "worker",
+        "replicas": 1,
+        "template": {"spec": {"containers": [container], "restartPolicy": "Never"}},
+    }
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {"queue": queue, "minAvailable": 1, "tasks": [task]},
+    }
+
+
+def _gone(api: client.ApiClient, namespace: str, name: str) -> bool:
+    """No Volcano Job `namespace/name` on the cluster of `api`."""
+    try:
+        client.CustomObjectsApi(api).get_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", name
+        )
+    except client.ApiException as e:
+        return e.status == 404
+    return False
+
+
+def _job_cli(stack: E2EStack, *args: str) -> subprocess.CompletedProcess[str]:
+    """`caldera job ...` against the session's stack, Temporal included."""
+    return _caldera(stack, "job", *args, "--temporal-address", stack.temporal_address)
+
+
+def _view(stack: E2EStack, name: str, namespace: str) -> dict[str, Any]:
+    done = _job_cli(stack, "view", name, "-n", namespace, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def test_job_commands_reach_a_dispatched_jobs_dispatch_workflow(
+    e2e_stack: E2EStack,
+    controllers: list[processes.Process],
+    worker_clusters: WorkerClusters,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    """The job's route from its annotation or queue: `run` links the dispatch workflow, `view`
+    shows where it went, `abort` is its update and `why` names the cluster."""
+    wid = dispatch_workflow_id(namespace, "far")
+    path = tmp_path / "far.yaml"
+    path.write_text(yaml.safe_dump(_one_pod_job("far", worker_clusters.queue)))
+    made = _job_cli(e2e_stack, "run", "-f", str(path), "-n", namespace)
+    assert made.returncode == 0, made.stderr
+    assert "dispatch%2F" in made.stdout, made.stdout
+
+    def running_there() -> dict[str, Any] | None:
+        shown = _view(e2e_stack, "far", namespace)
+        wf = shown["workflow"]
+        placed = wf.get("dispatch", {}).get("cluster") and shown["phase"] == "Running"
+        return shown if placed else None
+
+    shown = eventually(running_there, 120, "dispatched and Running, as `job view` says")
+    assert shown["workflow"]["id"] == wid
+    cluster = shown["workflow"]["dispatch"]["cluster"]
+    assert cluster in worker_clusters.names
+    why = _job_cli(e2e_stack, "why", "far", "-n", namespace)
+    assert why.returncode == 0, why.stderr
+    assert f"Cluster:  {cluster}" in why.stdout.splitlines(), why.stdout
+    aborted = _job_cli(e2e_stack, "abort", "far", "-n", namespace, "--reason", "e2e")
+    assert aborted.returncode == 0, aborted.stderr
+    assert aborted.stdout.startswith(f"job {namespace}/far: AbortJob: Running → "), aborted.stdout
+    eventually(
+        lambda: _view(e2e_stack, "far", namespace)["phase"] == "Aborted",
+        90,
+        "Aborted on the copy, mirrored on the manager",
+    )
+    deleted = _job_cli(e2e_stack, "delete", "far", "-n", namespace)
+    assert deleted.returncode == 0, deleted.stderr
+    there = worker_clusters.api(cluster)
+    eventually(lambda: _gone(there, namespace, "far"), 60, "the copy deleted")
+
+
+def _capability(api: client.ApiClient, queue: str, capability: dict[str, str] | None) -> None:
+    client.CustomObjectsApi(api).patch_cluster_custom_object(
+        "scheduling.volcano.sh", "v1beta1", "queues", queue, {"spec": {"capability": capability}}
+    )
+
+
+def _weights(api: client.ApiClient, queue: str, weights: dict[str, int]) -> None:
+    named = [{"name": name, "weight": weight} for name, weight in weights.items()]
+    client.CustomObjectsApi(api).patch_cluster_custom_object(
+        "scheduling.volcano.sh", "v1beta1", "queues", queue, {"spec": {"extendClusters": named}}
+    )
+
+
+def test_a_worker_queue_capped_to_nothing_sends_the_job_to_the_other_cluster(
+    e2e_stack: E2EStack,
+    controllers: list[processes.Process],
+    worker_clusters: WorkerClusters,
+    api: client.ApiClient,
+    namespace: str,
+) -> None:
+    """The first cluster weighs 4 to the second's 1, so it would take the job; with the queue
+    capped to no cpu there, the probe's queue figures send the job to the second."""
+    first, second = worker_clusters.names
+    queue = worker_clusters.queue
+    _weights(api, queue, {first: 4, second: 1})
+    _capability(worker_clusters.api(first), queue, {"cpu": "0"})
+    jobs = client.CustomObjectsApi(api)
+    try:
+        container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+        task = {
+            "name": "worker",
+            "replicas": 1,
+            "template": {"spec": {"containers": [container], "restartPolicy": "Never"}},
+        }
+        doc = {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "capped"},
+            "spec": {"queue": queue, "minAvailable": 1, "tasks": [task]},
+        }
+        jobs.create_namespaced_custom_object("batch.volcano.sh", "v1alpha1", namespace, "jobs", doc)
+
+        def placed() -> str:
+            found: Any = jobs.get_namespaced_custom_object(
+                "batch.volcano.sh", "v1alpha1", namespace, "jobs", "capped"
+            )
+            notes = (found.get("metadata") or {}).get("annotations") or {}
+            return str(notes.get("caldera.dev/dispatched-to") or "")
+
+        assert eventually(placed, 90, "dispatched") == second
+        jobs.delete_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", "capped"
+        )
+        there = client.CustomObjectsApi(worker_clusters.api(second))
+
+        def copy_gone() -> bool:
+            try:
+                there.get_namespaced_custom_object(
+                    "batch.volcano.sh", "v1alpha1", namespace, "jobs", "capped"
+                )
+            except client.ApiException as e:
+                return e.status == 404
+            return False
+
+        eventually(copy_gone, 60, "the copy deleted")
+    finally:
+        _capability(worker_clusters.api(first), queue, None)
+        _weights(api, queue, {first: 1, second: 1})

@@ -2,10 +2,12 @@
 (`tests/e2e/multicluster.py`) registered on the session's stack (the manager), a job on the
 dispatching queue run on one of them with its status mirrored on the manager, an abort and a
 deletion reaching the copy, and a worker's apiserver killed: after the queue's lost-after the
-job runs on the other cluster, and the lost one's stale copy is deleted when it is back.
+job runs on the other cluster, and the lost one's stale copy is deleted when it is back; the
+same failover with the manager's worker SIGKILLed while the lost-after timer runs, and jobs
+whose copies are being made when the manager's worker is SIGKILLed.
 
-Invariants checked throughout the failover: the job reaches its end phase once on the manager,
-never do both clusters (while both answer) run pods of the job, and no copy is left behind.
+Invariants checked throughout: each job reaches its end phase once on the manager, never do
+two clusters (while both answer) run pods of one job, and no copy is left behind.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from kubernetes import client
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from cli.devstack import clusters as dev_clusters
 from cli.devstack import processes
 from models import bus, scheduling, vcjob
 from models.dispatch import (
@@ -35,7 +38,7 @@ from models.dispatch import (
 )
 from models.signals.dispatch import LOST_AFTER_ANNOTATION
 from tests.e2e import multicluster
-from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.conftest import E2EStack, crash_worker, eventually
 from tests.e2e.multicluster import WorkerClusters
 
 pytestmark = pytest.mark.e2e
@@ -148,12 +151,14 @@ def _story(address: str, namespace: str, name: str) -> str:
 
 
 @contextlib.contextmanager
-def _telling(stack: E2EStack, namespace: str, name: str) -> Iterator[None]:
-    """On a failed assertion, print the job's dispatch story first."""
+def _telling(stack: E2EStack, namespace: str, *names: str) -> Iterator[None]:
+    """On a failed assertion, print the jobs' dispatch stories first."""
     try:
         yield
     except AssertionError:
-        print(_story(stack.temporal_address, namespace, name))
+        for name in names:
+            print(f"-- dispatch/{namespace}/{name}")
+            print(_story(stack.temporal_address, namespace, name))
         raise
 
 
@@ -164,15 +169,39 @@ def _reasons(api: client.ApiClient, namespace: str, name: str) -> list[str]:
     return [e.reason for e in events.items]
 
 
+STEADY = "-steady"  # the module's queue's name and this: the same clusters, default lost-after
+
+
 @pytest.fixture(scope="module")
 def lost_after(api: client.ApiClient, worker_clusters: WorkerClusters) -> Iterator[str]:
-    """The manager's dispatching queue with a short lost-after, for the module."""
+    """The manager's dispatching queue with a short lost-after, for the module; beside it the
+    `steady` one, made here to share the wait for the forwarder."""
     patch = {"metadata": {"annotations": {LOST_AFTER_ANNOTATION: str(LOST_AFTER)}}}
-    client.CustomObjectsApi(api).patch_cluster_custom_object(
+    custom = client.CustomObjectsApi(api)
+    custom.patch_cluster_custom_object(
         scheduling.GROUP, scheduling.VERSION, "queues", worker_clusters.queue, patch
     )
-    time.sleep(2)  # the forwarder hears the queue change before the first job of the module
-    yield worker_clusters.queue
+    steady = worker_clusters.queue + STEADY
+    dev_clusters.ensure_queue(api, steady, worker_clusters.names)
+    for name in worker_clusters.names:  # the copies' queue there (gone with the clusters)
+        dev_clusters.ensure_queue(worker_clusters.api(name), steady)
+    time.sleep(2)  # the forwarder hears the queue changes before the first job of the module
+    try:
+        yield worker_clusters.queue
+    finally:
+        with contextlib.suppress(client.ApiException):
+            custom.delete_cluster_custom_object(
+                scheduling.GROUP, scheduling.VERSION, "queues", steady
+            )
+
+
+@pytest.fixture(scope="module")
+def steady(lost_after: str) -> str:
+    """A dispatching queue with the default lost-after, so a lease of LEASE_SECONDS: longer
+    than Temporal takes to hand a killed worker's tasks to its restart (a workflow task's
+    10 s, a long poll's heartbeat timeout), so such a restart fences no copy. On the module's
+    queue a lease is LOST_AFTER / 2, shorter than that: there a crash fences every copy."""
+    return lost_after + STEADY
 
 
 def test_job_runs_on_a_worker_with_its_status_mirrored(
@@ -266,6 +295,7 @@ class _Watch:
                 self.both.append((time.monotonic(), *(running[n] for n in busy[:2])))
 
 
+@pytest.mark.parametrize("crash", [False, True], ids=["manager-up", "manager-worker-crashed"])
 def test_lost_cluster_fails_over_and_its_stale_copy_is_deleted_on_return(
     e2e_stack: E2EStack,
     api: client.ApiClient,
@@ -273,7 +303,12 @@ def test_lost_cluster_fails_over_and_its_stale_copy_is_deleted_on_return(
     worker_clusters: WorkerClusters,
     lost_after: str,
     namespace: str,
+    crash: bool,
 ) -> None:
+    """`crash`: once the lost-after timer is armed, the manager's worker is SIGKILLed and kept
+    down until that timer is due, so it fires with no worker; restarted, the job moves anyway."""
+    if crash and not controllers:
+        pytest.skip("a reused dev stack: its worker is not this test's to kill")
     _submit(api, namespace, _job("moving", lost_after, run_seconds=60))
     with (
         _telling(e2e_stack, namespace, "moving"),
@@ -283,6 +318,14 @@ def test_lost_cluster_fails_over_and_its_stale_copy_is_deleted_on_return(
         eventually(lambda: _phase(_read(api, namespace, "moving")) == "Running", 120, "Running")
         worker_clusters.kill_apiserver(first)
         killed = time.monotonic()
+        if crash:
+            eventually(
+                lambda: "ClusterUnreachable" in _reasons(api, namespace, "moving"),
+                LOST_AFTER,
+                "the lost-after timer armed",
+            )
+            # Down past the timer's due time (armed before its Event): it fires unheard.
+            crash_worker(controllers, down_for=LOST_AFTER + 1)
         second = eventually(
             lambda: (c := _dispatched_to(api, namespace, "moving")) != first and c,
             LOST_AFTER + 90,
@@ -391,3 +434,79 @@ def _generation_running(clusters: WorkerClusters, namespace: str, name: str) -> 
         if copy is not None and _running_pods(there, namespace, name):
             return _notes(copy).get(GENERATION_ANNOTATION, "")
     return ""
+
+
+def _copies(clusters: WorkerClusters, namespace: str, name: str) -> list[tuple[str, str]]:
+    """(cluster, generation) of every copy of the job, on every worker cluster."""
+    found = []
+    for cluster in clusters.names:
+        copy = _read(clusters.api(cluster), namespace, name)
+        if copy is not None:
+            found.append((cluster, _notes(copy).get(GENERATION_ANNOTATION, "")))
+    return found
+
+
+def _pods(clusters: WorkerClusters, namespace: str, name: str) -> list[str]:
+    """`<cluster>/<pod>: <phase>` of every pod of the job, on every worker cluster."""
+    found = []
+    for cluster in clusters.names:
+        pods = client.CoreV1Api(clusters.api(cluster)).list_namespaced_pod(
+            namespace, label_selector=f"volcano.sh/job-name={name}", _request_timeout=(2, 5)
+        )
+        found += [f"{cluster}/{p.metadata.name}: {p.status.phase}" for p in pods.items]
+    return sorted(found)
+
+
+def test_manager_worker_killed_while_copies_are_made_neither_doubles_nor_loses_a_job(
+    e2e_stack: E2EStack,
+    api: client.ApiClient,
+    controllers: list[processes.Process],
+    worker_clusters: WorkerClusters,
+    steady: str,
+    namespace: str,
+) -> None:
+    """Four jobs; the manager's worker SIGKILLed (and restarted) once the first copy exists,
+    right after the last two jobs are submitted: some copies made, others not yet. Each job
+    ends Completed once, from its one copy (generation 1: a lease of LEASE_SECONDS outlasts
+    the restart), with its two pods and no more."""
+    if not controllers:
+        pytest.skip("a reused dev stack: its worker is not this test's to kill")
+    names = [f"batch-{i}" for i in range(4)]
+    with contextlib.ExitStack() as watching, _telling(e2e_stack, namespace, *names):
+        watches = {
+            n: watching.enter_context(_Watch(api, worker_clusters, namespace, n)) for n in names
+        }
+        for name in names[:2]:
+            _submit(api, namespace, _job(name, steady, run_seconds=10))
+        eventually(
+            lambda: any(_copies(worker_clusters, namespace, n) for n in names[:2]),
+            90,
+            "a first copy made",
+        )
+        for name in names[2:]:
+            _submit(api, namespace, _job(name, steady, run_seconds=10))
+        made = {n: _copies(worker_clusters, namespace, n) for n in names}
+        crash_worker(controllers)
+        eventually(
+            lambda: all(_phase(_read(api, namespace, n)) == "Completed" for n in names),
+            240,
+            f"all Completed, mirrored (copies at the kill: {made})",
+        )
+        time.sleep(3)  # a last sample after the end
+        for name, watch in watches.items():
+            assert watch.phases.count("Completed") == 1, (name, watch.phases)
+            assert watch.phases[-1] == "Completed", (name, watch.phases)
+            assert not watch.both, f"{name}: pods of two copies ran at once: {watch.both}"
+            copies = _copies(worker_clusters, namespace, name)
+            assert len(copies) == 1 and copies[0][1] == "1", (name, copies, made)
+            pods = _pods(worker_clusters, namespace, name)
+            assert len(pods) == 2 and all(p.endswith("Succeeded") for p in pods), (name, pods)
+    for name in names:
+        client.CustomObjectsApi(api).delete_namespaced_custom_object(
+            vcjob.GROUP, vcjob.VERSION, namespace, "jobs", name
+        )
+    eventually(
+        lambda: not any(_copies(worker_clusters, namespace, n) for n in names),
+        60,
+        "no copy left behind",
+    )

@@ -15,6 +15,8 @@ from cli.clients import CliError
 from models import vcjob
 from models.signals import job as job_signals
 from models.signals import queue as queue_signals
+from tests.unit.cli.dispatchview import dispatch_view
+from workflows.dispatch import DispatchView
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 URL = "http://ui/namespaces/default/workflows/vcjob%2Fteam-a%2Ftrain"
@@ -139,6 +141,58 @@ def test_job_view_without_workflow_still_shows_the_apiserver_half() -> None:
     assert f"Workflow:      vcjob/team-a/train ({why})" in text.splitlines()
     assert "Delayed actions" not in text
     assert summary["workflow"] == {"id": "vcjob/team-a/train", "error": why}
+
+
+@pytest.mark.parametrize(
+    ("view", "shown", "absent"),
+    [
+        pytest.param(
+            dispatch_view(waiting="no cluster has room for 3 pods"),
+            ["Cluster:       (none yet)", "Waiting:       no cluster has room for 3 pods"],
+            ["Stale copies", "Commands"],
+            id="waiting-for-a-cluster",
+        ),
+        pytest.param(
+            dispatch_view(
+                phase="Running",
+                generation=2,
+                cluster="worker-1",
+                unreachable=True,
+                stale=["worker-0/1"],
+                held_commands=1,
+            ),
+            [
+                "Cluster:       worker-1 (generation 2, not answering)",
+                "Stale copies:  worker-0/1",
+                "Commands:      1 held for the copy",
+            ],
+            ["Waiting"],
+            id="moved-cluster-silent",
+        ),
+        pytest.param(
+            dispatch_view(generation=2, waiting="worker-1 refused"),
+            ["Cluster:       (none now; generation 2 was the last)"],
+            [],
+            id="between-clusters",
+        ),
+    ],
+)
+def test_job_view_of_a_dispatched_job_shows_where_it_runs(
+    view: DispatchView, shown: list[str], absent: list[str]
+) -> None:
+    wid = "dispatch/team-a/train"
+    summary = jobview.summary(_job(**RUNNING), wid, view, URL, NOW)
+    text = jobview.render(summary)
+    lines = text.splitlines()
+    assert f"Workflow:      {wid} (phase {view.phase})" in lines
+    assert all(line in lines for line in shown), lines
+    assert not [line for line in lines if line.split(":")[0] in absent]
+    assert "Delayed actions" not in text  # the copy's JobWorkflow keeps them, on its cluster
+    assert summary["workflow"] == {
+        "id": wid,
+        "phase": view.phase,
+        "dispatch": view.model_dump(exclude={"phase"}),
+    }
 
 
 def _queue() -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """`caldera queue pending` and `caldera job why`: the flags, the table and its footer, and what
-`job why` says of a job that waits, waits beyond the list, or does not wait at all (the
-scheduler's and the job's workflow queries are fakes here)."""
+`job why` says of a job that waits, waits beyond the list, does not wait at all, or was
+dispatched to a worker cluster (the scheduler's and the job's workflow queries, and the Job's
+route, are fakes here)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from cli import remote, waiting
+from cli import jobroute, remote, waiting
 from cli.clients import CliError, Connections
 from cli.main import parser
 from models.scheduling import PodGroupPhase
 from models.signals import job as job_signals
 from scheduling.api.backlog import JobStanding, PendingJob, PendingJobs
+from tests.unit.cli.dispatchview import dispatch_view
+from workflows.dispatch import DispatchView
 
 pytestmark = pytest.mark.unit
 
@@ -128,10 +131,71 @@ def test_why_of_a_job_without_a_workflow() -> None:
     assert waiting.render_why(summary).splitlines()[0] == "Job:  team-b/gone"
 
 
+def _dispatch(cluster: str = "", waiting: str = "") -> DispatchView:
+    if cluster:
+        return dispatch_view(phase="Running", generation=2, cluster=cluster)
+    return dispatch_view(waiting=waiting)
+
+
+@pytest.mark.parametrize(
+    ("view", "lines"),
+    [
+        pytest.param(
+            _dispatch(cluster="worker-1"),
+            [
+                "Job:      team-b/eval",
+                "Phase:    Running",
+                "Cluster:  worker-1",
+                "dispatched to worker cluster worker-1 (generation 2): it waits, if it does, "
+                "in that cluster's scheduler",
+            ],
+            id="placed",
+        ),
+        pytest.param(
+            _dispatch(waiting="no cluster has room: worker-0 lacks 8 cpu"),
+            [
+                "Job:      team-b/eval",
+                "Phase:    Pending",
+                "Cluster:  (none)",
+                "waits for a worker cluster: no cluster has room: worker-0 lacks 8 cpu",
+            ],
+            id="waiting-for-a-cluster",
+        ),
+        pytest.param(
+            _dispatch(),
+            [
+                "Job:      team-b/eval",
+                "Phase:    Pending",
+                "Cluster:  (none)",
+                "waits for a worker cluster: choosing one",
+            ],
+            id="not-placed-yet",
+        ),
+    ],
+)
+def test_why_of_a_dispatched_job_names_its_cluster_or_why_it_has_none(
+    view: DispatchView, lines: list[str]
+) -> None:
+    summary = waiting.why_summary("team-b", "eval", None, view, None)
+    assert summary["waiting"] is False
+    assert waiting.render_why(summary).splitlines() == lines
+
+
 @pytest.fixture
 def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The workflow queries, faked: the scheduler lists `LINE`, every job's workflow is Running."""
+    """The workflow queries and the Job's route, faked: the scheduler lists `LINE`, the job
+    `far` is dispatched (to worker-1), every other job's workflow is Running."""
     calls: list[str] = []
+
+    def named(conn: Connections, namespace: str, name: str) -> jobroute.JobRoute:
+        calls.append(f"route {namespace}/{name}")
+        if name == "far":
+            return jobroute.JobRoute(f"dispatch/{namespace}/{name}", dispatched=True)
+        return jobroute.JobRoute(f"vcjob/{namespace}/{name}", dispatched=False)
+
+    async def dispatch_view(conn: Connections, workflow_id: str, what: str) -> Any:
+        calls.append(f"dispatch {workflow_id}")
+        return _dispatch(cluster="worker-1")
 
     async def job_standing(conn: Connections, *args: str) -> JobStanding | None:
         calls.append(f"job_standing {args[1]}/{args[2]}")
@@ -150,6 +214,8 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(remote, "job_standing", job_standing)
     monkeypatch.setattr(remote, "pending_jobs", pending_jobs)
     monkeypatch.setattr(remote, "job_view", job_view)
+    monkeypatch.setattr(remote, "dispatch_view", dispatch_view)
+    monkeypatch.setattr(jobroute, "named", named)
     return calls
 
 
@@ -173,8 +239,15 @@ def test_job_why_asks_the_job_only_when_the_scheduler_does_not_list_it(
     assert capsys.readouterr().out.splitlines()[-1] == (
         "the job is Running: it does not wait in a queue"
     )
+    args = _parse("job", "why", "far", "-n", "team-b")
+    assert args.fn(args) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "Cluster:  worker-1"
     assert asked == [
+        "route team-b/eval",
         "job_standing team-b/eval",
+        "route team-b/train",
         "job_standing team-b/train",
         "status vcjob/team-b/train",
+        "route team-b/far",
+        "dispatch dispatch/team-b/far",  # never waits in this cluster's scheduler
     ]

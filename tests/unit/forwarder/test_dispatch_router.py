@@ -166,6 +166,17 @@ def test_dispatch_settings_from_the_queue(annotations: dict[str, str] | None, se
     assert settings == SETTINGS.model_copy(update={"lost_after_seconds": seconds})
 
 
+def test_dispatch_settings_keep_each_clusters_capacity() -> None:
+    named = [
+        {"name": "east", "weight": 2, "capacity": {"cpu": "8", "nvidia.com/gpu": 2}},
+        {"name": "west", "capacity": {}},
+    ]
+    settings = qt.dispatch_settings(_multi(clusters=named))
+    assert settings == SETTINGS.model_copy(
+        update={"capacity": {"east": {"cpu": "8", "nvidia.com/gpu": "2"}}}
+    )
+
+
 def test_queue_without_named_clusters_dispatches_nothing() -> None:
     assert qt.dispatch_settings(queue("q1")) is None
     assert qt.dispatch_settings(_multi(clusters=[{"weight": 1}])) is None

@@ -107,7 +107,7 @@ def _placed() -> DispatchState:
 
 def test_first_sight_probes_the_queues_clusters() -> None:
     state, out = _run(DispatchState(), _observed())
-    assert out == [dfx.ProbeClusters(clusters=["a", "b"])]
+    assert out == [dfx.ProbeClusters(clusters=["a", "b"], queue="multi")]
     assert state.probing and state.settings == SETTINGS and state.job is not None
     assert state.job.status is None
 
@@ -205,7 +205,7 @@ def test_lost_cluster_moves_the_job_to_another_never_the_lost_one() -> None:
         "DeleteCopy",
     ]
     assert _reasons(out) == ["ClusterLost"]
-    assert out[4] == dfx.ProbeClusters(clusters=["b"])
+    assert out[4] == dfx.ProbeClusters(clusters=["b"], queue="multi")
     # Even a probe that says `a` answers again chooses `b`: `a` holds a stale copy.
     state, out = _run(state, _probed("a", "b"), now=later)
     assert state.current == RemoteCopy(cluster="b", generation=2)
@@ -314,7 +314,8 @@ def test_job_of_another_origin_there_refuses_that_cluster() -> None:
     state, _ = _run(DispatchState(), _observed(), _probed("a", "b"))
     state, out = _run(state, CopyMade(cluster="a", generation=1, found_origin="other"))
     assert "a" in state.refused and state.current is None
-    assert _reasons(out) == ["ClusterRefused"] and out[-1] == dfx.ProbeClusters(clusters=["b"])
+    assert _reasons(out) == ["ClusterRefused"]
+    assert out[-1] == dfx.ProbeClusters(clusters=["b"], queue="multi")
     state, out = _run(state, _probed("b"))
     assert state.current == RemoteCopy(cluster="b", generation=2)
 
