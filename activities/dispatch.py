@@ -149,7 +149,8 @@ def create_copy(request: CreateCopyInput) -> CopyMade:
 
 @activity.defn(name="update_copy")
 def update_copy(request: UpdateCopyInput) -> CopyUpdated:
-    """The manager Job's spec onto the copy, fenced: only the Job of that name with this
+    """The manager Job's spec onto the copy (what an update may change, `copies.updated_spec`),
+    fenced: only the Job of that name with this
     origin and generation, at the uid and resourceVersion read (a change meanwhile is a
     conflict, and the try is repeated). A refusal there (its admission: Volcano's update
     rules, the CRD's schema) is an answer, said on the manager's Job."""
@@ -162,8 +163,7 @@ def update_copy(request: UpdateCopyInput) -> CopyUpdated:
             return answer.model_copy(update={"outcome": "absent"})
         if remote.whose(found) != (request.origin, target.generation):
             return answer.model_copy(update={"outcome": "kept"})
-        queue = str((found.get("spec") or {}).get("queue") or scheduling.DEFAULT_QUEUE)
-        wanted = copies.spec(request.job, queue)
+        wanted = copies.updated_spec(found.get("spec") or {}, request.job)
         if found.get("spec") == wanted:
             return answer.model_copy(update={"outcome": "unchanged"})
         body = {**found, "spec": wanted}  # its uid and resourceVersion: a PUT fenced by both

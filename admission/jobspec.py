@@ -22,9 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from models import goflags, plugins
+from models.vcjob import UPDATABLE_JOB, UPDATABLE_TASK
 
-UPDATABLE_JOB: Final = ("minAvailable", "priorityClassName")
-UPDATABLE_TASK: Final = ("replicas", "minAvailable")
 # A PVC name: a DNS-1123 subdomain of at most 253 characters (ValidatePersistentVolumeName).
 _SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SUBDOMAIN_RULE: Final = (

@@ -21,6 +21,9 @@ from models.duration import GoDuration, parse_duration
 from models.meta import ObjectMeta
 from models.scheduling import NetworkTopologySpec
 
+# What a Job's update may change (Volcano's validateJobUpdate): the rest of its spec is fixed.
+UPDATABLE_JOB: Final = ("minAvailable", "priorityClassName")
+UPDATABLE_TASK: Final = ("replicas", "minAvailable")
 GROUP: Final = "batch.volcano.sh"
 VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"

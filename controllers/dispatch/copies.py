@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from models import bus, vcjob
 from models.dispatch import (
@@ -64,6 +64,25 @@ def manifest(
 def spec(job: Job, queue: str) -> dict[str, object]:
     """The copy's spec: the manager Job's, in the queue the copy runs in there."""
     return job.spec.model_copy(update={"queue": queue}).dump()
+
+
+def updated_spec(there: Mapping[str, Any], job: Job) -> dict[str, Any]:
+    """The copy's spec as it is there with what a Job's update may change (`minAvailable`,
+    `priorityClassName`, each task's `replicas` and `minAvailable`) taken from the manager's:
+    what the worker filled in (defaults, a volume claim's name) stays as it is."""
+    wanted = job.spec.dump()
+    out = dict(there)
+    for key in vcjob.UPDATABLE_JOB:
+        if key in wanted:  # one the manager's does not name stays as the worker defaulted it
+            out[key] = wanted[key]
+    tasks = [dict(t) for t in out.get("tasks") or []]
+    for task, new in zip(tasks, wanted.get("tasks") or [], strict=False):
+        for key in vcjob.UPDATABLE_TASK:
+            if key in new:
+                task[key] = new[key]
+    if tasks:
+        out["tasks"] = tasks
+    return out
 
 
 def whose(annotations: Mapping[str, str]) -> tuple[str, int]:

@@ -19,9 +19,11 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
@@ -236,6 +238,50 @@ def test_job_runs_on_a_worker_with_its_status_mirrored(
     eventually(lambda: _read(there, namespace, "train") is None, 60, "the copy deleted")
 
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "deploy/examples/clusters/dispatched-job.yaml"
+
+
+def _replicas_there(there: client.ApiClient, namespace: str, name: str) -> int:
+    copy = _read(there, namespace, name) or {}
+    return int(((copy.get("spec") or {}).get("tasks") or [{}])[0].get("replicas") or 0)
+
+
+def test_the_example_runs_on_a_worker_and_a_scale_reaches_its_copy(
+    api: client.ApiClient,
+    controllers: list[processes.Process],
+    worker_clusters: WorkerClusters,
+    steady: str,
+    namespace: str,
+) -> None:
+    """deploy/examples/clusters/dispatched-job.yaml, in the module's dispatching queue (the
+    example's names the dev stack's worker-0 and worker-1): it runs on a worker, and scaling
+    its task on the manager (3 to 4 replicas, as Volcano lets a Job be updated) reaches the
+    copy, whose fourth pod runs too."""
+    queue, doc = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
+    assert [c["name"] for c in queue["spec"]["extendClusters"]] == ["worker-0", "worker-1"]
+    doc["metadata"] = {"name": "example"}
+    doc["spec"]["queue"] = steady
+    template = doc["spec"]["tasks"][0]["template"]
+    template["metadata"]["annotations"][RUN] = "60"  # running while it is scaled
+    _submit(api, namespace, doc)
+    cluster = eventually(lambda: _dispatched_to(api, namespace, "example"), 90, "dispatched")
+    there = worker_clusters.api(cluster)
+    eventually(lambda: _replicas_there(there, namespace, "example") == 3, 60, "the copy")
+    job = _read(api, namespace, "example") or {}
+    tasks = job["spec"]["tasks"]
+    tasks[0]["replicas"] = 4
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        vcjob.GROUP, vcjob.VERSION, namespace, "jobs", "example", {"spec": {"tasks": tasks}}
+    )
+    eventually(lambda: _replicas_there(there, namespace, "example") == 4, 60, "scaled there")
+    eventually(lambda: len(_running_pods(there, namespace, "example")) == 4, 90, "4 pods run")
+    eventually(lambda: "SpecPassed" in _reasons(api, namespace, "example"), 30, "said on the Job")
+    client.CustomObjectsApi(api).delete_namespaced_custom_object(
+        vcjob.GROUP, vcjob.VERSION, namespace, "jobs", "example"
+    )
+    eventually(lambda: _read(there, namespace, "example") is None, 60, "the copy deleted")
+
+
 def test_abort_and_deletion_reach_the_copy(
     api: client.ApiClient,
     controllers: list[processes.Process],
@@ -265,6 +311,7 @@ class _Watch:
         self._api, self._clusters, self._ns, self._name = api, clusters, namespace, name
         self.phases: list[str] = []
         self.both: list[tuple[float, list[str], list[str]]] = []  # two clusters with pods
+        self.samples = 0  # taken so far
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -293,6 +340,12 @@ class _Watch:
             busy = [n for n, pods in running.items() if pods]
             if len(busy) > 1:
                 self.both.append((time.monotonic(), *(running[n] for n in busy[:2])))
+            self.samples += 1
+
+    def sampled_more(self, count: int = 3) -> None:
+        """Until `count` more samples are taken (a last look after the end)."""
+        target = self.samples + count
+        eventually(lambda: self.samples >= target, 60, f"{count} more samples of {self._name}")
 
 
 @pytest.mark.parametrize("crash", [False, True], ids=["manager-up", "manager-worker-crashed"])
@@ -348,7 +401,7 @@ def test_lost_cluster_fails_over_and_its_stale_copy_is_deleted_on_return(
             180,
             "Completed on the new cluster, mirrored",
         )
-        time.sleep(3)  # a last sample after the end
+        watch.sampled_more()
     reasons = _reasons(api, namespace, "moving")
     assert reasons.count("Dispatched") == 2 and "ClusterLost" in reasons, reasons
     assert watch.phases.count("Completed") == 1 and watch.phases[-1] == "Completed", watch.phases
@@ -407,7 +460,7 @@ def test_manager_away_longer_than_a_lease_fences_the_copy_and_runs_it_again(
             180,
             "Completed, mirrored",
         )
-        time.sleep(3)
+        watch.sampled_more()
     reasons = _reasons(api, namespace, "fenced")
     assert "CopyFenced" in reasons, reasons
     assert "Aborted" not in watch.phases, watch.phases  # the fenced copy's end is not the job's
@@ -492,7 +545,8 @@ def test_manager_worker_killed_while_copies_are_made_neither_doubles_nor_loses_a
             240,
             f"all Completed, mirrored (copies at the kill: {made})",
         )
-        time.sleep(3)  # a last sample after the end
+        for watch in watches.values():
+            watch.sampled_more()
         for name, watch in watches.items():
             assert watch.phases.count("Completed") == 1, (name, watch.phases)
             assert watch.phases[-1] == "Completed", (name, watch.phases)

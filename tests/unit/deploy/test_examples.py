@@ -70,3 +70,28 @@ def test_the_gpu_example_claims_a_fake_driver_device_per_pod_through_its_templat
     assert (task["replicas"], spec["resourceClaims"]) == (2, [claim])
     [container] = spec["containers"]
     assert container["resources"]["claims"] == [{"name": request["name"]}]
+
+
+def test_the_cluster_examples_register_a_cluster_and_dispatch_a_job_it_admits() -> None:
+    """deploy/examples/clusters/: the Secret reads as a registration with a kubeconfig Caldera
+    takes (inline credentials only), the queue names the dev stack's worker clusters, and the
+    Job in it passes the webhook's rules (tests/e2e/test_dispatch.py runs it)."""
+    import base64
+
+    from activities import clusters
+    from models import kubeconfig
+    from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
+
+    secret = yaml.safe_load((EXAMPLES / "clusters" / "worker-cluster-secret.yaml").read_text())
+    assert secret["metadata"]["namespace"] == DEFAULT_NAMESPACE
+    text = secret["stringData"][KUBECONFIG_KEY]
+    listed = {**secret, "data": {KUBECONFIG_KEY: base64.b64encode(text.encode()).decode()}}
+    registered = clusters.registration(listed)
+    assert registered.cluster == secret["metadata"]["labels"][CLUSTER_LABEL] == "gpu-east"
+    assert kubeconfig.parse(registered.kubeconfig or b"").server == "https://127.0.0.1:6443"
+    path = EXAMPLES / "clusters" / "dispatched-job.yaml"
+    queue, doc = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    assert [c["name"] for c in queue["spec"]["extendClusters"]] == ["worker-0", "worker-1"]
+    assert doc["spec"]["queue"] == queue["metadata"]["name"]
+    Job.model_validate(doc)
+    assert [*jobspec.create_problems(doc), *templates.problems(doc)] == []

@@ -57,3 +57,22 @@ def test_command_is_named_and_aimed_at_the_copy() -> None:
     target = body["target"]
     assert isinstance(target, dict) and target["uid"] == "copy-uid" and target["kind"] == "Job"
     assert len(copies.command_name("x" * 300, "RestartJob", 1, 1)) == copies.NAME_LIMIT
+
+
+def test_a_spec_change_takes_only_what_an_update_may_change_and_keeps_what_the_worker_filled() -> (
+    None
+):
+    there = {
+        "queue": "default",  # the worker had no queue `multi`
+        "minAvailable": 2,
+        "schedulerName": "volcano",
+        "volumes": [{"mountPath": "/data", "volumeClaimName": "train-data-x7"}],
+        "tasks": [{"name": "w", "replicas": 2, "minAvailable": 2, "template": {"spec": {}}}],
+    }
+    doc = make_job("train", "ns").task("w", replicas=4).spec(queue="multi").manifest()
+    doc["spec"].update(minAvailable=3, priorityClassName="high")
+    updated = copies.updated_spec(there, Job.model_validate(doc))
+    assert updated["queue"] == "default" and updated["volumes"] == there["volumes"]
+    assert (updated["minAvailable"], updated["priorityClassName"]) == (3, "high")
+    assert updated["tasks"][0]["replicas"] == 4 and updated["tasks"][0]["template"] == {"spec": {}}
+    assert copies.updated_spec(updated, Job.model_validate(doc)) == updated  # no change twice
