@@ -52,9 +52,11 @@ def _state(target: RemoteCopy, obj: dict[str, Any] | None) -> RemoteState:
     )
 
 
-def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> None:
-    """Push the lease on, fenced: only this very Job (uid), of this generation."""
-    until = copies.stamp(datetime.now(UTC) + timedelta(seconds=request.lease_seconds))
+def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> datetime | None:
+    """Push the lease on, fenced: only this very Job (uid), of this generation; the lease
+    written (None: not, the Job changed under the test)."""
+    written = datetime.now(UTC) + timedelta(seconds=request.lease_seconds)
+    until = copies.stamp(written)
     patch = [
         {"op": "test", "path": "/metadata/uid", "value": uid},
         {
@@ -86,6 +88,17 @@ def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> None:
         )
     except ApplicationError as e:  # the Job changed under the test: the next read tells
         activity.logger.info("lease not renewed job=%s error=%s", request.name, e)
+        return None
+    return written.replace(microsecond=0)
+
+
+def lapsed(read: datetime | None, written: datetime | None, now: datetime) -> bool:
+    """The copy's lease has run out (the later of the one read and the one this poll wrote):
+    its cluster may be aborting it this moment, so it is never pushed on again, and the
+    answer's `lease_until` stays the one that ran out (a renewal after it would make the
+    abort look like the job's own end)."""
+    held = max((t for t in (read, written) if t is not None), default=None)
+    return held is not None and held <= now
 
 
 def _lease(obj: dict[str, Any]) -> datetime | None:
@@ -150,6 +163,7 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
     poll = min(POLL_SECONDS, renew_every)
     start = time.monotonic()
     renewed = float("-inf")
+    written: datetime | None = None  # the lease this poll last wrote
     silent_since: float | None = None
     to: client.ApiClient | None = None  # None: not had yet (one list of Secrets per poll)
     obj: dict[str, Any] | None = None  # the copy as last read
@@ -170,8 +184,9 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
                     obj = None  # a Job of that name, but not this copy: the copy is gone
             uid = str(remote.meta(obj).get("uid", "")) if obj is not None else ""
             lease = _lease(obj) if obj is not None else None  # as read, before this renewal
-            if obj is not None and request.renew and now - renewed >= renew_every:
-                await asyncio.to_thread(_renew, to, request, uid)
+            due = obj is not None and request.renew and now - renewed >= renew_every
+            if due and not lapsed(lease, written, datetime.now(UTC)):
+                written = await asyncio.to_thread(_renew, to, request, uid) or written
                 renewed = now
             state = _state(target, obj)
             changed = not state.found or mirror.digest(state.status) != request.known
