@@ -44,7 +44,7 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
-from activities import clusters, controller_conf, copywatch
+from activities import clusters, controller_conf
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics, temporal
@@ -130,8 +130,6 @@ async def run(metrics_address: str = "") -> int:
             probes = clusters.ProbeLoop().start()
             await stop.wait()
             probes.stop()
-        # The dispatch followers' shared watches of worker clusters (`activities.copywatch`).
-        await asyncio.to_thread(copywatch.WATCHES.stop_all)
     log.info("worker stopped")
     return 0
 

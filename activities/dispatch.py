@@ -139,8 +139,14 @@ def create_copy(request: CreateCopyInput) -> CopyMade:
     uid = str(remote.meta(found).get("uid", ""))
     if (origin, generation) == (request.origin, target.generation):
         return answer.model_copy(update={"uid": uid})
+    deleting = remote.meta(found).get("deletionTimestamp") is not None
     return answer.model_copy(
-        update={"found_origin": origin, "found_generation": generation, "found_uid": uid}
+        update={
+            "found_origin": origin,
+            "found_generation": generation,
+            "found_uid": uid,
+            "found_deleting": deleting,
+        }
     )
 
 

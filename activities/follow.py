@@ -17,7 +17,7 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import copywatch, errors, kube, remote
+from activities import errors, kube, remote
 from activities.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import EventMark, Followed, RemoteEvent
@@ -26,7 +26,6 @@ from models.dispatch import GENERATION_ANNOTATION, LEASE_ANNOTATION, RemoteCopy,
 
 WATCH_SECONDS: Final = 240  # one long poll at most: an idle running job costs one per 4 min
 POLL_SECONDS: Final = 5.0  # between reads of the copy within a long poll
-SETTLE_SECONDS: Final = 1.0  # after the watch shows a change, before the read
 SILENT_SECONDS: Final = 10.0  # a cluster silent this long within a poll is reported unreachable
 
 
@@ -144,19 +143,10 @@ def _event(obj: dict[str, Any]) -> RemoteEvent:
 
 @activity.defn(name="follow_copy")
 async def follow_copy(request: FollowInput) -> Followed:
-    """Follow the copy for up to `seconds`, renewing its lease a third of a lease apart;
-    answer once its status differs from the one the manager holds, or it is gone, or its
-    cluster has been silent for SILENT_SECONDS, or the time is up (with the Events it got
-    meanwhile). The copy is read at the start, then only when the cluster's shared watch
-    (`activities.copywatch`) shows it changed, or every POLL_SECONDS while that watch is not
-    healthy. Async: a follower waiting holds no thread."""
-    target = request.target
-    key = (request.namespace, request.name)
-    with copywatch.WATCHES.subscribe(target.cluster, key) as watch:
-        return await _follow(request, watch)
-
-
-async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Followed:
+    """Poll the copy every few seconds for up to `seconds`, renewing its lease a third of a
+    lease apart; answer once its status differs from the one the manager holds, or it is
+    gone, or its cluster has been silent for SILENT_SECONDS, or the time is up (with the
+    Events it got meanwhile). Async: a poll waiting holds no thread."""
     target = request.target
     answer = Followed(cluster=target.cluster, generation=target.generation)
     renew_every = max(1.0, request.lease_seconds / 3)
@@ -166,22 +156,17 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
     written: datetime | None = None  # the lease this poll last wrote
     silent_since: float | None = None
     to: client.ApiClient | None = None  # None: not had yet (one list of Secrets per poll)
-    obj: dict[str, Any] | None = None  # the copy as last read
-    read = True  # whether to read the copy on this round (always on the first)
-    since: copywatch.Seen | None = None  # what the watch showed of the copy at the last read
     while True:
         activity.heartbeat()
         now = time.monotonic()
         try:
             if to is None:
                 to = await asyncio.to_thread(remote.api, target.cluster)
-            if read:
-                since = watch.seen()
-                obj = await asyncio.to_thread(
-                    remote.read, to, target.cluster, request.namespace, request.name
-                )
-                if obj is not None and remote.whose(obj) != (request.origin, target.generation):
-                    obj = None  # a Job of that name, but not this copy: the copy is gone
+            obj = await asyncio.to_thread(
+                remote.read, to, target.cluster, request.namespace, request.name
+            )
+            if obj is not None and remote.whose(obj) != (request.origin, target.generation):
+                obj = None  # a Job of that name, but not this copy: the copy is gone
             uid = str(remote.meta(obj).get("uid", "")) if obj is not None else ""
             lease = _lease(obj) if obj is not None else None  # as read, before this renewal
             due = obj is not None and request.renew and now - renewed >= renew_every
@@ -204,44 +189,6 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
             silent_since = now if silent_since is None else silent_since
             if now - silent_since >= SILENT_SECONDS:
                 return answer.model_copy(update={"reachable": False, "error": str(e)})
-            read = True
             await asyncio.sleep(1.0)  # try again soon: silence is news only once it lasts
             continue
-        until = _next(start, renewed, renew_every, request)
-        read = await _wait(request, watch, since, poll, until)
-
-
-def _next(start: float, renewed: float, renew_every: float, request: FollowInput) -> float:
-    """The monotonic time of the next thing due without news: a renewal, or the poll's end."""
-    end = start + request.seconds
-    return min(end, renewed + renew_every) if request.renew else end
-
-
-async def _wait(
-    request: FollowInput,
-    watch: copywatch.Subscription,
-    since: copywatch.Seen | None,
-    poll: float,
-    until: float,
-) -> bool:
-    """Wait for news of the copy; whether it must be read now. With a healthy watch, that is
-    when it shows the copy other than at the last read (`since`) and other than the manager
-    holds, checked on every ring and at least every `poll` (heartbeats, the watch's health);
-    without one, every `poll`, as before the watch. `since` keeps a watch that lags behind a
-    read from asking for the same read again and again."""
-    origin, generation, known = request.origin, request.target.generation, request.known
-    poll_at = time.monotonic() + poll
-    while True:
-        healthy = watch.healthy()
-        if healthy and watch.news(since, origin, generation, known):
-            # A worker's controller writes a new copy's status several times in a row: one
-            # read after they settle is one answer (a status write, an Events list) for all.
-            await asyncio.sleep(SETTLE_SECONDS)
-            return True
-        now = time.monotonic()
-        if not healthy and now >= poll_at:
-            return True
-        if now >= until:
-            return False
-        await watch.wait(min(until, poll_at if not healthy else now + poll) - now)
-        activity.heartbeat()
+        await asyncio.sleep(poll)

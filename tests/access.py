@@ -257,7 +257,6 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/dispatch.py", "replace_namespaced_custom_object"): (),  # a spec change
         ("activities/follow.py", "patch_namespaced_custom_object"): (),
         ("activities/follow.py", "list_namespaced_event"): (),
-        ("activities/copywatch.py", "list_cluster_custom_object"): (),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),

@@ -100,6 +100,16 @@ def made(state: DispatchState, answer: CopyMade, now: datetime) -> tuple[Dispatc
         )
         state = state.model_copy(update={"generation": found.generation})
         return made_there(state, found, created=False)
+    if answer.found_origin == origin and answer.found_deleting:
+        # An older copy of ours still going (a foreground delete waits for its pods): the
+        # create is tried again after a backoff, never in a loop of deletes and creates.
+        misses = state.misses + 1
+        timer = fx.StartTimer(
+            key=steps.REACH,
+            fires_at=now + steps.backoff(misses),
+            summary=f"create the copy on {answer.cluster} once the older one is gone",
+        )
+        return state.model_copy(update={"misses": misses}), [timer]
     if answer.found_origin == origin:
         old = RemoteCopy(
             cluster=answer.cluster, generation=answer.found_generation, uid=answer.found_uid

@@ -63,6 +63,7 @@ class CopyMade(Reach):
     found_origin: str = ""  # a Job of that name that is not this copy: its origin annotation
     found_generation: int = 0  # ... and its generation (0: none)
     found_uid: str = ""
+    found_deleting: bool = False  # ... already being deleted (its pods going): wait, then create
 
 
 class Followed(Reach):

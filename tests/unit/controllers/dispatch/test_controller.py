@@ -448,3 +448,23 @@ def test_spec_change_waits_for_a_silent_cluster_and_never_reaches_a_finished_job
     done, _ = _run(state, _running(phase="Completed"))
     _, out = _run(done, _scaled(5))
     assert _updates(out) == []
+
+
+def test_an_older_copy_still_being_deleted_is_waited_for_not_deleted_again_and_again() -> None:
+    state, _ = _run(DispatchState(), _observed(), _probed("a"))
+    going = CopyMade(
+        cluster="a",
+        generation=1,
+        found_origin="u1",
+        found_generation=0,
+        found_uid="old",
+        found_deleting=True,
+    )
+    state = state.model_copy(update={"generation": 1})
+    state, out = _run(state, going)
+    assert _kinds(out) == ["StartTimer"] and not state.stale  # no delete, no create yet
+    state, out = _run(state, TimerFired(key=steps.REACH))
+    assert _kinds(out) == ["CreateCopy"]
+    state, out = _run(state, going)  # still going: a longer wait
+    (timer,) = out
+    assert isinstance(timer, fx.StartTimer) and timer.fires_at == NOW + steps.backoff(2)
