@@ -18,9 +18,9 @@ ConfigMap holding one): either starts HyperNode discovery from node labels (see
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
 one evicted replays its whole history on its next task; each costs some hundred KiB),
 CALDERA_CLUSTER_NAMESPACE (where the worker clusters' Secrets are, default `caldera-system`;
-see `activities/clusters.py`).
+see `activities/cluster_secrets.py`).
 Flags, each defaulting to its variable: --metrics-address / CALDERA_METRICS_ADDRESS
-(Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics.py`),
+(Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics_endpoint.py`),
 --log-format / CALDERA_LOG_FORMAT (text or json) and --log-level.
 Run any number of replicas; Temporal spreads the work.
 """
@@ -47,7 +47,7 @@ import workflows
 from activities import clusters, controller_conf
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
-from service import logs, metrics, temporal
+from service import logs, metrics_endpoint, temporal, worker_registry
 from workflows import sandbox
 from workflows.hypernode_discovery import HyperNodeDiscoveryInput, HyperNodeDiscoveryWorkflow
 from workflows.queue import QueueWorkflow
@@ -76,7 +76,7 @@ async def run(metrics_address: str = "") -> int:
     schedulers = [] if os.environ.get("CALDERA_SCHEDULER_OVERRIDE") else names.split(",")
     cached = int(os.environ.get("CALDERA_MAX_CACHED_WORKFLOWS", MAX_CACHED_WORKFLOWS))
     # The worker serves its registry too (the Volcano queue series) beside the SDK's.
-    served = metrics.runtime(metrics_address, metrics.WORKER_REGISTRY)
+    served = metrics_endpoint.runtime(metrics_address, worker_registry.WORKER_REGISTRY)
     client = await temporal.connect_patiently(options, runtime=served)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="worker", description=__doc__)
     p.add_argument(
         "--metrics-address",
-        default=os.environ.get(metrics.ENV_ADDRESS, metrics.WORKER_ADDRESS),
-        help=f"Prometheus /metrics on host:port (${metrics.ENV_ADDRESS}; empty: off)",
+        default=os.environ.get(metrics_endpoint.ENV_ADDRESS, metrics_endpoint.WORKER_ADDRESS),
+        help=f"Prometheus /metrics on host:port (${metrics_endpoint.ENV_ADDRESS}; empty: off)",
     )
     p.add_argument("--log-level", default="INFO")
     logs.add_arguments(p)

@@ -3,9 +3,7 @@
 `bind_session` (every gang of a scheduling session), `bind_placements` (one gang, for a
 JobWorkflow that still gets its placements) and `mark_unschedulable` are the activities; the
 rest are their steps.
-Volume binding writes what the PV controller and provisioners wait for (a PV `claimRef` for a
-static match, the `selected-node` annotation on a claim to provision) and waits, heartbeating,
-until the claims are bound; `revert_volumes` undoes what is not bound yet when that fails.
+Volume binding (`activities/volume_binding.py`) comes first for the pods that have volumes.
 Node binding posts `pods/binding`; a pod already bound where it was placed is success, anything
 else is reported per pod so the scheduler retries it in a later scheduling session rather than
 failing the whole gang. A pod's ResourceClaims are allocated and reserved for it just before
@@ -16,7 +14,6 @@ when its binding fails (Unreserve).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -24,9 +21,8 @@ from typing import Any
 
 from kubernetes import client
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
-from activities import cluster, errors, kube, resourceclaims
+from activities import cluster, errors, kube, resourceclaims, volume_binding
 from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
@@ -36,17 +32,13 @@ from activities.messages import (
     Done,
     JobPlacements,
     MarkUnschedulableInput,
-    StaticBinding,
     Unschedulable,
-    VolumesInput,
 )
 from models.signals import scheduler as scheduler_signals
 from service import metrics
 
-SELECTED_NODE = "volume.kubernetes.io/selected-node"
 _BOUND_ELSEWHERE = "already bound to node"
 _PARALLEL = 16
-BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
 
 def _node_exists(name: str) -> bool:
@@ -294,89 +286,13 @@ def write_pod_scheduled(namespace: str, entry: Unschedulable) -> None:
         kube.unread(written)
 
 
-def _claim(namespace: str, name: str) -> Any:
-    with errors.kube_call(f"read pvc {namespace}/{name}"):
-        return kube.core().read_namespaced_persistent_volume_claim(name, namespace)
-
-
-def _bound(claim: Any) -> bool:
-    annotations = claim.metadata.annotations or {}
-    return bool(claim.spec.volume_name) and annotations.get(BIND_COMPLETED) == "yes"
-
-
-def _write_bindings(request: VolumesInput) -> None:
-    core = kube.core()
-    for pair in request.static:
-        claim = _claim(request.namespace, pair.pvc)
-        ref = {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "namespace": request.namespace,
-            "name": pair.pvc,
-            "uid": claim.metadata.uid,
-        }
-        with errors.kube_call(f"claim pv {pair.pv} for {request.namespace}/{pair.pvc}"):
-            core.patch_persistent_volume(pair.pv, {"spec": {"claimRef": ref}})
-    for name in request.provision:
-        patch = {"metadata": {"annotations": {SELECTED_NODE: request.node}}}
-        with errors.kube_call(f"select node for pvc {request.namespace}/{name}"):
-            core.patch_namespaced_persistent_volume_claim(name, request.namespace, patch)
-
-
-def _check(request: VolumesInput) -> bool:
-    """True when every claim is bound; raises when binding can no longer succeed: the PV
-    controller reset a claimRef, or a provisioner gave up and dropped the selected node."""
-    done = True
-    for pair in request.static:
-        claim = _claim(request.namespace, pair.pvc)
-        with errors.kube_call(f"read pv {pair.pv}"):
-            volume = kube.core().read_persistent_volume(pair.pv)
-        ref = volume.spec.claim_ref if volume.spec else None
-        if ref is None or not ref.uid:
-            raise ApplicationError(f"pv {pair.pv}: ClaimRef got reset", type="VolumeBindingFailed")
-        done = done and _bound(claim)
-    for name in request.provision:
-        claim = _claim(request.namespace, name)
-        if (claim.metadata.annotations or {}).get(SELECTED_NODE) != request.node and not _bound(
-            claim
-        ):
-            raise ApplicationError(
-                f"pvc {request.namespace}/{name}: provisioning failed", type="VolumeBindingFailed"
-            )
-        done = done and _bound(claim)
-    return done
-
-
-def _volumes_of(
-    namespace: str, placements: Sequence[scheduler_signals.PlacedPod], timeout: float
-) -> dict[str, str]:
-    """Each placed pod's volumes (reverted if they fail); the pods whose volumes failed."""
-    failed: dict[str, str] = {}
-    for placed in placements:
-        if not placed.binds_volumes:
-            continue
-        plan = placed.volumes
-        volumes = VolumesInput(
-            namespace=namespace,
-            pod=placed.pod,
-            node=placed.node,
-            static=[StaticBinding(pvc=pvc, pv=pv) for pvc, pv in plan.static],
-            provision=plan.provision,
-            timeout_seconds=timeout,
-        )
-        try:
-            bind_volumes(volumes)
-        except ApplicationError as e:
-            revert_volumes(volumes)
-            failed[placed.pod] = f"execute preBind (volume binding) failed: {e.message}"
-    return failed
-
-
 @activity.defn(name="bind_placements")
 def bind_placements(request: BindPlacementsInput) -> BindPodsResult:
     """A placed gang: each pod's volumes first (reverted if they fail), then the node bindings
     of the pods whose volumes are ready, batched. Per-pod failures are returned, not raised."""
-    failed = _volumes_of(request.namespace, request.placements, request.volume_timeout_seconds)
+    failed = volume_binding.bind_pod_volumes(
+        request.namespace, request.placements, request.volume_timeout_seconds
+    )
     ready = [p for p in request.placements if p.pod not in failed]
     nodes = _bind_batch(request.namespace, ready)
     _count([], failed)  # the volume failures; _bind_batch counted the node bindings
@@ -401,7 +317,10 @@ def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[in
     if with_volumes:
         with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
             outcomes = pool.map(
-                lambda j: _volumes_of(j.namespace, j.placements, volume_timeout), with_volumes
+                lambda j: volume_binding.bind_pod_volumes(
+                    j.namespace, j.placements, volume_timeout
+                ),
+                with_volumes,
             )
             for job, volume_failures in zip(with_volumes, outcomes, strict=True):
                 failed.update({(job.namespace, pod): why for pod, why in volume_failures.items()})
@@ -414,36 +333,3 @@ def bind_gangs(jobs: Sequence[JobPlacements], volume_timeout: float) -> tuple[in
     bound = [f"{ns}/{p.pod}" for ns, p in ready if (ns, p.pod) not in failed]
     _count(bound, {pod: why for (_, pod), why in failed.items()})
     return len(bound), {f"{ns}/{pod}": why for (ns, pod), why in failed.items()}
-
-
-def bind_volumes(request: VolumesInput) -> None:
-    """Write the volume bindings for `pod` on `node`, then wait until all claims are bound."""
-    _write_bindings(request)
-    deadline = time.monotonic() + request.timeout_seconds
-    while not _check(request):
-        if time.monotonic() > deadline:
-            waited = f"{request.timeout_seconds:g}s"
-            raise ApplicationError(
-                f"pod {request.namespace}/{request.pod}: volumes not bound after {waited}",
-                type="VolumeBindingTimeout",
-                non_retryable=True,
-            )
-        activity.heartbeat()
-        time.sleep(1)
-
-
-def revert_volumes(request: VolumesInput) -> None:
-    """Undo the bindings `bind_volumes` wrote that have not completed yet."""
-    core = kube.core()
-    for pair in request.static:
-        with errors.kube_call(f"read pv {pair.pv}", ok=errors.GONE_OK):
-            volume = core.read_persistent_volume(pair.pv)
-            claimed = volume.spec is not None and volume.spec.claim_ref is not None
-            if volume.status and volume.status.phase == "Available" and claimed:
-                core.patch_persistent_volume(pair.pv, {"spec": {"claimRef": None}})
-    for name in request.provision:
-        with errors.kube_call(f"read pvc {request.namespace}/{name}", ok=errors.GONE_OK):
-            claim = core.read_namespaced_persistent_volume_claim(name, request.namespace)
-            if not _bound(claim):
-                patch = {"metadata": {"annotations": {SELECTED_NODE: None}}}
-                core.patch_namespaced_persistent_volume_claim(name, request.namespace, patch)

@@ -1,31 +1,23 @@
-"""The worker clusters registered on the manager: a client for each, and a probe of each.
-
-A worker cluster is a Secret in Caldera's namespace (`CALDERA_CLUSTER_NAMESPACE`, default
-`models.dispatch.DEFAULT_NAMESPACE`) labelled `caldera.dev/cluster: <name>` whose `kubeconfig`
-key holds a kubeconfig for it (`models/dispatch.py` says why a Secret). Its client is built
-once per process and kept while the Secret stays the same (uid and resourceVersion): editing
-the Secret, say to rotate a token, gives the next caller a client of the new kubeconfig.
+"""The worker clusters' probes: whether each answers, its nodes and capacity, and its gauges.
 
 `probe` asks a cluster what the dispatcher and `caldera cluster list` need: whether it answers
 (a short-timeout GET /version), its nodes, and its capacity (`scheduling.api.cluster_capacity`);
 `read` is the same read with what the pods hold by queue (`scheduling.api.queue_usage`) and the
-client, for the dispatcher's probe of a job's queue there (`activities.probes`).
-A bad cluster never raises to the caller: no Secret, a Secret without `kubeconfig`, a
-kubeconfig that does not parse or is refused (`models.kubeconfig`), an apiserver that does not
-answer or refuses the credentials, each becomes one sentence in `ClusterStatus.error`.
+client, for the dispatcher's probe of a job's queue there (`activities.probes`). The cluster's
+Secret and client are `activities/cluster_secrets.py`'s. A bad cluster never raises to the
+caller: no Secret, a Secret without `kubeconfig`, a kubeconfig that does not parse or is
+refused, an apiserver that does not answer or refuses the credentials, each becomes one
+sentence in `ClusterStatus.error`.
 
 `ProbeLoop` runs in the worker and publishes the probes as `caldera_cluster_*` gauges
-(`service.metrics.CLUSTERS`). With no cluster registered it costs one list of labelled Secrets
-in one namespace every `PROBE_SECONDS`, and serves no series.
+(`service.worker_registry.CLUSTERS`). With no cluster registered it costs one list of labelled
+Secrets in one namespace every `PROBE_SECONDS`, and serves no series.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,201 +26,28 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import urllib3
-from kubernetes import client, config
-from kubernetes.config.config_exception import ConfigException
+from kubernetes import client
 from temporalio import activity
 
-from activities import kube
-from activities.shared_reads import SharedReads
-from models import kubeconfig
-from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY, ClusterStatus
+from activities import cluster_secrets, kube
+from activities.cluster_secrets import Registration
+from models.dispatch import ClusterStatus
 from models.quantity import parse_quantity
 from scheduling.api import queue_usage
 from scheduling.api.cluster_capacity import capacity
-from service import metrics
+from service import worker_registry
 
 logger = logging.getLogger(__name__)
 
-ENV_NAMESPACE: Final = "CALDERA_CLUSTER_NAMESPACE"
 PROBE_TIMEOUT: Final = 3.0  # seconds to connect and to answer GET /version
 READ_TIMEOUT: Final = 15.0  # seconds for one page of nodes or pods
 PAGE_SIZE: Final = 500
 PROBE_SECONDS: Final = 30.0  # the worker's probe loop: one round this often
 MAX_PARALLEL: Final = 8  # clusters probed at once
-CONNECTIONS: Final = 16  # per worker cluster's client
 UNAUTHORIZED: Final = 401
 FORBIDDEN: Final = 403
 # Pods that hold nothing are not listed at all (the apiserver filters them).
 UNFINISHED: Final = "status.phase!=Succeeded,status.phase!=Failed"
-
-
-class ClusterUnusable(Exception):
-    """The cluster cannot be talked to; the message is the reason, one line."""
-
-
-@dataclass(frozen=True)
-class Registration:
-    """One labelled Secret: which cluster it registers, and its kubeconfig (None: no key)."""
-
-    cluster: str
-    namespace: str
-    secret: str
-    version: str  # uid/resourceVersion: a client is rebuilt when this changes
-    kubeconfig: bytes | None
-
-    @property
-    def ref(self) -> str:
-        return f"Secret {self.namespace}/{self.secret}"
-
-
-def namespace() -> str:
-    """Where the clusters' Secrets are: the worker's own namespace in a Helm install."""
-    return os.environ.get(ENV_NAMESPACE) or DEFAULT_NAMESPACE
-
-
-def registration(secret: Mapping[str, Any]) -> Registration:
-    """The Secret as the apiserver lists it (JSON), read as a cluster's registration."""
-    meta = secret.get("metadata") or {}
-    data = secret.get("data") or {}
-    encoded = data.get(KUBECONFIG_KEY)
-    try:
-        decoded = None if encoded is None else base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        decoded = b""  # the apiserver stores base64; anything else reads as an empty key
-    return Registration(
-        cluster=str((meta.get("labels") or {}).get(CLUSTER_LABEL, "")),
-        namespace=str(meta.get("namespace", "")),
-        secret=str(meta.get("name", "")),
-        version=f"{meta.get('uid', '')}/{meta.get('resourceVersion', '')}",
-        kubeconfig=decoded,
-    )
-
-
-def registrations(
-    manager: client.ApiClient | None = None, where: str | None = None, cluster: str | None = None
-) -> list[Registration]:
-    """The labelled Secrets (of one cluster, or all), by one list call on the manager; its
-    failures (the manager unreachable, no RBAC to list Secrets there) are raised."""
-    selector = f"{CLUSTER_LABEL}={cluster}" if cluster else CLUSTER_LABEL
-    core = client.CoreV1Api(manager or kube.api())
-    response: Any = core.list_namespaced_secret(  # raw: _preload_content=False
-        where or namespace(),
-        label_selector=selector,
-        _preload_content=False,
-        _request_timeout=READ_TIMEOUT,
-    )
-    listed = json.loads(response.data)
-    secrets = [registration(s) for s in listed.get("items") or []]
-    return sorted((r for r in secrets if r.cluster), key=lambda r: (r.cluster, r.secret))
-
-
-def list_clusters(manager: client.ApiClient | None = None, where: str | None = None) -> list[str]:
-    """The names of every registered cluster (one list call)."""
-    return sorted({r.cluster for r in registrations(manager, where)})
-
-
-def duplicates(found: Sequence[Registration]) -> str:
-    """'' for one Secret; the reason a cluster named by several Secrets is not used."""
-    if len(found) < 2:
-        return ""
-    names = ", ".join(r.secret for r in found)
-    return f"registered by {len(found)} Secrets ({names}); keep one"
-
-
-# -- clients -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Built:
-    version: str
-    api: client.ApiClient
-    server: str
-
-
-_clients: dict[str, _Built] = {}
-_building = threading.Lock()
-# A cluster's Secrets as listed for the calls to it: a burst of calls (six per dispatched job)
-# lists them once; a Secret rotated or removed counts from the next list, within this age.
-REGISTRY_SECONDS: Final = 5.0
-_registered: SharedReads[str, list[Registration]] = SharedReads(REGISTRY_SECONDS)
-
-
-def _retries() -> urllib3.Retry:
-    """One more try on a dropped connection (a pooled one the server closed), none on status."""
-    return urllib3.Retry(total=1, connect=1, read=1, status=0, redirect=0, backoff_factor=0)
-
-
-def build(reg: Registration) -> tuple[client.ApiClient, str]:
-    """A client for the registration's kubeconfig, and its server; ClusterUnusable if none."""
-    if reg.kubeconfig is None:
-        raise ClusterUnusable(f"{reg.ref} has no `{KUBECONFIG_KEY}` key")
-    if not reg.kubeconfig.strip():
-        raise ClusterUnusable(f"{reg.ref}: `{KUBECONFIG_KEY}` is empty")
-    try:
-        parsed = kubeconfig.parse(reg.kubeconfig)
-    except kubeconfig.KubeconfigError as e:
-        raise ClusterUnusable(f"{reg.ref}: {e}") from None
-    configuration = client.Configuration()
-    try:
-        config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
-            parsed.document,
-            context=parsed.context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-    except (ConfigException, ValueError, TypeError, OSError) as e:
-        raise ClusterUnusable(f"{reg.ref}: kubeconfig not loaded: {_first_line(e)}") from None
-    configuration.retries = _retries()
-    configuration.connection_pool_maxsize = CONNECTIONS
-    return client.ApiClient(configuration), parsed.server
-
-
-def client_for(reg: Registration) -> tuple[client.ApiClient, str]:
-    """The process's client for the cluster (and its server), rebuilt when the Secret changed."""
-    with _building:
-        built = _clients.get(reg.cluster)
-        if built is not None and built.version == reg.version:
-            return built.api, built.server
-    api, server = build(reg)  # outside the lock: loading writes the certificates' temp files
-    with _building:
-        _clients[reg.cluster] = _Built(reg.version, api, server)
-    return api, server
-
-
-def api_for(cluster: str, manager: client.ApiClient | None = None) -> client.ApiClient:
-    """The client for a registered cluster, for the activities that write there (its Secrets
-    listed at most once per REGISTRY_SECONDS); ClusterUnusable (with the reason) when it has no
-    single usable Secret or the Secrets cannot be listed. The manager not answering is raised
-    as the client raises it (urllib3), for the activity's retries."""
-    try:
-        found = (
-            registrations(manager, cluster=cluster)
-            if manager is not None
-            else _registered.get(cluster, lambda: registrations(cluster=cluster))
-        )
-    except client.ApiException as e:
-        raise ClusterUnusable(_registry_unreadable(e)) from None
-    if not found:
-        raise ClusterUnusable(_not_registered(cluster))
-    if why := duplicates(found):
-        raise ClusterUnusable(why)
-    return client_for(found[0])[0]
-
-
-# -- probing ------------------------------------------------------------------------------------
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _not_registered(cluster: str) -> str:
-    return f"no Secret labelled {CLUSTER_LABEL}={cluster} in {namespace()}"
-
-
-def _registry_unreadable(e: client.ApiException) -> str:
-    return f"cannot list the cluster Secrets in {namespace()}: {e.status} {e.reason}"
 
 
 def unreachable(server: str, e: BaseException) -> str:
@@ -243,7 +62,7 @@ def unreachable(server: str, e: BaseException) -> str:
     elif "Name or service not known" in text or "name resolution" in text:
         why = "host not found"
     else:
-        why = _first_line(e)
+        why = cluster_secrets.first_line(e)
     return f"unreachable: {server}: {why}"
 
 
@@ -304,7 +123,7 @@ def read_api(cluster: str, api: client.ApiClient, server: str) -> Reading:
     except (urllib3.exceptions.HTTPError, OSError) as e:
         return Reading(down.model_copy(update={"error": unreachable(server, e)}))
     except ValueError as e:  # not JSON: something else listens there
-        error = f"{server} is no apiserver: {_first_line(e)}"
+        error = f"{server} is no apiserver: {cluster_secrets.first_line(e)}"
         return Reading(down.model_copy(update={"error": error}))
     figures = capacity(nodes, pods)
     status = ClusterStatus(
@@ -324,12 +143,12 @@ def probe_api(cluster: str, api: client.ApiClient, server: str) -> ClusterStatus
 
 def read_registered(cluster: str, found: Sequence[Registration]) -> Reading:
     """Read a cluster given its Secrets (none, one, or a mistaken several)."""
-    why = duplicates(found) if found else _not_registered(cluster)
+    why = cluster_secrets.duplicates(found) if found else cluster_secrets.not_registered(cluster)
     if why:
         return _down(cluster, why)
     try:
-        api, server = client_for(found[0])
-    except ClusterUnusable as e:
+        api, server = cluster_secrets.client_for(found[0])
+    except cluster_secrets.ClusterUnusable as e:
         return _down(cluster, str(e))
     return read_api(cluster, api, server)
 
@@ -341,13 +160,9 @@ def probe_registered(cluster: str, found: Sequence[Registration]) -> ClusterStat
 def read(cluster: str, manager: client.ApiClient | None = None) -> Reading:
     """One cluster's reading; every failure, the manager's included, is in its `error`."""
     try:
-        found = (
-            registrations(manager, cluster=cluster)
-            if manager is not None
-            else _registered.get(cluster, lambda: registrations(cluster=cluster))
-        )
+        found = cluster_secrets.secrets_of(cluster, manager)
     except client.ApiException as e:
-        return _down(cluster, _registry_unreadable(e))
+        return _down(cluster, cluster_secrets.registry_unreadable(e))
     except (urllib3.exceptions.HTTPError, OSError) as e:
         return _down(cluster, f"manager {unreachable(_host(manager), e)}")
     return read_registered(cluster, found)
@@ -380,7 +195,7 @@ def probe_all(
 ) -> list[ClusterStatus]:
     """Every registered cluster's status, probed side by side, by name; the manager's own
     failure to list the Secrets is raised (there is no cluster to say it of)."""
-    grouped = by_cluster(registrations(manager, where))
+    grouped = by_cluster(cluster_secrets.registrations(manager, where))
     if not grouped:
         return []
     with ThreadPoolExecutor(min(MAX_PARALLEL, len(grouped)), "cluster-probe") as pool:
@@ -404,7 +219,7 @@ def free_figures(status: ClusterStatus) -> dict[str, float]:
 
 def publish(statuses: Iterable[ClusterStatus]) -> None:
     statuses = list(statuses)
-    metrics.CLUSTERS.publish(
+    worker_registry.CLUSTERS.publish(
         {s.name: s.reachable for s in statuses},
         {s.name: free_figures(s) for s in statuses if s.reachable},
     )
@@ -435,7 +250,9 @@ class ProbeLoop:
             reason = f"{e.status} {e.reason}" if isinstance(e, client.ApiException) else str(e)
             if reason != self._failing:
                 logger.warning(
-                    "cluster secrets not listed namespace=%s error=%s", namespace(), reason
+                    "cluster secrets not listed namespace=%s error=%s",
+                    cluster_secrets.namespace(),
+                    reason,
                 )
             self._failing = reason
             return []

@@ -1,5 +1,5 @@
-"""Talking to a worker cluster from the manager: its client (`activities.clusters`, from its
-Secret), one request at a time with a short timeout, and the one rule for what counts as the
+"""Talking to a worker cluster from the manager: its client (`activities.cluster_secrets`, from
+its Secret), one request at a time with a short timeout, and the one rule for what counts as the
 cluster not answering (`Unreachable`: no usable Secret, no connection, credentials refused, a
 server error), which the dispatcher's activities report as an answer rather than raise.
 Everything else an apiserver says goes through `errors.kube_call` as for the manager's own.
@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 import urllib3
 from kubernetes import client
 
-from activities import clusters, errors, kube
+from activities import cluster_secrets, clusters, errors, kube
 from activities.messages import Message
 from controllers.dispatch import copies
 from models import vcjob
@@ -45,7 +45,7 @@ def reaching(cluster: str) -> Iterator[None]:
     one call, a 422) go on to `errors.kube_call`."""
     try:
         yield
-    except clusters.ClusterUnusable as e:
+    except cluster_secrets.ClusterUnusable as e:
         raise Unreachable(str(e)) from None
     except client.ApiException as e:
         if e.status == clusters.UNAUTHORIZED or (e.status or 0) in SERVER_ERRORS or not e.status:
@@ -57,7 +57,7 @@ def reaching(cluster: str) -> Iterator[None]:
 
 def api(cluster: str) -> client.ApiClient:
     with reaching(cluster):
-        return clusters.api_for(cluster)
+        return cluster_secrets.api_for(cluster)
 
 
 def call(cluster: str, what: str, request: Callable[[], T], ok: frozenset[int] = frozenset()) -> T:

@@ -85,12 +85,6 @@ def _loaded(origin: str, text: str) -> LoadedConf:
                     log.error("%s; the previous configuration stays in force", _LOADED.result)
             else:
                 _LOADED.good = _LOADED.result
-                if _LOADED.result.ignored:
-                    log.warning(
-                        "%s: plugins Caldera does not run are ignored: %s",
-                        origin,
-                        ", ".join(_LOADED.result.ignored),
-                    )
         result = _LOADED.result
         if isinstance(result, LoadedConf):
             return result

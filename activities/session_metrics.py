@@ -1,7 +1,7 @@
 """A scheduling session's figures as Volcano's series: the queue gauges and the latencies.
 
 The session decides the numbers (`scheduling.framework.queue_report`); this turns them into
-the worker's registry series (`service.metrics`): each queue's figures into Volcano's
+the worker's registry series (`service.worker_registry`): each queue's figures into Volcano's
 `volcano_queue_*` gauges after every session, and each PodGroup's milestones into the latency
 histograms once per PodGroup and stage. Once is kept by a bounded memo in this worker process:
 a PodGroup's status write held back to a later session (its pods being bound), or a session
@@ -22,7 +22,7 @@ from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import Snapshot
 from scheduling.api.vectors import Resources
 from scheduling.framework import queue_report
-from service import metrics
+from service import metrics, worker_registry
 
 MEMO_SIZE: Final = 100_000  # (PodGroup, stage) pairs remembered: far more than ever pend
 
@@ -59,7 +59,7 @@ def series(figures: Iterable[QueueFigures]) -> dict[metrics.Gauge, dict[tuple[st
 
 def publish(figures: tuple[QueueFigures, ...]) -> None:
     """Set the queue gauges from one session; a queue not in it is deleted: its series go."""
-    metrics.QUEUES.publish(series(figures), {str(q.name) for q in figures})
+    worker_registry.QUEUES.publish(series(figures), {str(q.name) for q in figures})
 
 
 class Once:
@@ -88,11 +88,11 @@ _ONCE: Final = Once()
 def _record(milestone: Milestone, seconds: float) -> None:
     queue = str(milestone.queue)
     if milestone.stage is Stage.INQUEUE:
-        metrics.observe(metrics.JOB_INQUEUE_LATENCY, seconds, queue)
+        worker_registry.observe(metrics.JOB_INQUEUE_LATENCY, seconds, queue)
     elif milestone.stage is Stage.PLACED:
-        metrics.observe(metrics.E2E_JOB_SCHEDULING_LATENCY, seconds * 1000)
+        worker_registry.observe(metrics.E2E_JOB_SCHEDULING_LATENCY, seconds * 1000)
     else:
-        metrics.observe(metrics.JOB_BOUND_LATENCY, seconds, queue)
+        worker_registry.observe(metrics.JOB_BOUND_LATENCY, seconds, queue)
 
 
 def observe(

@@ -19,6 +19,7 @@ import contextvars
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Final, TypeVar
 
 from temporalio import activity
@@ -49,8 +50,9 @@ from scheduling.actions.registry import run_session
 from scheduling.api.devices import DeviceWorld
 from scheduling.api.result import Placement
 from scheduling.cache import placements, writes
-from scheduling.cache.objects import ParseMemo, snapshot_from_objects
+from scheduling.cache.objects import snapshot_from_objects
 from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
+from scheduling.cache.tasks import ParseMemo
 from scheduling.cache.volumes import Storage
 from scheduling.cache.writes import (
     GroupStatusWrite,
@@ -58,7 +60,7 @@ from scheduling.cache.writes import (
     PodScheduledWrite,
     QueueAllocatedWrite,
 )
-from service import metrics
+from service import metrics, worker_registry
 
 _G, _V = scheduling.GROUP, scheduling.VERSION
 T = TypeVar("T")
@@ -192,7 +194,7 @@ def _held(
 @activity.defn(name="schedule_session")
 def schedule_session(request: SessionInput) -> SessionReport:
     """One session, counted and timed (caldera_scheduling_session_duration_seconds)."""
-    with metrics.session_timer(metrics.activity_meter(), request.scheduler_name):
+    with worker_registry.session_timer(metrics.activity_meter(), request.scheduler_name):
         return _session(request)
 
 
@@ -234,6 +236,7 @@ def _session(request: SessionInput) -> SessionReport:
         storage=storage,
         hyper_nodes=world["hypernodes"],
         devices=devices,
+        now=datetime.now(UTC),
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_conf.session_config())

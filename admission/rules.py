@@ -14,6 +14,8 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
 - Job UPDATE: only what `admission.jobspec` lets change; the queue is not looked at, so a
   running job is never stopped by its queue being closed later.
 - PodGroup CREATE: its queue exists and is Open.
+- Job and PodGroup CREATE: an sla waiting time annotation is a duration above zero (Volcano's
+  scheduler would drop it silently).
 - Queue CREATE and UPDATE: guarantee ≤ deserved ≤ capability (`admission.queueresources`);
   when the parent is new or changed, a parent other than root exists, the parent chain reaches
   root without passing through the queue itself, and neither the queue nor its descendants end
@@ -36,6 +38,8 @@ from typing import Final, Protocol
 
 from admission import cronjobs, jobflows, jobspec, queueresources, templates
 from models import cronjob, jobflow, scheduling, vcjob
+from models.duration import positive_duration
+from models.scheduling import SLA_WAITING_ANNOTATIONS
 
 JOBS: Final = (vcjob.GROUP, "jobs")
 PODGROUPS: Final = (scheduling.GROUP, "podgroups")
@@ -106,13 +110,14 @@ def review(
             *templates.problems(obj),
             *jobspec.create_problems(obj),
             *_job_problems(obj, lookup),
+            *_sla_problems(obj),
         ]
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == JOBS and operation == "UPDATE":
         problems = jobspec.update_problems(_mapping(request, "oldObject"), obj)
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == PODGROUPS and operation == "CREATE":
-        problems = _podgroup_problems(obj, lookup)
+        problems = [*_podgroup_problems(obj, lookup), *_sla_problems(obj)]
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
     if kind == QUEUES and operation in ("CREATE", "UPDATE"):
         old = _mapping(request, "oldObject") if operation == "UPDATE" else None
@@ -153,6 +158,21 @@ def _podgroup_problems(podgroup: Mapping[str, object], lookup: Lookup) -> list[s
     name = _text(podgroup, "spec", "queue") or DEFAULT_QUEUE
     queue = lookup.get_queue(name)
     return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
+
+
+def _sla_problems(obj: Mapping[str, object]) -> list[str]:
+    """An sla waiting time that is no duration above zero: Volcano's scheduler drops it
+    silently, and the job would wait without the limit its author set."""
+    annotations = _mapping(obj, "metadata", "annotations")
+    problems = []
+    for key in SLA_WAITING_ANNOTATIONS:
+        value = annotations.get(key)
+        if value is not None and not (isinstance(value, str) and positive_duration(value)):
+            problems.append(
+                f"metadata.annotations[{key}]: must be a duration above zero such as '10m', "
+                f"not {value!r}"
+            )
+    return problems
 
 
 def _missing(name: str) -> str:

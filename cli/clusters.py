@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Final
 
-from activities import clusters
+from activities import cluster_secrets, clusters
 from cli import output, verbs
 from cli.clients import Connections, add_arguments, guarded
 from models.dispatch import CLUSTER_LABEL, ClusterStatus
@@ -78,9 +78,9 @@ def add_parser(sub: verbs.Verbs) -> None:
     add_arguments(common)
     common.add_argument(
         "--cluster-namespace",
-        default=os.environ.get(clusters.ENV_NAMESPACE) or None,
-        help=f"where the clusters' Secrets are (${clusters.ENV_NAMESPACE}, "
-        f"default {clusters.namespace()})",
+        default=os.environ.get(cluster_secrets.ENV_NAMESPACE) or None,
+        help=f"where the clusters' Secrets are (${cluster_secrets.ENV_NAMESPACE}, "
+        f"default {cluster_secrets.namespace()})",
     )
     parser = sub.add_parser("cluster", help="worker clusters registered here: list")
     choices = parser.add_subparsers(dest="cluster_command", required=True)
@@ -93,7 +93,7 @@ def add_parser(sub: verbs.Verbs) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     conn = Connections(args)
-    where = args.cluster_namespace or clusters.namespace()
+    where = args.cluster_namespace or cluster_secrets.namespace()
     with conn.kube_call(f"list the cluster Secrets in {where}"):
         statuses = clusters.probe_all(conn.api, where)
     return show(statuses, args.output, where)

@@ -23,7 +23,7 @@ from temporalio.common import MetricMeter
 from forwarder import kube, leader, pipeline, signaller
 from forwarder.routing import coalesce, envelopes
 from models.signals import job as job_signals
-from service import logs, metrics, temporal
+from service import logs, metrics, metrics_endpoint, temporal
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Options:
 
 async def run(options: Options, stop: asyncio.Event) -> None:
     """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
-    runtime = metrics.runtime(options.metrics_address)
+    runtime = metrics_endpoint.runtime(options.metrics_address)
     client = await temporal.connect_patiently(options.temporal, runtime=runtime)
     meters = metrics.Forwarder(runtime.metric_meter if runtime else MetricMeter.noop)
     # Separate clients: Lease renewals must never wait behind watch connections.
@@ -116,9 +116,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     logs.add_arguments(p)
     p.add_argument(
         "--metrics-address",
-        default=env(metrics.ENV_ADDRESS, metrics.FORWARDER_ADDRESS),
-        help=f"Prometheus /metrics on host:port (${metrics.ENV_ADDRESS}, default "
-        f"{metrics.FORWARDER_ADDRESS}; empty: off)",
+        default=env(metrics_endpoint.ENV_ADDRESS, metrics_endpoint.FORWARDER_ADDRESS),
+        help=f"Prometheus /metrics on host:port (${metrics_endpoint.ENV_ADDRESS}, default "
+        f"{metrics_endpoint.FORWARDER_ADDRESS}; empty: off)",
     )
 
 

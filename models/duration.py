@@ -33,3 +33,13 @@ def parse_duration(text: str) -> timedelta:
         raise ValueError(f"invalid duration {text!r}: expected e.g. '90s', '5m', '1h30m'")
     seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in re.findall(_PART, text))
     return timedelta(seconds=seconds)
+
+
+def positive_duration(text: str) -> timedelta | None:
+    """A Go duration above zero, or None for anything else: how Volcano reads its optional
+    durations (an sla waiting time), dropping a value it cannot use."""
+    try:
+        duration = parse_duration(text.strip())
+    except ValueError:
+        return None
+    return duration if duration > timedelta(0) else None

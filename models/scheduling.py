@@ -23,6 +23,8 @@ API_VERSION: Final = f"{GROUP}/{VERSION}"
 DEFAULT_QUEUE: Final = "default"
 ROOT_QUEUE: Final = "root"
 CLOSED_BY_PARENT: Final = "volcano.sh/closed-by-parent"
+# A PodGroup's own sla waiting time (a Job's annotations carry over), the first present wins.
+SLA_WAITING_ANNOTATIONS: Final = ("volcano.sh/sla-waiting-time", "sla-waiting-time")
 DNS1123_SUBDOMAIN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 

@@ -62,14 +62,16 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/binding.py", "read_namespaced_pod"): _p("get", "pods"),
         ("activities/binding.py", "read_node"): _p("get", "nodes"),
         ("activities/binding.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
-        ("activities/binding.py", "read_namespaced_persistent_volume_claim"): _p(
+        ("activities/volume_binding.py", "read_namespaced_persistent_volume_claim"): _p(
             "get", "persistentvolumeclaims"
         ),
-        ("activities/binding.py", "patch_namespaced_persistent_volume_claim"): _p(
+        ("activities/volume_binding.py", "patch_namespaced_persistent_volume_claim"): _p(
             "patch", "persistentvolumeclaims"
         ),
-        ("activities/binding.py", "read_persistent_volume"): _p("get", "persistentvolumes"),
-        ("activities/binding.py", "patch_persistent_volume"): _p("patch", "persistentvolumes"),
+        ("activities/volume_binding.py", "read_persistent_volume"): _p("get", "persistentvolumes"),
+        ("activities/volume_binding.py", "patch_persistent_volume"): _p(
+            "patch", "persistentvolumes"
+        ),
         # The scheduler's cluster cache: list then watch through service/reflector.py.
         ("activities/cluster.py", "list_node"): _p("list watch", "nodes"),
         ("activities/cluster.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
@@ -231,10 +233,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
         # CronJobs (CronRunWorkflow): each run's Job, read back when its name is taken.
         ("activities/cronjobs.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
         ("activities/cronjobs.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
-        # Worker clusters (activities/clusters.py): their registration Secrets, labelled, in
-        # Caldera's namespace alone. The probe's own calls go to the worker clusters, with the
-        # Secret's kubeconfig: nothing of the manager's.
-        ("activities/clusters.py", "list_namespaced_secret"): _p(
+        # Worker clusters (activities/cluster_secrets.py): their registration Secrets, labelled,
+        # in Caldera's namespace alone. The probe's own calls (activities/clusters.py) go to the
+        # worker clusters, with the Secret's kubeconfig: nothing of the manager's.
+        ("activities/cluster_secrets.py", "list_namespaced_secret"): _p(
             "list", "secrets", namespace=NAMESPACE
         ),
         ("activities/clusters.py", "get_code"): (),

@@ -5,9 +5,9 @@ and the PodGroup gate is skipped; set `scheduler_override=None` for Volcano's ga
 gang scheduler: pods wait for an Inqueue PodGroup, a SchedulerWorkflow session places the gang,
 and the next session's activity binds it (`bind_session` when it has volumes to bind).
 
-The worker and the forwarder serve Prometheus metrics on loopback (`service/metrics.py`): on
-the ports asked for when they are free (the dev stack asks for the defaults, 9464 and 9465),
-else on free ones; each `Process` records its URL.
+The worker and the forwarder serve Prometheus metrics on loopback
+(`service/metrics_endpoint.py`): on the ports asked for when they are free (the dev stack asks
+for the defaults, 9464 and 9465), else on free ones; each `Process` records its URL.
 
 The worker reads the gang scheduler's configuration from `<log_dir>/../volcano-scheduler.conf`
 (`scheduler_conf_path`), so a stack's scheduler is reconfigured by editing that file.
@@ -32,13 +32,13 @@ from admission import server as admission_server
 from cli.devstack import controlplane, processes, webhook
 from cli.devstack.processes import Process
 from scheduling.framework import conf
-from service import metrics
+from service import metrics_endpoint
 
 DEFAULT_SCHEDULER_OVERRIDE: Final = "default-scheduler"
 WORKER_ARGV: Final = (sys.executable, "-m", "worker")
 FORWARDER_ARGV: Final = (sys.executable, "-m", "cli.main", "forwarder")
 # The processes' own defaults, which the dev stack asks for (a busy one moves to a free port).
-DEFAULT_METRICS_PORTS: Final = (metrics.WORKER_PORT, metrics.FORWARDER_PORT)
+DEFAULT_METRICS_PORTS: Final = (metrics_endpoint.WORKER_PORT, metrics_endpoint.FORWARDER_PORT)
 
 
 def start(
@@ -155,7 +155,7 @@ def _with_metrics(
         port = processes.free_port()
     address = f"127.0.0.1:{port}"
     started = processes.start(name, [*argv, f"--metrics-address={address}"], log_dir, env)
-    return started.model_copy(update={"metrics_url": metrics.url(address)})
+    return started.model_copy(update={"metrics_url": metrics_endpoint.url(address)})
 
 
 def _webhook_argv(kubeconfig: str, port: int, cert_dir: Path) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from typing import Final
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
@@ -34,11 +35,16 @@ from scheduling.api.snapshot import (
 )
 from scheduling.api.topology import Topology
 from scheduling.api.vectors import EMPTY, Resources, total
-from scheduling.framework import ordering
+from scheduling.framework import ordering, pipelining
 from scheduling.framework.session_config import Action, SessionConfig, TopologyConfig
 from scheduling.framework.state import SessionState
 from scheduling.framework.statement import Statement
+from scheduling.framework.tiers import Point
 from scheduling.plugins import networktopology, predicates, scoring
+
+# The pipelining vote allocate asks at HEAD: SubJobPipelined for a job placed anywhere,
+# JobPipelined for one within a network topology (`pipelining`).
+_PIPELINED_AT: Final = {False: Point.SUB_JOB_PIPELINED, True: Point.JOB_PIPELINED}
 
 
 def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, list[JobKey]]:
@@ -238,7 +244,7 @@ def allocate_within_topology(
             state.fit_errors.pop(job.key, None)
             trial = allocate_job(state, config, job, deque(pending), _nodes_of(topology, name))
             tasks = state.tasks_of(job.key)
-            if trial.placed and (jobs.is_ready(job, tasks) or jobs.is_pipelined(job, tasks)):
+            if trial.placed and (jobs.is_ready(job, tasks) or pipelining.pipelined(state, job)):
                 placed = trial.placed
                 trial.discard()
                 ranks[name] = _hyper_node_rank(state, settings, job, name, placed)
@@ -349,7 +355,7 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
             statement.commit()
             if pending[key]:
                 waiting.push(key)
-        elif not jobs.is_pipelined(job, tasks):
+        elif not pipelining.pipelined(state, job, _PIPELINED_AT[limit is not None]):
             statement.discard()
         # A pipelined gang is neither committed nor discarded (HEAD): it keeps its nodes in
         # this session, so reclaim sees it is not starving and evicts nobody else for it,

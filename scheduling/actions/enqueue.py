@@ -1,54 +1,73 @@
-"""The enqueue action (with overcommit and the proportion plugin's votes).
+"""The enqueue action (with the overcommit, proportion or capacity, and sla plugins' votes).
 
-Admits Pending PodGroups (Pending -> Inqueue) while the cluster, overcommitted by the factor,
-and the job's queue both have room for its minResources; a PodGroup without minResources is
-always admitted. Admission is what lets the job controller create the pods, so this gate is
-what keeps a queue from flooding the cluster with pods that can never run. Queues are served
-lowest share first and jobs in job order; a refused job waits for the next session.
+Admits Pending PodGroups (Pending -> Inqueue) while the cluster, overcommitted by the factor, and
+the job's queue both have room for its minResources; a PodGroup without minResources is always
+admitted, and one past its sla waiting time is admitted when sla's tier comes first. Admission is
+what lets the job controller create the pods, so this gate is what keeps a queue from flooding the
+cluster with pods that can never run. Queues are served lowest share first and jobs in job order; a
+refused job waits for the next session.
 
 Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.api import jobs
 from scheduling.api.vectors import Resources, total
-from scheduling.framework import ordering
+from scheduling.api.votes import Vote
+from scheduling.framework import ordering, tiers
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
+from scheduling.framework.tiers import Point
+from scheduling.plugins import sla
 
 CLUSTER_OVERUSED: Final = "resource in cluster is overused"
 QUOTA_INSUFFICIENT: Final = "queue resource quota insufficient"
 
 
 def _refusal(
-    state: SessionState, key: JobKey, idle: Resources | None, reserved: Resources
+    state: SessionState, config: SessionConfig, key: JobKey, room: Resources, reserved: Resources
 ) -> str | None:
-    """Why the job may not be admitted now (first rejecting vote); None: admit it. `idle`
-    None: the overcommit plugin is off and the cluster's room does not vote."""
+    """Why the job may not be admitted now (the rejecting plugin's reason); None: admit it.
+
+    The JobEnqueueable votes walked tier by tier (`tiers.decide`): overcommit (the cluster's
+    `room`, times the factor, minus what Inqueue jobs reserve), proportion or capacity (the
+    queue's share), sla (Permit once the job has waited its limit). A job without minResources
+    is permitted by the first two."""
     job = state.jobs[key]
     if (blocked := state.queue_blocked(job.queue)) is not None:
         return blocked  # an unusable queue tree admits nothing, minResources or not
     wanted = job.min_resources
-    if wanted is None:
+
+    def overcommit() -> Vote:
+        fits = wanted is None or reserved.add(wanted).less_equal_with_dimension(room, wanted)
+        return Vote.PERMIT if fits else Vote.REJECT
+
+    def queue_share() -> Vote:
+        fits = wanted is None or state.queue_enqueueable(job.queue, wanted)
+        return Vote.PERMIT if fits else Vote.REJECT
+
+    votes: dict[str, Callable[[], Vote]] = {
+        "overcommit": overcommit,
+        "proportion": queue_share,
+        "capacity": queue_share,
+        "sla": lambda: sla.vote(job, config.sla_waiting, state.snapshot.now),
+    }
+    admitted, by = tiers.decide(config.tiers, Point.JOB_ENQUEUEABLE, votes)
+    if admitted:
         return None
-    if idle is not None and not reserved.add(wanted).less_equal_with_dimension(idle, wanted):
-        return CLUSTER_OVERUSED
-    queue = job.queue
-    if state.queue_enqueueable(queue, wanted):
-        return None
-    return f"{QUOTA_INSUFFICIENT}: queue {queue}"
+    return CLUSTER_OVERUSED if by == "overcommit" else f"{QUOTA_INSUFFICIENT}: queue {job.queue}"
 
 
 def enqueue(state: SessionState, config: SessionConfig) -> None:
     """Pending -> Inqueue for every PodGroup the votes permit, recording why for the rest."""
     cluster_used = total(node.used for node in state.snapshot.nodes)
     room = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
-    idle = room if config.overcommit else None
     reserved = total(jobs.inqueue(job, state.tasks_of(key)) for key, job in state.jobs.items())
     pending: dict[QueueName, list[JobKey]] = {}
     for key, job in sorted(state.jobs.items()):
@@ -60,7 +79,7 @@ def enqueue(state: SessionState, config: SessionConfig) -> None:
         key = waiting[queue].pop()
         if not waiting[queue]:
             del waiting[queue]
-        refusal = _refusal(state, key, idle, reserved)
+        refusal = _refusal(state, config, key, room, reserved)
         if refusal is not None:
             state.job_errors[key] = refusal
             continue

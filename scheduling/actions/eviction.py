@@ -25,6 +25,11 @@ Fits = Callable[[SessionState, TaskInfo, NodeName], bool]
 Allowed = Callable[[SessionState, Unit], bool]
 
 
+def anyone(state: SessionState, unit: Unit) -> bool:
+    """No check left while evicting: the victim rule has already chosen."""
+    return True
+
+
 def fits_future_idle(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
     """Reclaim's test: the request fits the room that will be free on the node, its claims
     get devices there once the victims' own claims are gone, and the pods staying there let

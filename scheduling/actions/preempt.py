@@ -5,10 +5,11 @@ from its own lower-priority tasks.
 Queues with starving jobs are served in queue order. First, between jobs: each starving gang,
 in job order and through one statement, tries its pending tasks one by one on the nodes that
 pass the non-resource predicates, best score first; on a node, running or bound preemptable
-tasks of lower-priority jobs of the same queue are grouped into victim units (`victims`: the
-gang rule keeps every victim gang whole or takes all of it) and evicted until the task fits
-there and its queue may take it (within deserved, so a queue never preempts its way past its
-share); the task is then pipelined. The statement commits once the gang is pipelined and is
+tasks of other jobs of the same queue are the candidates, `victims.choose` picks the victims
+by the configured rule (Caldera's: lower-priority jobs, each victim gang kept whole or taken
+all; Volcano's: the plugins' Preemptable answers tier by tier), and they are evicted until the
+task fits there and its queue may take it (within deserved, so a queue never preempts its way
+past its share); the task is then pipelined. The statement commits once the gang is pipelined and is
 discarded otherwise. Then, within jobs: a starving job's pending task may displace its own
 lower-priority tasks (a trade that keeps the job's count), each success committed on its own.
 
@@ -42,10 +43,6 @@ def _fits(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
     return state.devices.refusal(task, current, future=True) is None
 
 
-def _anyone(state: SessionState, unit: victims.Unit) -> bool:
-    return True  # within a queue, the priority and gang rules have already chosen
-
-
 def _preempt_for(
     state: SessionState,
     statement: Statement,
@@ -62,10 +59,11 @@ def _preempt_for(
     ]
     for node in scoring.ranked(task, nodes, config.scoring, pods=state.pods):
         keys = on_nodes[node.name]
-        found = victims.candidates(state, task, keys, EvictReason.PREEMPT, same_job=own)
-        units = victims.units(state, found, EvictReason.PREEMPT, own_job=own)
         reason = EvictReason.PREEMPT
-        if eviction.try_node(state, statement, task, node.name, units, reason, _fits, _anyone):
+        units = victims.choose(state, config, task, keys, reason, same_job=own) or []
+        if eviction.try_node(
+            state, statement, task, node.name, units, reason, _fits, eviction.anyone
+        ):
             return True
     return False
 

@@ -7,9 +7,11 @@ does. Queues are served in queue order, skipping a queue that already holds its 
 share; in each, starving gangs (fewer tasks hold or wait for a node than minMember) are served
 in job order, each through one statement. For each pending task, while the queue may still
 grow by it (Preemptive: within deserved), the nodes that pass the non-resource predicates are
-tried in name order: running, preemptable tasks of other, reclaimable queues are grouped into
-victim units (`victims`), and units whose queue is still over its deserved share are evicted
-until the task fits that node's future idle room; the task is then pipelined there. Once the
+tried in name order: running, preemptable tasks of other, reclaimable queues are the
+candidates, `victims.choose` picks the victims among them by the configured rule (Caldera's:
+gang units whose queue is still over its deserved share as each is evicted; Volcano's: the
+plugins' Reclaimable answers tier by tier), and they are evicted in victim order until the task
+fits that node's future idle room; the task is then pipelined there. Once the
 gang is pipelined (minMember tasks hold or wait for a node) the statement commits and its
 evictions become results; otherwise it is discarded and nobody is evicted for a gang that
 would still not run.
@@ -63,18 +65,25 @@ def _preemptive(state: SessionState, task: TaskInfo) -> bool:
 
 def _reclaim_for(
     state: SessionState,
+    config: SessionConfig,
     statement: Statement,
     task: TaskInfo,
     on_nodes: dict[NodeName, list[PodKey]],
 ) -> bool:
-    """A node where evicting over-deserved tasks of other queues makes room (reclaimForTask)."""
+    """A node where evicting victims of other queues makes room (reclaimForTask)."""
+    # Caldera's rule checks each unit's queue against the live books as it goes; Volcano's
+    # proportion or capacity counted the queue down already, when it named the victims.
+    allowed: eviction.Allowed = (
+        (lambda s, unit: victims.over_deserved(s, unit, task))
+        if config.whole_gang_victims
+        else eviction.anyone
+    )
     for name in sorted(on_nodes):
         if predicates.check(task, state.nodes[name], fit_resources=False):
             continue
-        found = victims.candidates(state, task, on_nodes[name], EvictReason.RECLAIM)
-        if not found:
+        units = victims.choose(state, config, task, on_nodes[name], EvictReason.RECLAIM)
+        if units is None:
             continue
-        units = victims.units(state, found, EvictReason.RECLAIM)
         placed = eviction.try_node(
             state,
             statement,
@@ -83,7 +92,7 @@ def _reclaim_for(
             units,
             EvictReason.RECLAIM,
             eviction.fits_future_idle,
-            lambda s, unit: victims.over_deserved(s, unit, task),
+            allowed,
         )
         if placed:
             return True
@@ -117,7 +126,7 @@ def reclaim(state: SessionState, config: SessionConfig) -> None:
         while pending and jobs.is_starving(job, state.tasks_of(key)):
             task = state.tasks[pending.popleft()]
             if _preemptive(state, task):
-                _reclaim_for(state, statement, task, on_nodes)
+                _reclaim_for(state, config, statement, task, on_nodes)
         if jobs.is_pipelined(job, state.tasks_of(key)):
             statement.commit()
         else:

@@ -1,22 +1,29 @@
-"""Who may be evicted for whom: reclaim's and preempt's victims.
+"""Who may be evicted for whom: reclaim's and preempt's victims, by one of two rules.
 
-The rules are the default plugins' votes, all of which must hold:
-- conformance: never a system-critical pod or one in kube-system;
-- priority (preempt only): the victim's job has a lower priority than the preemptor's, or,
-  within one job, the victim task has the lower priority;
+`SessionConfig.whole_gang_victims` picks the rule (`choose`).
+
+Volcano's (False): the action's own filter (reclaim: running, preemptable pods of other,
+reclaimable queues; preempt: bound or running preemptable pods of other jobs of the queue, or
+of the preemptor's own job, a best-effort preemptor displacing only best-effort pods), then the
+plugins' Reclaimable/Preemptable answers tier by tier with their enable* switches
+(`framework.victim_tiers`). Each victim goes on its own, in victim order, until the task fits.
+
+Caldera's (True, the default), which differs from Volcano's in two ways:
+- Volcano takes the first tier's answer. With the default tiers, when gang finds a task to
+  spare, tier 1 decides and proportion (reclaim) is never asked, so a queue below its share
+  may lose spare tasks; when gang finds none, tier 1 ends before conformance is asked and
+  proportion (or drf, for preempt) alone decides in tier 2, breaking gangs below minMember and
+  taking critical or kube-system pods. Caldera asks every rule every time and ignores the
+  tiers' enablePreemptable/enableReclaimable switches: conformance (never a system-critical pod
+  or one in kube-system); priority (preempt only: the victim's job has a lower priority than
+  the preemptor's, or, within one job, the victim task has the lower priority); proportion or
+  capacity (reclaim only: a victim's queue gives up a task only while it holds more than its
+  deserved share, capacity: and keeps its guarantee, checked against the live books as the
+  units are evicted).
 - gang: a victim job keeps its gang. Tasks beyond its minMember (and its roles' minima) may go
-  one by one; the rest only together, as one unit holding every running task of the job
-  (Volcano's gang-aware bundles: a gang either keeps minMember tasks or loses them all, never
-  runs broken);
-- proportion or capacity (reclaim only): a victim's queue gives up a task only while it holds
-  more than its deserved share (capacity: and keeps its guarantee), checked against the live
-  books as the units are evicted.
-
-Volcano combines the votes by tiers, and when the gang plugin finds no task to spare its tier
-falls through to proportion alone, which then breaks gangs below minMember; when the gang
-plugin does find one, proportion is never asked. Caldera asks every rule every time instead:
-the bundles keep gangs whole and the victim queue never drops below its share while it is
-still above it.
+  one by one; the rest only together, as one unit holding every running task of the job (the
+  gang-aware bundles of Volcano's gangreclaim/gangpreempt actions: a gang either keeps minMember
+  tasks or loses them all, never runs broken).
 
 Units are ordered the way Volcano builds its victim queue: units that break no gang first,
 then the victim queue served last first (lowest priority, highest share), then within a queue
@@ -29,7 +36,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -38,11 +45,16 @@ from models.keys import JobKey
 from scheduling.api import jobs
 from scheduling.api.result import EvictReason
 from scheduling.api.snapshot import PREEMPTABLE, NodeName, PodKey, TaskInfo, TaskStatus
-from scheduling.framework import ordering
+from scheduling.framework import ordering, victim_tiers
+from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
+from scheduling.framework.tiers import Point
 
-CRITICAL_CLASSES: Final = frozenset({"system-cluster-critical", "system-node-critical"})
-SYSTEM_NAMESPACE: Final = "kube-system"
+# The point each action asks the plugins at, in Volcano's rule.
+POINTS: Final[Mapping[EvictReason, Point]] = {
+    EvictReason.RECLAIM: Point.RECLAIMABLE,
+    EvictReason.PREEMPT: Point.PREEMPTABLE,
+}
 
 
 class Unit(BaseModel):
@@ -55,30 +67,38 @@ class Unit(BaseModel):
     whole: bool  # True: the whole gang goes (it has no task to spare)
 
 
-def conformant(task: TaskInfo) -> bool:
-    """The conformance plugin: critical pods and kube-system stay."""
-    namespace = task.key.split("/", 1)[0]
-    return task.priority_class not in CRITICAL_CLASSES and namespace != SYSTEM_NAMESPACE
+def _status_ok(task: TaskInfo, kind: EvictReason) -> bool:
+    """Reclaim takes Running pods only; preempt Bound ones too (Volcano's status filters)."""
+    statuses = {TaskStatus.RUNNING} if kind is EvictReason.RECLAIM else PREEMPTABLE
+    return task.status in statuses and task.preemptable
 
 
 def _evictable(task: TaskInfo, kind: EvictReason) -> bool:
-    """Reclaim takes Running pods only; preempt Bound ones too (Volcano's status filters)."""
-    statuses = {TaskStatus.RUNNING} if kind is EvictReason.RECLAIM else PREEMPTABLE
-    return task.status in statuses and task.preemptable and conformant(task)
+    return _status_ok(task, kind) and victim_tiers.conformant(task)
 
 
-def _related(state: SessionState, preemptor: TaskInfo, victim: TaskInfo, kind: EvictReason) -> bool:
-    """Reclaim: another queue that lets itself be reclaimed. Preempt: another job of the same
-    queue with a lower priority, or a lower-priority task of the same job. A best-effort
-    preemptor only ever displaces best-effort pods."""
+def _filtered(
+    state: SessionState, preemptor: TaskInfo, victim: TaskInfo, kind: EvictReason, same_job: bool
+) -> bool:
+    """The action's own filter (reclaimForTask's reclaimees, preempt's filter functions):
+    reclaim, another queue that lets itself be reclaimed; preempt, another job of the same
+    queue or, with `same_job`, the preemptor's own job. A best-effort preemptor only ever
+    displaces best-effort pods."""
+    if not _status_ok(victim, kind) or (victim.job == preemptor.job) != same_job:
+        return False
     mine, theirs = state.jobs[preemptor.job], state.jobs[victim.job]
     if kind is EvictReason.RECLAIM:
         return theirs.queue != mine.queue and state.queues[theirs.queue].reclaimable
     if preemptor.best_effort and not victim.best_effort:
         return False
-    if theirs.key == mine.key:
+    return same_job or theirs.queue == mine.queue
+
+
+def _lower(state: SessionState, preemptor: TaskInfo, victim: TaskInfo) -> bool:
+    """Caldera's priority rule: a lower-priority job, or in one job a lower-priority task."""
+    if victim.job == preemptor.job:
         return victim.priority < preemptor.priority
-    return theirs.queue == mine.queue and theirs.priority < mine.priority
+    return state.jobs[victim.job].priority < state.jobs[preemptor.job].priority
 
 
 def on_nodes(state: SessionState) -> dict[NodeName, list[PodKey]]:
@@ -99,16 +119,42 @@ def candidates(
     kind: EvictReason,
     same_job: bool = False,
 ) -> list[TaskInfo]:
-    """The tasks of one node (`on_nodes`) the preemptor may displace, before the gang and
-    queue rules. `same_job` picks preempt's second phase (the preemptor's own job)."""
+    """Caldera's rule: the tasks of one node (`on_nodes`) the preemptor may displace, before
+    the gang and queue rules. `same_job` picks preempt's second phase (the own job)."""
     found = []
     for key in on_node:
         task = state.tasks[key]
-        if not _evictable(task, kind) or (task.job == preemptor.job) != same_job:
+        if not _filtered(state, preemptor, task, kind, same_job) or not _evictable(task, kind):
             continue
-        if _related(state, preemptor, task, kind):
+        if kind is EvictReason.RECLAIM or _lower(state, preemptor, task):
             found.append(task)
     return found
+
+
+def choose(
+    state: SessionState,
+    config: SessionConfig,
+    preemptor: TaskInfo,
+    on_node: Sequence[PodKey],
+    kind: EvictReason,
+    same_job: bool = False,
+) -> list[Unit] | None:
+    """The victim units of one node, in victim order, by the configured rule; None: the node
+    has no candidate at all (reclaim then passes it by)."""
+    if config.whole_gang_victims:
+        found = candidates(state, preemptor, on_node, kind, same_job)
+        return units(state, found, kind, own_job=same_job) if found else None
+    tasks = [state.tasks[k] for k in on_node]
+    singles = [
+        Unit(job=t.job, tasks=(t.key,), whole=False)
+        for t in tasks
+        if _filtered(state, preemptor, t, kind, same_job)
+    ]
+    if not singles:
+        return None
+    ordered = [state.tasks[u.tasks[0]] for u in _victim_order(state, singles)]
+    chosen = victim_tiers.victims_for(state, config.tiers, POINTS[kind], preemptor, ordered)
+    return [Unit(job=t.job, tasks=(t.key,), whole=False) for t in chosen]
 
 
 def _victim_order(state: SessionState, units: list[Unit]) -> list[Unit]:

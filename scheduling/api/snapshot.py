@@ -11,7 +11,7 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
 from typing import Final, NewType
@@ -22,6 +22,7 @@ from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
 from scheduling.api.devices import DeviceWorld
+from scheduling.api.nodegroups import NodeGroupRule, QueueGroups
 from scheduling.api.podterms import (
     AttachedVolume,
     HostPort,
@@ -130,6 +131,8 @@ class TaskInfo(_Frozen):
     volumes: tuple[AttachedVolume, ...] = ()  # the CSI volumes its claims attach to its node
     # Its ResourceClaims' names, in spec order ("": made from a template and not created yet).
     resource_claims: tuple[str, ...] = ()
+    # Session only: its queue's nodegroup rule (`plugins.nodegroup`); None: the plugin is off.
+    node_groups: NodeGroupRule | None = None
 
     @property
     def namespace(self) -> str:
@@ -155,6 +158,7 @@ class JobInfo(_Frozen):
     creation: datetime = EPOCH
     phase: PodGroupPhase = PodGroupPhase.PENDING
     network_topology: JobTopology | None = None  # None: placed anywhere
+    sla_waiting: timedelta | None = None  # its own sla-waiting-time; None: the plugin's
 
     @property
     def min_task_member_total(self) -> int:
@@ -177,6 +181,7 @@ class QueueInfo(_Frozen):
     priority: int = 0
     creation: datetime = EPOCH
     reclaimable: bool = True  # other queues may evict its tasks above its deserved share
+    node_groups: QueueGroups | None = None  # spec.affinity's node groups; None: no affinity
 
 
 class Snapshot(_Frozen):
@@ -190,6 +195,7 @@ class Snapshot(_Frozen):
     pods: tuple[PodOnNode, ...] = ()
     topology: Topology = Field(default_factory=Topology)  # the HyperNodes over `nodes`
     devices: InstanceOf[DeviceWorld] | None = None  # None: no DRA device or claim known
+    now: datetime | None = None  # when the cluster was read (sla's waits); None: no clock
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

@@ -7,6 +7,7 @@ annotation names a PodGroup whose queue exists, otherwise it only loads its node
 a node is also kept in `Snapshot.pods` for the rules about other pods. Placements
 the scheduler has assumed but not yet seen bound are passed in as `assumed` and count as
 `Binding` on their node, so two sessions never hand out the same room.
+Each pod is read as a task by `scheduling/cache/tasks.py`.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -14,27 +15,31 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import Final
+from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from models import labels
+from models.duration import positive_duration
 from models.keys import JobKey, QueueName, job_key
-from models.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
+from models.scheduling import (
+    SLA_WAITING_ANNOTATIONS,
+    PodGroup,
+    PodGroupPhase,
+    Queue,
+    QueueState,
+)
 from models.topology import HyperNode
-from scheduling.api import topology
-from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
-from scheduling.api.devices import DeviceWorld, device_dimension
-from scheduling.api.podterms import PodOnNode, host_ports, pod_affinity, spread_constraints
-from scheduling.api.requests import Obj, as_list, as_obj, pod_request
+from scheduling.api import nodegroups, topology
+from scheduling.api.constraints import Taint
+from scheduling.api.devices import DeviceWorld
+from scheduling.api.podterms import PodOnNode
+from scheduling.api.requests import Obj, as_list, as_obj
 from scheduling.api.snapshot import (
     COMPLETED,
     EPOCH,
     JobInfo,
     NodeInfo,
     NodeName,
-    PodKey,
     QueueInfo,
     Snapshot,
     TaskInfo,
@@ -43,150 +48,15 @@ from scheduling.api.snapshot import (
 )
 from scheduling.api.vectors import EMPTY, Resources
 from scheduling.cache.observed import claim_names
+from scheduling.cache.tasks import (
+    MILLI,
+    ParseMemo,
+    device_request,
+    group_of,
+    priority_values,
+    string_map,
+)
 from scheduling.cache.volumes import Storage
-
-# Keys Volcano reads on pods that models/labels.py does not spell yet.
-VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
-TASK_PRIORITY: Final = "volcano.sh/task-priority"
-PREEMPTABLE: Final = "volcano.sh/preemptable"
-DEFAULT_TASK_PRIORITY: Final = 1
-_MILLI: Final = 1000  # scalar resources are kept in milli-units
-_PHASES: Final = {
-    "Running": TaskStatus.RUNNING,
-    "Succeeded": TaskStatus.SUCCEEDED,
-    "Failed": TaskStatus.FAILED,
-}
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in as_obj(value).items()}
-
-
-def _time(value: object) -> datetime:
-    return datetime.fromisoformat(value) if isinstance(value, str) and value else EPOCH
-
-
-def pod_key(pod: Obj) -> PodKey:
-    meta = as_obj(pod.get("metadata"))
-    return PodKey(f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}")
-
-
-def task_status(pod: Obj) -> TaskStatus:
-    """Volcano's getTaskStatus: phase, deletion and whether a node is set."""
-    deleting = bool(as_obj(pod.get("metadata")).get("deletionTimestamp"))
-    phase = as_obj(pod.get("status")).get("phase") or "Pending"
-    if phase == "Pending":
-        if deleting:
-            return TaskStatus.RELEASING
-        return TaskStatus.BOUND if as_obj(pod.get("spec")).get("nodeName") else TaskStatus.PENDING
-    if phase == "Running" and deleting:
-        return TaskStatus.RELEASING
-    return _PHASES.get(str(phase), TaskStatus.UNKNOWN)
-
-
-def _preemptable(annotations: Mapping[str, str], pod_labels: Mapping[str, str]) -> bool:
-    """GetPodPreemptable: the annotation, else the label, else true; unparsable is false."""
-    value = annotations.get(PREEMPTABLE, pod_labels.get(PREEMPTABLE))
-    if value is None:
-        return True
-    return value in ("1", "t", "T", "TRUE", "true", "True")  # Go's ParseBool
-
-
-def _index(name: str) -> int | None:
-    """The numeric last token of `<job>-<task>-<index>`; None for other names."""
-    tokens = name.split("-")
-    return int(tokens[-1]) if len(tokens) >= 3 and tokens[-1].isdigit() else None
-
-
-def _priority_values(classes: Iterable[Obj]) -> tuple[dict[str, int], int | None]:
-    """PriorityClass values by name, and the globalDefault one's (None: no global default)."""
-    values: dict[str, int] = {}
-    default: int | None = None
-    for pc in classes:
-        value = pc.get("value")
-        number = value if isinstance(value, int) else 0
-        values[str(as_obj(pc.get("metadata")).get("name") or "")] = number
-        if pc.get("globalDefault") is True:
-            default = number
-    return values, default
-
-
-def _task_priority(pod: Obj, annotations: Mapping[str, str], classes: Mapping[str, int]) -> int:
-    """Pod annotation, else spec.priority, else its PriorityClass, else Volcano's default 1."""
-    spec = as_obj(pod.get("spec"))
-    note = annotations.get(TASK_PRIORITY, "")
-    if note.lstrip("-").isdigit():
-        return int(note)
-    priority = spec.get("priority")
-    if isinstance(priority, int):
-        return priority
-    return classes.get(str(spec.get("priorityClassName") or ""), DEFAULT_TASK_PRIORITY)
-
-
-def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -> TaskInfo:
-    """One pod as a task of `job`; `classes` are PriorityClass values by name (None: none)."""
-    meta, spec = as_obj(pod.get("metadata")), as_obj(pod.get("spec"))
-    annotations, pod_labels = _strings(meta.get("annotations")), _strings(meta.get("labels"))
-    node_affinity = as_obj(as_obj(spec.get("affinity")).get("nodeAffinity"))
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    preferred = as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
-    node = spec.get("nodeName")
-    return TaskInfo(
-        key=pod_key(pod),
-        uid=str(meta.get("uid") or ""),
-        job=job,
-        role=annotations.get(labels.TASK_SPEC) or pod_labels.get(labels.TASK_SPEC, ""),
-        request=pod_request(spec),
-        nonzero_request=pod_request(spec, nonzero=True),
-        priority=_task_priority(pod, annotations, classes or {}),
-        status=task_status(pod),
-        node_name=NodeName(str(node)) if node else None,
-        node_selector=_strings(spec.get("nodeSelector")),
-        required_affinity=NodeSelector.model_validate(required) if required is not None else None,
-        preferred_affinity=tuple(PreferredSchedulingTerm.model_validate(t) for t in preferred),
-        tolerations=tuple(Toleration.model_validate(t) for t in as_list(spec.get("tolerations"))),
-        gated=bool(as_list(spec.get("schedulingGates"))),
-        creation=_time(meta.get("creationTimestamp")),
-        index=_index(str(meta.get("name") or "")),
-        preemptable=_preemptable(annotations, pod_labels),
-        priority_class=str(spec.get("priorityClassName") or ""),
-        preempts=spec.get("preemptionPolicy") != "Never",
-        labels=pod_labels,
-        pod_affinity=pod_affinity(spec),
-        spread=spread_constraints(spec, pod_labels),
-        host_ports=host_ports(spec),
-        resource_claims=resource_claims(pod),
-    )
-
-
-def resource_claims(pod: Obj) -> tuple[str, ...]:
-    """The names of the pod's ResourceClaims, in spec order: the one it names, or the one
-    kube-controller-manager made from its template ("" until the pod's status says)."""
-    made = {
-        str(s.get("name") or ""): str(s.get("resourceClaimName") or "")
-        for s in as_list(as_obj(pod.get("status")).get("resourceClaimStatuses"))
-    }
-    out = []
-    for entry in as_list(as_obj(pod.get("spec")).get("resourceClaims")):
-        name = entry.get("resourceClaimName")
-        out.append(str(name) if name else made.get(str(entry.get("name") or ""), ""))
-    return tuple(out)
-
-
-def _device_request(devices: DeviceWorld, task: TaskInfo) -> Resources:
-    """The devices a pod's own claims (made for it from a template) ask for, per class, as
-    quota dimensions; a claim shared by several pods counts for none of them."""
-    counts: dict[str, int] = {}
-    for name in dict.fromkeys(task.resource_claims):
-        claim = devices.claims.get((task.namespace, name))
-        if claim is None or claim.owner_pod != task.uid:
-            continue
-        for request in claim.requests:
-            option = request.options[0] if request.options else None
-            if option is not None and not option.all:
-                dimension = device_dimension(option.device_class)
-                counts[dimension] = counts.get(dimension, 0) + option.count * _MILLI
-    return Resources.of(scalars=counts) if counts else EMPTY
 
 
 def node_info(
@@ -209,7 +79,7 @@ def node_info(
         used=used,
         nonzero_used=nonzero,
         releasing=releasing,
-        labels=_strings(meta.get("labels")),
+        labels=string_map(meta.get("labels")),
         taints=tuple(Taint.model_validate(t) for t in as_list(spec.get("taints"))),
         unschedulable=spec.get("unschedulable") is True,
         volume_limits=dict(volume_limits or {}),
@@ -233,7 +103,18 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
         creation=meta.creation_timestamp or EPOCH,
         phase=(group.status.phase if group.status else None) or PodGroupPhase.PENDING,
         network_topology=topology.job_topology(spec.network_topology),
+        sla_waiting=sla_waiting(meta.annotations or {}),
     )
+
+
+def sla_waiting(annotations: Mapping[str, str]) -> timedelta | None:
+    """The PodGroup's own sla waiting time: `volcano.sh/sla-waiting-time`, else
+    `sla-waiting-time` (Volcano's extractWaitingTime; the job controller copies a Job's
+    annotations onto its PodGroup). A value that is no duration above zero counts as unset."""
+    for key in SLA_WAITING_ANNOTATIONS:
+        if key in annotations and (waiting := positive_duration(annotations[key])) is not None:
+            return waiting
+    return None
 
 
 def queue_info(queue: Queue) -> QueueInfo:
@@ -250,49 +131,8 @@ def queue_info(queue: Queue) -> QueueInfo:
         priority=spec.priority or 0,
         creation=queue.metadata.creation_timestamp or EPOCH,
         reclaimable=spec.reclaimable is not False,
+        node_groups=nodegroups.queue_groups(spec.affinity),
     )
-
-
-def _group_of(pod: Obj) -> str:
-    annotations = _strings(as_obj(pod.get("metadata")).get("annotations"))
-    return annotations.get(labels.GROUP_NAME) or annotations.get(VOLCANO_GROUP_NAME, "")
-
-
-_Version = tuple[str, str]  # (uid, resourceVersion): one state of one object
-
-
-def _version(obj: Obj) -> _Version | None:
-    meta = as_obj(obj.get("metadata"))
-    uid, rv = meta.get("uid"), meta.get("resourceVersion")
-    return (str(uid), str(rv)) if uid and rv else None
-
-
-class ParseMemo:
-    """Pods parsed as tasks in the previous session, by (uid, resourceVersion): a change to a
-    pod gives it a new resourceVersion, so a session parses only the pods that changed since.
-    Entries not used by a session are dropped by the next, so it holds one cluster's worth."""
-
-    def __init__(self) -> None:
-        self._classes: tuple[tuple[str, int], ...] = ()
-        self._tasks: dict[tuple[_Version, JobKey], TaskInfo] = {}
-        self._used: dict[tuple[_Version, JobKey], TaskInfo] = {}
-
-    def begin(self, classes: Mapping[str, int]) -> None:
-        """A session starts: what the last one used is kept; priorities changed: nothing is."""
-        current = tuple(sorted(classes.items()))
-        self._tasks = self._used if current == self._classes else {}
-        self._classes, self._used = current, {}
-
-    def task(self, pod: Obj, job: JobKey, classes: Mapping[str, int]) -> TaskInfo:
-        version = _version(pod)
-        if version is None:
-            return task_info(pod, job, classes)
-        key = (version, job)
-        found = self._tasks.get(key)
-        if found is None:
-            found = task_info(pod, job, classes)
-        self._used[key] = found
-        return found
 
 
 def snapshot_from_objects(
@@ -309,9 +149,10 @@ def snapshot_from_objects(
     storage: Storage | None = None,  # None: no PV known, so no pod's volumes restrict its node
     hyper_nodes: Iterable[Obj] = (),
     devices: DeviceWorld | None = None,  # None: no DRA device or claim known
+    now: datetime | None = None,  # None: no clock, so no job has waited (sla)
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
-    classes, default_priority = _priority_values(priority_classes)
+    classes, default_priority = priority_values(priority_classes)
     memo = memo or ParseMemo()
     memo.begin(classes)
     queue_infos = sorted((queue_info(Queue.load(dict(q))) for q in queues), key=lambda q: q.name)
@@ -332,7 +173,7 @@ def snapshot_from_objects(
         if spec.get("schedulerName") not in scheduler_names and not spec.get("nodeName"):
             continue
         namespace = str(as_obj(pod.get("metadata")).get("namespace") or "default")
-        key = job_key(namespace, _group_of(pod))
+        key = job_key(namespace, group_of(pod))
         task = memo.task(pod, key, classes)
         if storage is not None and (claims := claim_names(pod)):
             affinity = storage.volume_affinity(namespace, claims)
@@ -341,7 +182,7 @@ def snapshot_from_objects(
                 update = {"volume_affinity": affinity, "volumes": volumes}
                 task = task.model_copy(update=update)
         if devices is not None and task.resource_claims:
-            extra = _device_request(devices, task)
+            extra = device_request(devices, task)
             if extra != EMPTY:
                 task = task.model_copy(
                     update={
@@ -378,6 +219,7 @@ def snapshot_from_objects(
         pods=tuple(sorted(placed, key=lambda p: p.key)),
         topology=topology.build(_hyper_nodes(hyper_nodes), {n.name: n.labels for n in node_infos}),
         devices=devices if devices is not None and not devices.empty else None,
+        now=now,
     )
 
 
@@ -388,7 +230,7 @@ def _with_devices(node: NodeInfo, devices: DeviceWorld | None) -> NodeInfo:
     counts = devices.class_counts(node.name, node.labels)
     if not counts:
         return node
-    extra = Resources.of(scalars={k: v * _MILLI for k, v in counts.items()})
+    extra = Resources.of(scalars={k: v * MILLI for k, v in counts.items()})
     return node.model_copy(update={"allocatable": node.allocatable.add(extra)})
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from models import batchv1, keys, labels, vcjob
 from models.keys import JobKey
 from models.signals.scheduler import ClaimPlan, PlacedPod
-from scheduling.api.devices import ClaimKey, DeviceWorld
+from scheduling.api.device_claims import ClaimKey
+from scheduling.api.devices import DeviceWorld
 from scheduling.api.result import Placement, SessionResult
 from scheduling.api.snapshot import PodKey, Snapshot, TaskStatus
 from scheduling.cache.observed import ObservedGroup, ObservedPod

@@ -11,9 +11,12 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from fractions import Fraction
 from typing import Any, Final
 
+from models.duration import positive_duration
+from scheduling.api.nodegroups import NodeGroupConfig
 from scheduling.framework.session_config import TopologyConfig
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
 
@@ -25,6 +28,15 @@ OVERCOMMIT_FACTOR: Final = "overcommit-factor"
 TOPOLOGY_WEIGHT: Final = "weight"
 HYPERNODE_BINPACK: Final = "hypernode.binpack"
 HYPERNODE_RESOURCES: Final = f"{HYPERNODE_BINPACK}.resources"
+NODEGROUP_STRICT: Final = "strict"
+NODEGROUP_PREFERRED_ORDER: Final = "enablePreferredOrder"
+SLA_WAITING_TIME: Final = "sla-waiting-time"
+WHOLE_GANG_VICTIMS: Final = "caldera.wholeGangVictims"
+# Go's strconv.ParseBool, which Volcano's Arguments.GetBool applies to a quoted value.
+_GO_BOOLS: Final = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
 
 # The argument keys Caldera reads, per plugin (a plugin not named here reads none).
 ARGUMENTS_READ: Final[Mapping[str, frozenset[str]]] = {
@@ -36,15 +48,27 @@ ARGUMENTS_READ: Final[Mapping[str, frozenset[str]]] = {
         | {f"{HYPERNODE_BINPACK}.{k}" for k in ("cpu", "memory")}
         | {f"{HYPERNODE_BINPACK}.normal-pod.{k}" for k in ("enable", "fading")}
     ),
+    "nodegroup": frozenset({NODEGROUP_STRICT, NODEGROUP_PREFERRED_ORDER}),
+    "sla": frozenset({SLA_WAITING_TIME}),
 }
-# Keys Volcano's plugin reads that Caldera accepts and does not act on: what they tune is not
-# in Caldera (image locality, the DRA and volume-binding plugins, gradient eviction, capacity's
-# ancestor reclaim levels) or is always on (each of kube-scheduler's filters).
-ARGUMENTS_WITHOUT_EFFECT: Final[Mapping[str, frozenset[str]]] = {
-    "nodeorder": frozenset({"imagelocality.weight"}),
-    "predicates": frozenset(
-        {
-            f"predicate.{name}Enable"
+# Caldera's own keys, which Volcano does not read (and ignores, as it ignores any unknown key).
+CALDERA_ARGUMENTS: Final[Mapping[str, Mapping[str, str]]] = {
+    "gang": {
+        WHOLE_GANG_VICTIMS: (
+            "true: reclaim and preempt evict a gang without spare tasks whole or not at all, "
+            "asking every victim rule every time, and the tiers' enablePreemptable/"
+            "enableReclaimable switches are refused; false or unset: Volcano's tier walk"
+        )
+    },
+}
+# Keys Volcano's plugin reads that Caldera accepts and does not act on, with why (the reference
+# page lists them): what they tune is not in Caldera, or is always on in Caldera.
+ALWAYS_FILTERS: Final = "Caldera always runs this filter; `false` is refused"
+ARGUMENTS_WITHOUT_EFFECT: Final[Mapping[str, Mapping[str, str]]] = {
+    "nodeorder": {"imagelocality.weight": "Caldera does not score image locality"},
+    "predicates": {
+        **{
+            f"predicate.{name}Enable": ALWAYS_FILTERS
             for name in (
                 "NodeAffinity",
                 "NodePorts",
@@ -55,20 +79,22 @@ ARGUMENTS_WITHOUT_EFFECT: Final[Mapping[str, frozenset[str]]] = {
                 "PodTopologySpread",
                 "VolumeBinding",
                 "DynamicResourceAllocation",
-                "Cache",
             )
-        }
-        | {"volumebinding.bindTimeoutSeconds", "volumebinding.shape", "volumebinding.weight"}
-        | {"dynamicresources.filterTimeoutSeconds"}
-    ),
-    "capacity": frozenset(
-        {
-            "ancestorReclaimLevel",
-            "capacity.DynamicResourceAllocationEnable",
-            "capacity.DRAConsumableCapacityEnable",
-        }
-    ),
-    "network-topology-aware": frozenset({"hypernode.gradient.evict.max-hypernodes"}),
+        },
+        "predicate.CacheEnable": "a cache of Volcano's predicate results; Caldera has none",
+        "volumebinding.bindTimeoutSeconds": "Caldera binds volumes in a retried activity",
+        "volumebinding.shape": "Caldera does not score storage capacity",
+        "volumebinding.weight": "Caldera does not score storage capacity",
+        "dynamicresources.filterTimeoutSeconds": "Caldera's device search has no timeout",
+    },
+    "capacity": {
+        "ancestorReclaimLevel": "reclaim within the hierarchy is not levelled in Caldera",
+        "capacity.DynamicResourceAllocationEnable": "Caldera counts DRA devices in quotas always",
+        "capacity.DRAConsumableCapacityEnable": "consumable DRA capacity is not in Caldera",
+    },
+    "network-topology-aware": {
+        "hypernode.gradient.evict.max-hypernodes": "topology-aware eviction is not in Caldera"
+    },
 }
 # Per-resource weights: `<list>.<name>` for each resource `<list>` names (comma-separated).
 RESOURCE_LISTS: Final[Mapping[str, str]] = {
@@ -138,6 +164,61 @@ def network_topology(arguments: Mapping[str, object]) -> TopologyConfig:
     return TopologyConfig(weight=weight, binpack=weights, normal_pods=normal, fading=fading)
 
 
+def as_bool(plugin: str, key: str, value: object) -> bool:
+    """A switch argument: a YAML boolean, or a string Go's ParseBool reads, as Volcano's
+    GetBool takes; anything else is refused (Volcano would warn and keep the default)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in _GO_BOOLS:
+        return _GO_BOOLS[value]
+    raise ValueError(f"plugin {plugin}: argument {key} must be true or false, not {value!r}")
+
+
+def nodegroup(
+    arguments: Mapping[str, object],
+    hierarchy: bool | None,
+    predicate: bool | None,
+    node_order: bool | None,
+) -> NodeGroupConfig:
+    """`strict` (true) and `enablePreferredOrder` (false), with the entry's enableHierarchy,
+    enablePredicate and enableNodeOrder switches (unset: off, on, on, as Volcano reads them)."""
+    read = {
+        field: as_bool("nodegroup", key, arguments[key])
+        for key, field in (
+            (NODEGROUP_STRICT, "strict"),
+            (NODEGROUP_PREFERRED_ORDER, "preferred_order"),
+        )
+        if key in arguments
+    }
+    return NodeGroupConfig(
+        **read,
+        hierarchy=bool(hierarchy),
+        predicate=predicate is not False,
+        node_order=node_order is not False,
+    )
+
+
+def sla_waiting(arguments: Mapping[str, object]) -> timedelta | None:
+    """`sla-waiting-time`, a Go duration above zero; None when not given. Volcano logs a bad
+    value and runs without the limit; Caldera refuses it, as it would silently do less."""
+    if SLA_WAITING_TIME not in arguments:
+        return None
+    given = arguments[SLA_WAITING_TIME]
+    waiting = positive_duration(given) if isinstance(given, str) else None
+    if waiting is None:
+        raise ValueError(
+            f"plugin sla: argument {SLA_WAITING_TIME} must be a duration above zero such as "
+            f"'10m', not {given!r}"
+        )
+    return waiting
+
+
+def whole_gang_victims(arguments: Mapping[str, object]) -> bool:
+    """gang's `caldera.wholeGangVictims`; unset, Volcano's victims, as its file means them."""
+    value = arguments.get(WHOLE_GANG_VICTIMS, False)
+    return as_bool("gang", WHOLE_GANG_VICTIMS, value)
+
+
 def nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
     for key, field in NODEORDER_WEIGHTS.items():
         if key in arguments:
@@ -145,19 +226,20 @@ def nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
 
 
 def check(tier: int, index: int, name: str, given: Mapping[str, object]) -> None:
-    """Refuse an argument key the plugin does not have, by its place in the file.
-
-    Only for a plugin Caldera runs: the others are skipped whole (`LoadedConf.ignored`),
-    their arguments unread. A per-resource weight counts only for a resource its list names,
-    as Volcano reads no other.
-    """
-    known = ARGUMENTS_READ.get(name, frozenset()) | ARGUMENTS_WITHOUT_EFFECT.get(name, frozenset())
+    """Refuse an argument key the plugin does not have, by its place in the file, and a
+    filter switched off that Caldera always runs. A per-resource weight counts only for a
+    resource its list names, as Volcano reads no other."""
+    without = ARGUMENTS_WITHOUT_EFFECT.get(name, {})
+    ours = CALDERA_ARGUMENTS.get(name, {}).keys()
+    known = ARGUMENTS_READ.get(name, frozenset()) | without.keys() | ours
     listing = RESOURCE_LISTS.get(name)
     named = listed(given, listing) if listing else []
     for key in given:
+        where = f"tiers.{tier}.plugins.{index}.arguments.{key}"
+        if without.get(key) == ALWAYS_FILTERS and not as_bool(name, key, given[key]):
+            raise ValueError(f"{where}: {ALWAYS_FILTERS}")
         if key in known or (listing and key in {f"{listing}.{r}" for r in named}):
             continue
-        where = f"tiers.{tier}.plugins.{index}.arguments.{key}"
         if listing and key.startswith(f"{listing}."):
             raise ValueError(
                 f"{where}: plugin {name} reads a weight only for a resource listed in "

@@ -1,20 +1,22 @@
 """Volcano's scheduler configuration (`volcano-scheduler.conf`) to a `SessionConfig`.
 
 The same YAML vc-scheduler reads: an `actions` string, `tiers` of `plugins` with their
-`enable*` switches and `arguments`, and per-action `configurations`. A name Volcano does not
-know (action or plugin), a switch it does not have, or an argument key the plugin does not
-read is an error naming it, so a typo never goes unnoticed. The argument keys of each plugin
-Caldera runs are Volcano's, checked and read by `arguments`. Plugins Volcano has and Caldera
-does not run are reported in `LoadedConf.ignored` for the caller to warn about, their arguments
-unread; the ones every Caldera session runs (gang, predicates, conformance, and one of
-proportion or capacity) must be listed, since leaving them out would ask for a scheduler
-Caldera is not.
+`enable*` switches and `arguments`, and per-action `configurations`. A configuration means
+what it says or does not load: a name Volcano does not know (action or plugin), a switch it
+does not have, or an argument key the plugin does not read is an error naming it, and so is a
+plugin Volcano has and Caldera does not run (`SUPPORTED`), or a switch turned off where Caldera
+would not act on it (`HONOURED`). The tiers and their switches become `SessionConfig.tiers`,
+which the session asks as Volcano's framework does. The argument keys of each plugin Caldera
+runs are Volcano's, checked and read by `arguments`. The plugins every Caldera session runs
+(gang, predicates, conformance, and one of proportion or capacity) must be listed, since leaving
+them out would ask for a scheduler Caldera is not.
 
 Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +29,7 @@ from scheduling.framework.session_config import (
     SessionConfig,
     parse_actions,
 )
+from scheduling.framework.tiers import REGISTERED, SWITCHES, PluginOn, Point, Tiers
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS, ScoringConfig
 
 # vc-scheduler's own configuration when it is started without a file.
@@ -47,10 +50,18 @@ tiers:
 
 # What a session runs without a configuration (`SessionConfig()`), as a configuration: the
 # dev stack's file and the deployment's ConfigMap start from it. Beside Volcano's built-in
-# list, reclaim, and network-topology-aware so a job's networkTopology is kept.
-CALDERA_DEFAULT: Final = VOLCANO_DEFAULT.replace(
-    '"enqueue, allocate, backfill"', '"enqueue, allocate, backfill, reclaim"'
-).replace("  - name: nodeorder\n", "  - name: nodeorder\n  - name: network-topology-aware\n")
+# list, reclaim, network-topology-aware so a job's networkTopology is kept, and Caldera's
+# victim rule (a gang is evicted whole or not at all).
+CALDERA_DEFAULT: Final = (
+    VOLCANO_DEFAULT.replace(
+        '"enqueue, allocate, backfill"', '"enqueue, allocate, backfill, reclaim"'
+    )
+    .replace("  - name: nodeorder\n", "  - name: nodeorder\n  - name: network-topology-aware\n")
+    .replace(
+        "  - name: gang\n",
+        f"  - name: gang\n    arguments:\n      {arguments.WHOLE_GANG_VICTIMS}: true\n",
+    )
+)
 
 # Every plugin Volcano registers; of these Caldera runs `SUPPORTED`.
 VOLCANO_PLUGINS: Final = frozenset(
@@ -89,13 +100,33 @@ SUPPORTED: Final = frozenset(
         "drf",
         "gang",
         "network-topology-aware",
+        "nodegroup",
         "nodeorder",
         "overcommit",
         "predicates",
         "priority",
         "proportion",
+        "sla",
     }
 )
+# Per plugin Caldera runs, the extension points at which turning its switch off changes what
+# the session does; turning off any other point the plugin registers (`tiers.REGISTERED`) is
+# refused. A switch at a point the plugin does not register has no effect in Volcano either.
+_VICTIMS: Final = frozenset({Point.PREEMPTABLE, Point.RECLAIMABLE})
+HONOURED: Final[Mapping[str, frozenset[Point]]] = {
+    "priority": frozenset({Point.JOB_ORDER, Point.PREEMPTABLE}),
+    "gang": frozenset({Point.JOB_ORDER, Point.JOB_PIPELINED, Point.SUB_JOB_PIPELINED}) | _VICTIMS,
+    "conformance": _VICTIMS,
+    # drf's Reclaimable answers only with its hierarchy, which is refused: off, as on, it is mute.
+    "drf": frozenset({Point.JOB_ORDER}) | _VICTIMS,
+    "overcommit": frozenset({Point.JOB_ENQUEUEABLE}),
+    "proportion": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
+    "capacity": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
+    "sla": frozenset({Point.JOB_ORDER, Point.JOB_ENQUEUEABLE, Point.JOB_PIPELINED}),
+    "nodegroup": frozenset({Point.PREDICATE, Point.NODE_ORDER}),
+    "binpack": frozenset({Point.NODE_ORDER}),
+    "nodeorder": frozenset({Point.NODE_ORDER}),
+}
 ALWAYS_ON: Final = ("gang", "predicates", "conformance")
 VOLCANO_ACTIONS: Final = frozenset(
     {"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle"}
@@ -162,12 +193,11 @@ class SchedulerConfiguration(BaseModel):
 
 
 class LoadedConf(BaseModel):
-    """What a configuration asks of the sessions, and the plugins named that Caldera skips."""
+    """What a configuration asks of the sessions."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     session: SessionConfig
-    ignored: tuple[str, ...] = ()
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -189,9 +219,38 @@ def load(text: str) -> LoadedConf:
     return from_configuration(conf)
 
 
-def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
-    """The session settings a parsed configuration asks for."""
-    plugins = [p for tier in conf.tiers for p in tier.plugins]
+def _switched_off(plugin: PluginOption) -> dict[str, frozenset[Point]]:
+    """The entry's switches set false (by their Volcano name), with the points they gate."""
+    given = plugin.model_dump(by_alias=True, exclude_none=True)
+    return {name: SWITCHES[name] for name, on in given.items() if name in SWITCHES and not on}
+
+
+def _tiers(conf: SchedulerConfiguration) -> Tiers:
+    """The configuration's tiers, each plugin with the points it registers that its switches
+    turned off."""
+    return tuple(
+        tuple(
+            PluginOn(
+                name=p.name,
+                off=frozenset().union(*_switched_off(p).values()) & REGISTERED[p.name],
+            )
+            for p in tier.plugins
+        )
+        for tier in conf.tiers
+    )
+
+
+def _unhonoured(plugins: list[PluginOption]) -> list[str]:
+    """`plugin.enableX: false` for each switch turned off where Caldera would not act on it."""
+    refused = []
+    for plugin in plugins:
+        for switch, points in _switched_off(plugin).items():
+            if points & REGISTERED[plugin.name] - HONOURED.get(plugin.name, frozenset()):
+                refused.append(f"{plugin.name}.{switch}: false")
+    return refused
+
+
+def _check_plugins(plugins: list[PluginOption]) -> None:
     names = [p.name for p in plugins]
     unknown = sorted({n for n in names if n not in VOLCANO_PLUGINS})
     if unknown:
@@ -199,13 +258,21 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ValueError(f"tiers: each plugin may appear once, repeated: {repeated}")
+    foreign = sorted({n for n in names if n not in SUPPORTED})
+    if foreign:
+        raise ValueError(
+            f"tiers: Caldera does not run Volcano's plugin(s) {foreign} (docs/reference/"
+            f"volcano-scheduler.md says why); it runs {sorted(SUPPORTED)}"
+        )
     missing = [n for n in ALWAYS_ON if n not in names]
     if missing:
         raise ValueError(f"tiers: Caldera always runs {list(ALWAYS_ON)}; missing: {missing}")
-    for t, tier in enumerate(conf.tiers):
-        for i, plugin in enumerate(tier.plugins):
-            if plugin.name in SUPPORTED:
-                arguments.check(t, i, plugin.name, plugin.arguments)
+    refused = _unhonoured(plugins)
+    if refused:
+        raise ValueError(
+            f"tiers: Caldera does not act on turning off {refused}; the switches it honours "
+            "are listed in docs/reference/volcano-scheduler.md"
+        )
     by_name = {p.name: p for p in plugins}
     shares = [n for n in ("proportion", "capacity") if n in by_name]
     if len(shares) != 1:
@@ -213,8 +280,20 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
             f"tiers: Caldera shares queues with one of proportion or capacity; enabled: {shares}"
         )
     drf = by_name.get("drf")
-    if drf is not None and drf.enable_hierarchy and "proportion" in by_name:
-        raise ValueError("tiers: proportion and drf with hierarchy enabled conflict")
+    if drf is not None and drf.enable_hierarchy:
+        if "proportion" in by_name:
+            raise ValueError("tiers: proportion and drf with hierarchy enabled conflict")
+        raise ValueError("tiers: drf.enableHierarchy (hierarchical drf) is not run by Caldera")
+
+
+def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
+    """The session settings a parsed configuration asks for."""
+    plugins = [p for tier in conf.tiers for p in tier.plugins]
+    _check_plugins(plugins)
+    for t, tier in enumerate(conf.tiers):
+        for i, plugin in enumerate(tier.plugins):
+            arguments.check(t, i, plugin.name, plugin.arguments)
+    by_name = {p.name: p for p in plugins}
     action_names = {part.strip() for part in conf.actions.split(",") if part.strip()}
     foreign = sorted(action_names & VOLCANO_ACTIONS - {a.value for a in Action})
     if foreign:
@@ -223,12 +302,14 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
     for configuration in conf.configurations:
         if configuration.name not in VOLCANO_ACTIONS:
             raise ValueError(f"configurations: unknown action {configuration.name!r}")
+    tiers = _tiers(conf)
+    scores = {p.name for tier in tiers for p in tier if p.speaks(Point.NODE_ORDER)}
     # Without nodeorder none of its scores count; with it, each has Volcano's default weight.
     scoring: dict[str, Any] = (
-        {} if "nodeorder" in by_name else dict.fromkeys(NODEORDER_WEIGHTS.values(), 0)
+        {} if "nodeorder" in scores else dict.fromkeys(NODEORDER_WEIGHTS.values(), 0)
     )
     for name, reader in arguments.READERS.items():
-        if name in by_name:
+        if name in scores:
             reader(by_name[name].arguments, scoring)
     overcommit = by_name.get("overcommit")
     factor = DEFAULT_OVERCOMMIT
@@ -239,18 +320,34 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
             overcommit.arguments[arguments.OVERCOMMIT_FACTOR],
         )
     capacity = by_name.get("capacity")
-    priority, drf = by_name.get("priority"), by_name.get("drf")
     topology = by_name.get("network-topology-aware")
+    sla = by_name.get("sla")
+    whole_gangs = arguments.whole_gang_victims(by_name["gang"].arguments)
+    switched = sorted(
+        f"{p.name}.{switch}: false"
+        for p in plugins
+        for switch, points in _switched_off(p).items()
+        if points & _VICTIMS & REGISTERED[p.name]
+    )
+    if whole_gangs and switched:
+        raise ValueError(
+            f"tiers: {switched} choose victims by Volcano's tier walk, which "
+            f"gang's {arguments.WHOLE_GANG_VICTIMS}: true replaces; drop one or the other"
+        )
     session = SessionConfig(
-        job_priority=priority is not None and priority.enable_job_order is not False,
-        drf_order=drf is not None and drf.enable_job_order is not False,
+        tiers=tiers,
         actions=actions,
         overcommit_factor=factor,
         scoring=ScoringConfig(**scoring),
-        overcommit=overcommit is not None,
         capacity=capacity is not None,
         hierarchy=bool(capacity is not None and capacity.enable_hierarchy),
         network_topology=arguments.network_topology(topology.arguments) if topology else None,
+        nodegroup=arguments.nodegroup(
+            ng.arguments, ng.enable_hierarchy, ng.enable_predicate, ng.enable_node_order
+        )
+        if (ng := by_name.get("nodegroup"))
+        else None,
+        sla_waiting=arguments.sla_waiting(sla.arguments) if sla else None,
+        whole_gang_victims=whole_gangs,
     )
-    ignored = tuple(n for n in names if n not in SUPPORTED)
-    return LoadedConf(session=session, ignored=ignored)
+    return LoadedConf(session=session)

@@ -1,31 +1,35 @@
 """Who goes first: queues, jobs within a queue, tasks within a job.
 
 Sort keys rather than comparators, each ending in a unique name, so every order is total and
-the same on every worker. The keys are the default configuration's, in tier order: queues by
-priority then lowest share (proportion; with capacity, its `QueueRank`); jobs by priority,
-not-ready first (gang), lowest dominant share (drf), then age; tasks by priority, then the
-index in their pod name.
+the same on every worker. Queues by priority then lowest share (proportion; with capacity, its
+`QueueRank`); jobs by the key of each plugin the configuration has order jobs, in tier order
+(Volcano's JobOrderFn takes the first plugin that tells two jobs apart, which is what comparing
+the keys in turn does), then age; tasks by priority, then the index in their pod name.
 
 Must not import anything with I/O: this module is pure.
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from fractions import Fraction
+from typing import Any, Final
 
 from models.keys import JobKey, QueueName
 from scheduling.api import jobs
-from scheduling.api.snapshot import TaskInfo
+from scheduling.api.snapshot import JobInfo, TaskInfo
 from scheduling.api.vectors import dominant_share
 from scheduling.framework.state import SessionState
+from scheduling.framework.tiers import Point
+from scheduling.plugins import sla
 from scheduling.plugins.queuerank import QueueRank
 
-ZERO = Fraction(0)
 QueueOrder = tuple[int, Fraction | QueueRank, datetime, str]
-JobOrder = tuple[int, bool, Fraction, datetime, str]
+# The JobOrder plugins' keys, then creation and name; one configuration, one shape.
+JobOrder = tuple[Any, ...]
 TaskOrder = tuple[int, bool, int, datetime, str]
 
 
@@ -34,12 +38,42 @@ def queue_order(state: SessionState, name: QueueName) -> QueueOrder:
     return (-queue.priority, state.queue_rank(name), queue.creation, name)
 
 
+def _priority(state: SessionState, job: JobInfo) -> int:
+    return -job.priority
+
+
+def _gang(state: SessionState, job: JobInfo) -> bool:
+    """Not-ready jobs first."""
+    return jobs.is_ready(job, state.tasks_of(job.key))
+
+
+def _drf(state: SessionState, job: JobInfo) -> Fraction:
+    """Lowest dominant share first."""
+    return dominant_share(state.job_allocated[job.key], state.cluster)
+
+
+def _sla(state: SessionState, job: JobInfo) -> sla.SlaOrder:
+    return sla.order(job, state.config.sla_waiting)
+
+
+# Each JobOrder plugin Caldera runs, as a sort key (`conf` refuses the others).
+JOB_KEYS: Final[Mapping[str, Callable[[SessionState, JobInfo], Any]]] = {
+    "priority": _priority,
+    "gang": _gang,
+    "drf": _drf,
+    "sla": _sla,
+}
+
+
+@functools.cache
+def _job_keys(speakers: tuple[str, ...]) -> tuple[Callable[[SessionState, JobInfo], Any], ...]:
+    return tuple(JOB_KEYS[name] for name in speakers if name in JOB_KEYS)
+
+
 def job_order(state: SessionState, key: JobKey) -> JobOrder:
-    """Each plugin's key only when the configuration has it order jobs."""
-    job, config = state.jobs[key], state.config
-    ready = jobs.is_ready(job, state.tasks_of(key))
-    share = dominant_share(state.job_allocated[key], state.cluster) if config.drf_order else ZERO
-    return (-job.priority if config.job_priority else 0, ready, share, job.creation, key)
+    job = state.jobs[key]
+    keys = _job_keys(state.config.speakers(Point.JOB_ORDER))
+    return (*[order(state, job) for order in keys], job.creation, key)
 
 
 def task_order(task: TaskInfo) -> TaskOrder:

@@ -11,13 +11,16 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from enum import StrEnum
 from fractions import Fraction
-from typing import Final
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from scheduling.api.backlog import DEFAULT_LISTED
+from scheduling.api.nodegroups import NodeGroupConfig
+from scheduling.framework.tiers import Point, Tiers, speakers, tiers_of
 from scheduling.plugins.scoring import ScoringConfig
 
 DEFAULT_OVERCOMMIT: Final = Fraction(6, 5)
@@ -76,11 +79,10 @@ class SessionConfig(BaseModel):
     actions: tuple[Action, ...] = DEFAULT_ACTIONS
     overcommit_factor: Fraction = DEFAULT_OVERCOMMIT  # overcommit-factor
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
-    # Job order: by priority (the priority plugin), by lowest dominant share (drf).
-    job_priority: bool = True
-    drf_order: bool = True
-    # The overcommit plugin's vote at enqueue: the cluster, times the factor, has the room.
-    overcommit: bool = True
+    # The plugins by tier with their switches: who orders jobs and who votes at enqueue and
+    # pipelining, in the configuration's order (`tiers`). Without it, the default tiers
+    # (`default_tiers`), with capacity in proportion's place when `capacity` is set.
+    tiers: Tiers = ()
     # The capacity plugin shares the cluster instead of proportion (queues' explicit
     # `deserved`); `hierarchy` is its enableHierarchy argument (parent queues bound subtrees).
     capacity: bool = False
@@ -88,12 +90,55 @@ class SessionConfig(BaseModel):
     # network-topology-aware: jobs' networkTopology keeps gangs within HyperNodes. None: the
     # plugin is off and, as in Volcano, a job's topology places it anywhere.
     network_topology: TopologyConfig | None = Field(default_factory=TopologyConfig)
+    # nodegroup: queues' spec.affinity keeps their pods in node groups. None: the plugin is off.
+    nodegroup: NodeGroupConfig | None = None
+    # sla's `sla-waiting-time` argument: every job without its own waits at most this long
+    # before it is enqueued and reserves room regardless. None: only jobs that set their own.
+    sla_waiting: timedelta | None = None
     # Caldera's own: the waiting jobs each queue's backlog digest lists (the rest are counted),
     # what `caldera queue pending` shows; 0 lists none.
     pending_listed: int = Field(default=DEFAULT_LISTED, ge=0)
+    # Caldera's own: how reclaim and preempt choose victims. True: Caldera's rule, which asks
+    # every victim rule every time and evicts a gang without spare tasks whole or not at all
+    # (`actions.victims`); the tiers' enablePreemptable/enableReclaimable switches are not
+    # read. False: Volcano's, the plugins asked tier by tier (`framework.victim_tiers`).
+    whole_gang_victims: bool = True
+    _speakers: dict[Point, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_tiers(cls, data: Any) -> Any:
+        """No tiers given: the default ones, sharing queues by the plugin `capacity` names."""
+        if isinstance(data, dict) and not data.get("tiers"):
+            return {**data, "tiers": default_tiers(capacity=bool(data.get("capacity")))}
+        return data
+
+    def runs(self, plugin: str) -> bool:
+        return any(p.name == plugin for tier in self.tiers for p in tier)
+
+    def speakers(self, point: Point) -> tuple[str, ...]:
+        """The plugins asked at `point` in tier order, worked out once per configuration."""
+        if point not in self._speakers:
+            self._speakers[point] = speakers(self.tiers, point)
+        return self._speakers[point]
 
     @field_validator("overcommit_factor")
     @classmethod
     def _at_least_one(cls, value: Fraction) -> Fraction:
         """Volcano resets a factor below 1 to the default rather than rejecting it."""
         return value if value >= 1 else DEFAULT_OVERCOMMIT
+
+
+def default_tiers(capacity: bool = False) -> Tiers:
+    """The tiers of `conf.CALDERA_DEFAULT`: Volcano's built-in list with network topology."""
+    return tiers_of(
+        ("priority", "gang", "conformance"),
+        (
+            "overcommit",
+            "drf",
+            "predicates",
+            "capacity" if capacity else "proportion",
+            "nodeorder",
+            "network-topology-aware",
+        ),
+    )

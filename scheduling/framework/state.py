@@ -30,7 +30,14 @@ from scheduling.api.snapshot import (
 )
 from scheduling.api.vectors import EMPTY, Missing, Resources, total
 from scheduling.framework.session_config import SessionConfig
-from scheduling.plugins import capacity, dynamicresources, podview, proportion, queuerank
+from scheduling.plugins import (
+    capacity,
+    dynamicresources,
+    nodegroup,
+    podview,
+    proportion,
+    queuerank,
+)
 
 
 class SessionState:
@@ -45,7 +52,8 @@ class SessionState:
         self.pods = podview.PodView(snapshot, self.nodes)
         # Which devices the pods' ResourceClaims hold; moves with `_book` too.
         self.devices = dynamicresources.DeviceView(snapshot.devices, self.nodes)
-        self.tasks: dict[PodKey, TaskInfo] = {t.key: t for t in snapshot.tasks}
+        # Each with its queue's nodegroup rule when the plugin runs.
+        self.tasks: dict[PodKey, TaskInfo] = nodegroup.session_tasks(snapshot, settings.nodegroup)
         self.jobs: dict[JobKey, JobInfo] = {j.key: j for j in snapshot.jobs}
         self.queues: dict[QueueName, QueueInfo] = {q.name: q for q in snapshot.queues}
         self.job_tasks: dict[JobKey, list[PodKey]] = {

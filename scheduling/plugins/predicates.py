@@ -9,8 +9,9 @@ NodeAffinity (nodeSelector and required terms), TaintToleration and VolumeBindin
 affinity of the PVs the pod's claims are bound to), of which the first failure is reported, as
 Volcano stops at the first failing plugin. Given the session's pods on nodes, NodePorts,
 PodTopologySpread and InterPodAffinity follow (`nodeports`, `topologyspread`,
-`interpodaffinity`, over the session's `podview.PodView`). PreferNoSchedule taints
-and preferred affinity only score, so they never fail a node here.
+`interpodaffinity`, over the session's `podview.PodView`). Last, the nodegroup plugin's rule
+when the session gave the task one (`nodegroup`), as it follows predicates in Volcano's tiers.
+PreferNoSchedule taints and preferred affinity only score, so they never fail a node here.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -32,7 +33,7 @@ from scheduling.api.constraints import (
 from scheduling.api.devices import is_device_dimension
 from scheduling.api.snapshot import NodeInfo, TaskInfo
 from scheduling.api.vectors import EMPTY
-from scheduling.plugins import interpodaffinity, nodeports, topologyspread, volumelimits
+from scheduling.plugins import interpodaffinity, nodegroup, nodeports, topologyspread, volumelimits
 from scheduling.plugins.dynamicresources import DeviceView
 from scheduling.plugins.podview import PodView
 
@@ -164,7 +165,7 @@ def check(
             return (reason,)
     if devices is not None and (reason := devices.refusal(task, node)) is not None:
         return (reason,)
-    found = other_pods(task, node, pods)
+    found = other_pods(task, node, pods) or nodegroup.refusal(task, node)
     return () if found is None else (found,)
 
 

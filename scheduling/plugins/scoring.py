@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scheduling.api.constraints import TaintEffect
 from scheduling.api.snapshot import NodeInfo, NodeName, TaskInfo
 from scheduling.api.vectors import CPU, MEMORY, Number
-from scheduling.plugins import interpodaffinity, predicates, topologyspread
+from scheduling.plugins import interpodaffinity, nodegroup, predicates, topologyspread
 from scheduling.plugins.podview import Inclusion, PodView
 
 MAX_SCORE: Final = 100
@@ -234,6 +234,8 @@ def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Number
         value += balanced_allocation(task, node) * config.balanced_allocation
     if config.binpack:
         value += binpack(task, node, config)
+    if task.node_groups is not None:  # the nodegroup plugin's score, unweighted as in Volcano
+        value += nodegroup.score(task, node)
     return value
 
 

@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, kube
+from activities import binding, kube, volume_binding
 from activities.messages import (
     BindPodsInput,
     BindSessionInput,
@@ -192,7 +192,7 @@ def test_static_volume_is_bound_before_the_node(
             static=[StaticBinding(pvc="data", pv=pv_name)],
             timeout_seconds=60,
         )
-        _run(binding.bind_volumes, request)
+        _run(volume_binding.bind_volumes, request)
         claim = core.read_namespaced_persistent_volume_claim("data", namespace)
         assert (claim.status.phase, claim.spec.volume_name) == ("Bound", pv_name)
         result = _run(
@@ -213,10 +213,10 @@ def test_dynamic_volume_is_provisioned_on_the_chosen_node(
     request = VolumesInput(
         namespace=namespace, pod="p4", node=NODE, provision=["scratch"], timeout_seconds=60
     )
-    _run(binding.bind_volumes, request)
+    _run(volume_binding.bind_volumes, request)
     claim = core.read_namespaced_persistent_volume_claim("scratch", namespace)
     assert claim.status.phase == "Bound"
-    assert claim.metadata.annotations[binding.SELECTED_NODE] == NODE
+    assert claim.metadata.annotations[volume_binding.SELECTED_NODE] == NODE
     volume = core.read_persistent_volume(claim.spec.volume_name)
     assert volume.spec.host_path is not None
 
@@ -231,7 +231,7 @@ def test_revert_removes_a_selected_node_that_did_not_bind(
         namespace=namespace, pod="p5", node=NODE, provision=["never"], timeout_seconds=2
     )
     with pytest.raises(Exception, match="volumes not bound after 2s"):
-        _run(binding.bind_volumes, request)
-    _run(binding.revert_volumes, request)
+        _run(volume_binding.bind_volumes, request)
+    _run(volume_binding.revert_volumes, request)
     claim = core.read_namespaced_persistent_volume_claim("never", namespace)
-    assert binding.SELECTED_NODE not in (claim.metadata.annotations or {})
+    assert volume_binding.SELECTED_NODE not in (claim.metadata.annotations or {})

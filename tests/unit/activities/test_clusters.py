@@ -16,11 +16,11 @@ import pytest
 import yaml
 from kubernetes import client
 
-from activities import clusters
-from activities.clusters import ClusterUnusable, Registration
+from activities import cluster_secrets, clusters
+from activities.cluster_secrets import ClusterUnusable, Registration
 from cli.devstack import processes
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, ClusterStatus
-from service import metrics
+from service import worker_registry
 
 pytestmark = pytest.mark.unit
 
@@ -118,9 +118,9 @@ def server() -> Iterator[FakeApiserver]:
 
 @pytest.fixture(autouse=True)
 def no_cached_clients() -> Iterator[None]:
-    clusters._clients.clear()
+    cluster_secrets._clients.clear()
     yield
-    clusters._clients.clear()
+    cluster_secrets._clients.clear()
 
 
 def kubeconfig(server: str, **user: str) -> str:
@@ -157,7 +157,7 @@ def manager(server: FakeApiserver) -> client.ApiClient:
 
 
 def test_a_secret_reads_as_a_registration() -> None:
-    reg = clusters.registration(secret("w0", text="x: 1", rv="7"))
+    reg = cluster_secrets.registration(secret("w0", text="x: 1", rv="7"))
     assert reg == Registration(
         cluster="w0",
         namespace=DEFAULT_NAMESPACE,
@@ -166,7 +166,7 @@ def test_a_secret_reads_as_a_registration() -> None:
         kubeconfig=b"x: 1",
     )
     assert reg.ref == f"Secret {DEFAULT_NAMESPACE}/cluster-w0"
-    assert clusters.registration(secret("w0")).kubeconfig is None
+    assert cluster_secrets.registration(secret("w0")).kubeconfig is None
 
 
 @pytest.mark.parametrize(
@@ -179,25 +179,25 @@ def test_a_secret_reads_as_a_registration() -> None:
     ],
 )
 def test_an_unusable_secret_says_why(text: str | None, says: str) -> None:
-    reg = clusters.registration(secret("w0", text=text))
+    reg = cluster_secrets.registration(secret("w0", text=text))
     with pytest.raises(ClusterUnusable, match=says):
-        clusters.build(reg)
+        cluster_secrets.build(reg)
     status = clusters.probe_registered("w0", [reg])
     assert not status.reachable and says in status.error
     assert status.error.startswith(f"Secret {DEFAULT_NAMESPACE}/cluster-w0")
 
 
 def test_one_client_per_secret_version(server: FakeApiserver) -> None:
-    reg = clusters.registration(secret("w0", text=kubeconfig(server.url)))
-    first, url = clusters.client_for(reg)
+    reg = cluster_secrets.registration(secret("w0", text=kubeconfig(server.url)))
+    first, url = cluster_secrets.client_for(reg)
     assert url == server.url and first.configuration.host == server.url
-    assert clusters.client_for(reg)[0] is first
-    edited = clusters.registration(secret("w0", text=kubeconfig(server.url), rv="2"))
-    assert clusters.client_for(edited)[0] is not first
+    assert cluster_secrets.client_for(reg)[0] is first
+    edited = cluster_secrets.registration(secret("w0", text=kubeconfig(server.url), rv="2"))
+    assert cluster_secrets.client_for(edited)[0] is not first
 
 
 def test_a_reachable_cluster_reports_its_nodes_and_room(server: FakeApiserver) -> None:
-    reg = clusters.registration(secret("w0", text=kubeconfig(server.url)))
+    reg = cluster_secrets.registration(secret("w0", text=kubeconfig(server.url)))
     status = clusters.probe_registered("w0", [reg])
     assert status.reachable and status.error == ""
     assert status.nodes == 1
@@ -217,7 +217,7 @@ def test_a_reachable_cluster_reports_its_nodes_and_room(server: FakeApiserver) -
 )
 def test_refusals_are_named(server: FakeApiserver, status: int, says: str) -> None:
     server.status = status
-    reg = clusters.registration(secret("w0", text=kubeconfig(server.url)))
+    reg = cluster_secrets.registration(secret("w0", text=kubeconfig(server.url)))
     got = clusters.probe_registered("w0", [reg])
     assert not got.reachable
     assert says.format(url=server.url) in got.error
@@ -225,7 +225,7 @@ def test_refusals_are_named(server: FakeApiserver, status: int, says: str) -> No
 
 def test_a_closed_port_is_unreachable() -> None:
     url = f"http://127.0.0.1:{processes.free_port()}"
-    reg = clusters.registration(secret("w0", text=kubeconfig(url)))
+    reg = cluster_secrets.registration(secret("w0", text=kubeconfig(url)))
     got = clusters.probe_registered("w0", [reg])
     assert (got.reachable, got.error) == (False, f"unreachable: {url}: connection refused")
 
@@ -240,7 +240,7 @@ def test_probe_finds_the_secret_by_its_label(server: FakeApiserver) -> None:
     assert server.selectors == [f"{CLUSTER_LABEL}=w1"]
     missing = clusters.probe("w9", manager(server))
     assert missing.error == f"no Secret labelled {CLUSTER_LABEL}=w9 in {DEFAULT_NAMESPACE}"
-    assert clusters.list_clusters(manager(server)) == ["w0", "w1"]
+    assert cluster_secrets.list_clusters(manager(server)) == ["w0", "w1"]
 
 
 def test_two_secrets_for_one_cluster_use_neither(server: FakeApiserver) -> None:
@@ -251,16 +251,16 @@ def test_two_secrets_for_one_cluster_use_neither(server: FakeApiserver) -> None:
     got = clusters.probe_all(manager(server))
     assert [s.error for s in got] == ["registered by 2 Secrets (a, b); keep one"]
     with pytest.raises(ClusterUnusable, match="registered by 2 Secrets"):
-        clusters.api_for("w0", manager(server))
+        cluster_secrets.api_for("w0", manager(server))
 
 
 def test_probe_all_probes_each_and_api_for_gives_the_client(server: FakeApiserver) -> None:
     server.secrets = [secret("w0", text=kubeconfig(server.url)), secret("w1")]
     got = clusters.probe_all(manager(server))
     assert [(s.name, s.reachable) for s in got] == [("w0", True), ("w1", False)]
-    assert clusters.api_for("w0", manager(server)).configuration.host == server.url
+    assert cluster_secrets.api_for("w0", manager(server)).configuration.host == server.url
     with pytest.raises(ClusterUnusable, match="has no `kubeconfig` key"):
-        clusters.api_for("w1", manager(server))
+        cluster_secrets.api_for("w1", manager(server))
 
 
 def test_the_managers_refusal_is_the_status_not_an_exception(server: FakeApiserver) -> None:
@@ -297,7 +297,7 @@ def test_the_loop_publishes_each_round_and_keeps_the_last_when_listing_fails() -
 def _scrape() -> str:
     import prometheus_client
 
-    return prometheus_client.generate_latest(metrics.WORKER_REGISTRY).decode()
+    return prometheus_client.generate_latest(worker_registry.WORKER_REGISTRY).decode()
 
 
 def test_the_gauges_follow_the_rounds_and_vanish_with_the_clusters() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from activities import clusters, probes
+from activities import cluster_secrets, clusters, probes
 from activities.shared_reads import SharedReads
 from cli.devstack import processes
 from models.dispatch import QueueThere
@@ -94,7 +94,7 @@ def _queue(name: str, state: str = "Open", **spec: Any) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": spec, "status": {"state": state}}
 
 
-def _registration(url: str) -> clusters.Registration:
+def _registration(url: str) -> cluster_secrets.Registration:
     text = yaml.safe_dump(
         {
             "apiVersion": "v1",
@@ -105,7 +105,7 @@ def _registration(url: str) -> clusters.Registration:
             "current-context": "w",
         }
     ).encode()
-    return clusters.Registration("w0", "caldera-system", "cluster-w0", "uid/1", text)
+    return cluster_secrets.Registration("w0", "caldera-system", "cluster-w0", "uid/1", text)
 
 
 @pytest.fixture
@@ -118,11 +118,11 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[Worker]:
     # A clock that stands still: a slow machine does not age the shared read between probes.
     monkeypatch.setattr(probes, "_readings", SharedReads(probes.MAX_AGE, lambda: 0.0))
     monkeypatch.setattr(probes, "_queues", SharedReads(probes.MAX_AGE, lambda: 0.0))
-    clusters._clients.clear()
+    cluster_secrets._clients.clear()
     try:
         yield s
     finally:
-        clusters._clients.clear()
+        cluster_secrets._clients.clear()
         s.shutdown()
         s.server_close()
 
@@ -174,11 +174,11 @@ def test_an_unreachable_cluster_has_no_queue_figures(monkeypatch: pytest.MonkeyP
     registered = _registration(url)
     monkeypatch.setattr(clusters, "read", lambda c: clusters.read_registered(c, [registered]))
     monkeypatch.setattr(probes, "_readings", SharedReads(probes.MAX_AGE))
-    clusters._clients.clear()
+    cluster_secrets._clients.clear()
     got = probes.probe("w0", "q1")
     assert (got.reachable, got.error, got.queue) == (
         False,
         f"unreachable: {url}: connection refused",
         None,
     )
-    clusters._clients.clear()
+    cluster_secrets._clients.clear()

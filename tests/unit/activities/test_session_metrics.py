@@ -12,7 +12,7 @@ from scheduling.actions.registry import run_session
 from scheduling.api.queue_report import QueueFigures, Stage
 from scheduling.api.vectors import Resources
 from scheduling.framework import queue_report
-from service import metrics
+from service import metrics, worker_registry
 from tests.unit.scheduling.builders import gang, make_node, snapshot
 
 GPU = "nvidia.com/gpu"
@@ -49,19 +49,19 @@ def test_series_are_volcanos_per_queue_values() -> None:
 def test_publish_serves_the_session_figures() -> None:
     result = run_session(snapshot([make_node("n0").obj()], gangs=[gang("a", 2)]))
     session_metrics.publish(result.queues)
-    value = metrics.WORKER_REGISTRY.get_sample_value(
+    value = worker_registry.WORKER_REGISTRY.get_sample_value(
         metrics.QUEUE_ALLOCATED.milli_cpu.name, {"queue_name": "default"}
     )
     assert value == 2000.0  # the gang this session placed
 
 
 def _count(metric: metrics.Latency, **labels: str) -> float:
-    value = metrics.WORKER_REGISTRY.get_sample_value(f"{metric.name}_count", labels)
+    value = worker_registry.WORKER_REGISTRY.get_sample_value(f"{metric.name}_count", labels)
     return value or 0.0
 
 
 def _sum(metric: metrics.Latency, **labels: str) -> float:
-    value = metrics.WORKER_REGISTRY.get_sample_value(f"{metric.name}_sum", labels)
+    value = worker_registry.WORKER_REGISTRY.get_sample_value(f"{metric.name}_sum", labels)
     return value or 0.0
 
 

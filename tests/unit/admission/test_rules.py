@@ -432,3 +432,27 @@ def test_a_refusal_is_confirmed_on_a_fresh_list_of_the_queues() -> None:
     }
     assert rules.review(request, Stale()) == ALLOW  # its children are gone in fact
     assert rules.review(job("org"), Stale()) == ALLOW  # a leaf again
+
+
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        ({"sla-waiting-time": "1h"}, None),
+        ({"volcano.sh/sla-waiting-time": "90s"}, None),
+        (
+            {"sla-waiting-time": "an hour"},
+            "metadata.annotations[sla-waiting-time]: must be a duration above zero such as "
+            "'10m', not 'an hour'",
+        ),
+        ({"volcano.sh/sla-waiting-time": "0s"}, "[volcano.sh/sla-waiting-time]: must be"),
+    ],
+)
+def test_an_sla_waiting_time_that_is_no_duration_is_refused(
+    annotations: dict[str, str], message: str | None
+) -> None:
+    """Volcano's scheduler drops such a value silently (job_info.go, extractWaitingTime)."""
+    for request in (job("team-a"), podgroup("team-a")):
+        request["object"]["metadata"]["annotations"] = annotations
+        verdict = rules.review(request, Queues())
+        assert verdict.allowed is (message is None)
+        assert message is None or message in verdict.message

@@ -8,7 +8,7 @@ import base64
 import pytest
 import yaml
 
-from activities import clusters as probing
+from activities import cluster_secrets
 from cli.devstack import clusters, stack
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.processes import Process
@@ -69,7 +69,7 @@ def test_the_secret_carries_the_certificate_inline_and_the_worker_accepts_it() -
         "labels": {CLUSTER_LABEL: "worker-0"},
     }
     listed = {**doc, "data": {"kubeconfig": base64.b64encode(text.encode()).decode()}}
-    registration = probing.registration(listed)
+    registration = cluster_secrets.registration(listed)
     assert (registration.cluster, registration.kubeconfig) == ("worker-0", text.encode())
 
 

@@ -78,7 +78,7 @@ def test_the_cluster_examples_register_a_cluster_and_dispatch_a_job_it_admits() 
     Job in it passes the webhook's rules (tests/e2e/test_dispatch.py runs it)."""
     import base64
 
-    from activities import clusters
+    from activities import cluster_secrets
     from models import kubeconfig
     from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
 
@@ -86,7 +86,7 @@ def test_the_cluster_examples_register_a_cluster_and_dispatch_a_job_it_admits() 
     assert secret["metadata"]["namespace"] == DEFAULT_NAMESPACE
     text = secret["stringData"][KUBECONFIG_KEY]
     listed = {**secret, "data": {KUBECONFIG_KEY: base64.b64encode(text.encode()).decode()}}
-    registered = clusters.registration(listed)
+    registered = cluster_secrets.registration(listed)
     assert registered.cluster == secret["metadata"]["labels"][CLUSTER_LABEL] == "gpu-east"
     assert kubeconfig.parse(registered.kubeconfig or b"").server == "https://127.0.0.1:6443"
     path = EXAMPLES / "clusters" / "dispatched-job.yaml"

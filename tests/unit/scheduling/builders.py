@@ -16,7 +16,8 @@ from typing import Any, Final, Self
 
 from models.keys import JobKey
 from scheduling.api.snapshot import NodeInfo, Snapshot, TaskInfo
-from scheduling.cache.objects import node_info, snapshot_from_objects, task_info
+from scheduling.cache.objects import node_info, snapshot_from_objects
+from scheduling.cache.tasks import task_info
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
 

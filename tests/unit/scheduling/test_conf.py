@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from fractions import Fraction
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from scheduling.framework import arguments, conf
 from scheduling.framework.conf import CALDERA_DEFAULT, VOLCANO_DEFAULT, LoadedConf, load
 from scheduling.framework.session_config import Action, SessionConfig
+from scheduling.framework.tiers import Point
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
 from tests.access import DEPLOY
 
@@ -34,7 +36,7 @@ tiers:
   - name: binpack
 """
 
-# Volcano's CI configuration: two plugins Caldera does not run, and reclaim and preempt.
+# Volcano's CI configuration: sla in the first tier, reclaim and preempt.
 VOLCANO_CI = """\
 actions: "enqueue, allocate, backfill, reclaim, preempt"
 tiers:
@@ -75,22 +77,55 @@ def test_volcano_defaults_load_and_spread() -> None:
     loaded = load(VOLCANO_DEFAULT)
     assert loaded.session.actions == (Action.ENQUEUE, Action.ALLOCATE, Action.BACKFILL)
     assert loaded.session.scoring.least_allocated == 1 and loaded.session.scoring.binpack == 0
-    assert loaded.session.overcommit and loaded.session.overcommit_factor == Fraction(6, 5)
-    assert not loaded.session.capacity and loaded.ignored == ()
+    assert loaded.session.runs("overcommit")
+    assert loaded.session.overcommit_factor == Fraction(6, 5)
+    assert not loaded.session.capacity
 
 
-def test_the_helm_charts_configuration_loads_unchanged_and_turns_binpack_on() -> None:
+def test_the_helm_charts_configuration_loads_unchanged_with_volcanos_victims() -> None:
     loaded = load(HELM_CHART)
     assert loaded.session.scoring.binpack == 1
     assert loaded.session.scoring.least_allocated == 1
-    assert loaded.ignored == ()
+    assert not loaded.session.whole_gang_victims
+    (priority, gang, conformance), tier2 = loaded.session.tiers
+    assert not gang.speaks(Point.PREEMPTABLE) and gang.speaks(Point.RECLAIMABLE)
+    assert priority.speaks(Point.PREEMPTABLE) and conformance.speaks(Point.PREEMPTABLE)
+    assert not next(p for p in tier2 if p.name == "drf").speaks(Point.PREEMPTABLE)
 
 
-def test_volcano_ci_configuration_loads_and_names_what_caldera_skips() -> None:
+def test_calderas_victim_rule_is_its_own_argument_and_refuses_the_victim_switches() -> None:
+    assert load(CALDERA_DEFAULT).session.whole_gang_victims
+    assert not load(VOLCANO_DEFAULT).session.whole_gang_victims
+    both = HELM_CHART.replace(
+        "  - name: gang\n", "  - name: gang\n    arguments:\n      caldera.wholeGangVictims: true\n"
+    )
+    with pytest.raises(ValueError) as refused:
+        load(both)
+    assert str(refused.value) == (
+        "tiers: ['drf.enablePreemptable: false', 'gang.enablePreemptable: false'] choose "
+        "victims by Volcano's tier walk, which gang's caldera.wholeGangVictims: true replaces; "
+        "drop one or the other"
+    )
+    with pytest.raises(ValueError, match=r"caldera\.wholeGangVictims must be true or false"):
+        load(both.replace("wholeGangVictims: true", "wholeGangVictims: always"))
+
+
+def test_volcano_ci_configuration_loads_with_sla_voting_first() -> None:
     loaded = load(VOLCANO_CI)
     assert Action.PREEMPT in loaded.session.actions and Action.RECLAIM in loaded.session.actions
-    assert loaded.ignored == ("sla",)
     assert loaded.session.network_topology is not None
+    session = loaded.session
+    assert session.speakers(Point.JOB_ENQUEUEABLE) == ("sla", "overcommit", "proportion")
+    assert session.speakers(Point.JOB_ORDER) == ("priority", "gang", "sla", "drf")
+    assert session.sla_waiting is None  # only jobs that set their own wait at most that long
+
+
+def test_sla_waiting_time_argument() -> None:
+    extra = "  - name: sla\n    arguments:\n      sla-waiting-time: 1h30m\n"
+    assert load(_conf(extra=extra)).session.sla_waiting == timedelta(hours=1, minutes=30)
+    for bad in ("ten minutes", "0s", "-5m", "5"):
+        with pytest.raises(ValueError, match=r"plugin sla: argument sla-waiting-time must be"):
+            load(_conf(extra=extra.replace("1h30m", repr(bad))))
 
 
 def test_network_topology_aware_is_off_without_the_plugin_and_reads_its_arguments() -> None:
@@ -139,7 +174,7 @@ def test_nodeorder_weights_and_overcommit_factor() -> None:
 
 
 def test_without_overcommit_the_cluster_does_not_vote_at_enqueue() -> None:
-    assert not load(_conf()).session.overcommit
+    assert load(_conf()).session.speakers(Point.JOB_ENQUEUEABLE) == ("proportion",)
 
 
 def test_capacity_with_hierarchy() -> None:
@@ -163,6 +198,21 @@ def test_capacity_with_hierarchy() -> None:
             "missing: ['predicates', 'conformance']",
         ),
         (_conf(extra="  - name: drf\n    enableHierarchy: true\n"), "drf with hierarchy"),
+        (
+            _conf(share="capacity", extra="  - name: drf\n    enableHierarchy: true\n"),
+            "drf.enableHierarchy (hierarchical drf) is not run by Caldera",
+        ),
+        (_conf(extra="  - name: tdm\n"), "Caldera does not run Volcano's plugin(s) ['tdm']"),
+        (
+            _conf().replace("  - name: gang\n", "  - name: gang\n    enableJobReady: false\n"),
+            "Caldera does not act on turning off ['gang.enableJobReady: false']",
+        ),
+        (
+            _conf(extra="  - name: proportion\n    enableQueueOrder: false\n").replace(
+                "  - name: proportion\n  - name: proportion", "  - name: proportion"
+            ),
+            "'proportion.enableQueueOrder: false'",
+        ),
         (
             _conf(extra="  - name: binpack\n    arguments:\n      binpack.weight: heavy\n"),
             "binpack.weight must be a number",
@@ -200,15 +250,39 @@ def test_nodeorder_weights_default_to_volcanos_and_all_count_nothing_without_it(
     assert weights == [0] * len(NODEORDER_WEIGHTS)
 
 
-def test_job_order_follows_the_priority_and_drf_plugins_and_their_switches() -> None:
+def test_job_order_follows_the_plugins_their_tiers_and_their_switches() -> None:
     on = load(VOLCANO_DEFAULT).session
-    assert on.job_priority and on.drf_order
+    assert on.speakers(Point.JOB_ORDER) == ("priority", "gang", "drf")
     absent = load(_conf()).session
-    assert not absent.job_priority and not absent.drf_order
+    assert absent.speakers(Point.JOB_ORDER) == ("gang",)
     switched = load(
         _conf(extra="  - name: priority\n    enableJobOrder: false\n  - name: drf\n")
     ).session
-    assert not switched.job_priority and switched.drf_order
+    assert switched.speakers(Point.JOB_ORDER) == ("gang", "drf")
+
+
+def test_a_configuration_of_every_volcano_plugin_names_in_one_line_what_caldera_does_not_run() -> (
+    None
+):
+    plugins = "".join(f"  - name: {name}\n" for name in sorted(conf.VOLCANO_PLUGINS - {"capacity"}))
+    text = f'actions: "enqueue, allocate"\ntiers:\n- plugins:\n{plugins}'
+    with pytest.raises(ValueError) as refused:
+        load(text)
+    message = str(refused.value)
+    assert "\n" not in message
+    not_run = sorted(conf.VOLCANO_PLUGINS - conf.SUPPORTED)
+    assert f"Caldera does not run Volcano's plugin(s) {not_run}" in message
+
+
+def test_a_switch_at_a_point_the_plugin_does_not_register_changes_nothing() -> None:
+    """As in Volcano, where only the plugins registered at a point are asked there."""
+    text = _conf(extra="  - name: overcommit\n    enableJobOrder: false\n")
+    assert load(text) == load(_conf(extra="  - name: overcommit\n"))
+
+
+def test_nodeorder_switched_off_scores_nothing() -> None:
+    off = load(_conf(extra="  - name: nodeorder\n    enableNodeOrder: false\n")).session
+    assert off.scoring == load(_conf()).session.scoring
 
 
 # Every argument key Volcano's plugins read (pkg/scheduler/plugins/<name>/, the constants passed
@@ -247,7 +321,9 @@ VOLCANO_ARGUMENTS = {
         "imagelocality.weight",
         "podtopologyspread.weight",
     },
+    "nodegroup": {"strict", "enablePreferredOrder"},
     "overcommit": {"overcommit-factor"},
+    "sla": {"sla-waiting-time"},
     "predicates": {
         "predicate.NodeAffinityEnable",
         "predicate.NodePortsEnable",
@@ -270,9 +346,10 @@ VOLCANO_ARGUMENTS = {
 def test_the_argument_keys_are_volcanos_read_or_accepted_without_effect() -> None:
     for plugin in conf.SUPPORTED:
         read = arguments.ARGUMENTS_READ.get(plugin, frozenset())
-        without = arguments.ARGUMENTS_WITHOUT_EFFECT.get(plugin, frozenset())
+        without = arguments.ARGUMENTS_WITHOUT_EFFECT.get(plugin, {}).keys()
         assert not read & without, plugin
         lists = arguments.RESOURCE_LISTS
+        assert not read & arguments.CALDERA_ARGUMENTS.get(plugin, {}).keys(), plugin
         per_resource = {f"{lists[plugin]}.<name>"} if plugin in lists else set()
         assert read | without | per_resource == VOLCANO_ARGUMENTS.get(plugin, set()), plugin
 
@@ -293,7 +370,8 @@ def _with(plugin: str, arguments: str) -> str:
     ],
 )
 def test_each_key_volcano_reads_loads(plugin: str, key: str) -> None:
-    value = "true" if key.endswith((".enable", "Enable")) else "1"
+    value = "true" if key.endswith((".enable", "Enable")) or plugin == "nodegroup" else "1"
+    value = "10m" if plugin == "sla" else value
     arguments = f"{key}: {value}"
     if key.endswith(".nvidia.com/gpu"):
         arguments += f"\n      {key.removesuffix('.nvidia.com/gpu')}: nvidia.com/gpu"
@@ -302,7 +380,7 @@ def test_each_key_volcano_reads_loads(plugin: str, key: str) -> None:
 
 def test_predicates_and_capacity_keys_load_and_change_nothing() -> None:
     predicates = "\n".join(
-        f"      {key}: {'1' if key.startswith(('volumebinding.', 'dynamic')) else 'false'}"
+        f"      {key}: {'1' if key.startswith(('volumebinding.', 'dynamic')) else 'true'}"
         for key in sorted(VOLCANO_ARGUMENTS["predicates"])
         if key != "volumebinding.shape"
     )
@@ -359,7 +437,8 @@ def test_imagelocality_weight_is_accepted_and_scores_nothing() -> None:
         ),
         (
             _conf().replace("  - name: gang\n", "  - name: gang\n    arguments:\n      x: 1\n"),
-            "tiers.0.plugins.0.arguments.x: plugin gang has no such argument; known: none",
+            "tiers.0.plugins.0.arguments.x: plugin gang has no such argument; "
+            "known: ['caldera.wholeGangVictims']",
         ),
         (
             _with("drf", "drf.enableHierarchy: true"),
@@ -372,14 +451,17 @@ def test_imagelocality_weight_is_accepted_and_scores_nothing() -> None:
             ),
             "tiers.1.plugins.0.arguments.predicate.NodePortEnable: plugin predicates has no such",
         ),
+        (
+            _conf().replace(
+                "  - name: predicates\n",
+                "  - name: predicates\n    arguments:\n      predicate.NodePortsEnable: false\n",
+            ),
+            "tiers.1.plugins.0.arguments.predicate.NodePortsEnable: Caldera always runs this "
+            "filter; `false` is refused",
+        ),
     ],
 )
 def test_an_unknown_argument_key_is_refused_by_its_place(text: str, message: str) -> None:
     with pytest.raises(ValueError) as refused:
         load(text)
     assert message in str(refused.value)
-
-
-def test_the_arguments_of_a_plugin_caldera_skips_are_not_read() -> None:
-    loaded = load(_with("usage", "anything.at.all: 1"))
-    assert loaded.ignored == ("usage",)

@@ -10,7 +10,9 @@ import pytest
 
 from models.signals.scheduler import ClaimPlan, DeviceResult
 from scheduling.actions.registry import run_session
-from scheduling.api.devices import DeviceWorld, accepts, device_dimension, parse_claim
+from scheduling.api.device_claims import parse_claim
+from scheduling.api.device_selectors import accepts
+from scheduling.api.devices import DeviceWorld, device_dimension
 from scheduling.api.result import SessionResult
 from scheduling.plugins.dynamicresources import CANNOT_ALLOCATE, NOT_ON_NODE
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue, snapshot

@@ -12,7 +12,8 @@ from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.api.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
 from scheduling.api.vectors import Resources
-from scheduling.cache.objects import ParseMemo, snapshot_from_objects, task_status
+from scheduling.cache.objects import snapshot_from_objects
+from scheduling.cache.tasks import ParseMemo, task_status
 from scheduling.cache.volumes import Storage
 from tests.unit.scheduling.builders import (
     gang,

@@ -9,6 +9,7 @@ from scheduling.api.snapshot import PodKey, TaskInfo
 from scheduling.framework import ordering
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
+from scheduling.framework.tiers import tiers_of
 from tests.unit.scheduling.builders import gang, make_node, make_podgroup, make_queue, snapshot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -56,7 +57,8 @@ def test_jobs_by_priority_then_unready_then_share_then_age() -> None:
     keys = sorted(state.jobs, key=lambda k: ordering.job_order(state, k))
     assert keys == ["default/vip", "default/old", "default/young", "default/zero"]
     # Without the priority plugin ordering jobs, the high-priority job waits its turn by age.
-    unprioritised = SessionState(world, SessionConfig(job_priority=False))
+    tiers = tiers_of(("gang", "conformance"), ("drf", "predicates", "proportion"))
+    unprioritised = SessionState(world, SessionConfig(tiers=tiers))
     keys = sorted(unprioritised.jobs, key=lambda k: ordering.job_order(unprioritised, k))
     assert keys == ["default/old", "default/young", "default/vip", "default/zero"]
 

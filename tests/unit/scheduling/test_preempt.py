@@ -62,6 +62,19 @@ def test_lower_priority_gang_without_spare_tasks_goes_whole() -> None:
     assert evicted(result) == [f"low-worker-{i}" for i in range(4)]
 
 
+def test_volcanos_rule_breaks_the_gang_through_drf_in_tier_2() -> None:
+    # gang names nobody, tier 1 ends; drf lets low's tasks go while low keeps a share no
+    # smaller than high's with its task (3/4, 2/4, 1/4 against 1/4): one is enough.
+    low = running("low", ["n0"] * 4, priorityClassName="low")  # min 4 of 4
+    config = PREEMPT.model_copy(update={"whole_gang_victims": False})
+    snap = snapshot(
+        [make_node("n0").obj()],
+        gangs=[low, gang("high", 1, priorityClassName="high")],
+        priority_classes=PRIORITY_CLASSES,
+    )
+    assert evicted(run_session(snap, config)) == ["low-worker-3"]
+
+
 def test_gang_that_would_still_not_fit_preempts_nobody() -> None:
     low = running("low", ["n0"] * 4, min_member=1, priorityClassName="low")
     result = session([low, gang("high", 5, priorityClassName="high")])

@@ -170,6 +170,37 @@ def test_victim_gang_without_spare_tasks_is_not_broken() -> None:
     assert result.evictions == ()  # one pod would break it; all three, light's share
 
 
+VOLCANO = SessionConfig(whole_gang_victims=False)
+
+
+def test_volcanos_rule_breaks_a_gang_without_spare_tasks() -> None:
+    # As above, by Volcano's tiers: gang names nobody, tier 1 ends, proportion decides.
+    victim = running("l", ["n0", "n1", "n2"], cpu="8", queue="light")
+    gangs = [victim, gang("h0", 1, cpu="8", queue="heavy")]
+    result = run_session(snapshot(make_nodes(3, cpu="8"), gangs=gangs, queues=QUEUES), VOLCANO)
+    assert evicted(result) == ["l-worker-0"]
+
+
+def test_volcanos_rule_takes_spare_tasks_without_asking_proportion() -> None:
+    # light holds 6 CPUs, its deserved share, with two tasks to spare on n0; mid holds 10 of
+    # its 8. Caldera's rule asks proportion too and takes from mid; Volcano's tier 1 (gang,
+    # conformance) names light's spare tasks and decides, as n0 comes first.
+    queues = [make_queue("light"), make_queue("mid"), make_queue("heavy", weight=2)]
+    nodes = [make_nodes(1, cpu="6")[0], make_nodes(2, cpu="10")[1]]
+    jobs = [running("l", ["n0"] * 3, cpu="2", min_member=1, queue="light")]
+    jobs += [running(f"m{i}", ["n1"], cpu="2", queue="mid") for i in range(5)]
+    jobs.append(gang("h", 1, cpu="2", queue="heavy"))
+    snap = snapshot(nodes, gangs=jobs, queues=queues)
+    state = SessionState(snap)
+    assert {q: r.milli_cpu for q, r in state.deserved.items()} == {
+        "light": 6000,
+        "mid": 8000,
+        "heavy": 2000,
+    }
+    assert evicted(run_session(snap)) == ["m4-worker-0"]
+    assert evicted(run_session(snap, VOLCANO)) == ["l-worker-2"]
+
+
 def test_victim_gang_goes_whole_when_its_queue_can_spare_all_of_it() -> None:
     gangs = [running(name, ["n0", "n1", "n2"], cpu="4", queue="light") for name in ("la", "lb")]
     heavy = [gang(f"h{i}", 1, cpu="4", queue="heavy") for i in range(3)]

@@ -9,7 +9,7 @@ import pytest
 
 from models.keys import JobKey
 from scheduling.api.snapshot import NodeName
-from scheduling.cache.objects import task_info
+from scheduling.cache.tasks import task_info
 from scheduling.plugins import scoring
 from scheduling.plugins.scoring import ScoringConfig
 from tests.unit.scheduling.builders import NodeBuilder, PodBuilder, make_node, make_pod

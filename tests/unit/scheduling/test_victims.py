@@ -10,6 +10,7 @@ from models.keys import JobKey
 from scheduling.actions import victims
 from scheduling.api.result import EvictReason
 from scheduling.api.snapshot import NodeName, PodKey, TaskStatus
+from scheduling.framework import victim_tiers
 from scheduling.framework.state import SessionState
 from tests.unit.scheduling.builders import (
     LIGHT_HEAVY,
@@ -52,7 +53,7 @@ def test_conformance(namespace: str, priority_class: str, expected: bool) -> Non
     pod = make_pod("p-w-0", namespace=namespace)
     if priority_class:
         pod = pod.spec(priorityClassName=priority_class)
-    assert victims.conformant(pod.info(f"{namespace}/p")) is expected
+    assert victim_tiers.conformant(pod.info(f"{namespace}/p")) is expected
 
 
 def test_reclaim_candidates_are_running_pods_of_other_reclaimable_queues() -> None:

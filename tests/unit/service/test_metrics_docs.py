@@ -27,7 +27,7 @@ from forwarder.routing.envelopes import Kind
 from models import task_queues
 from models.signals import batchjob, common, cronjob, job, jobflow, podgroup, queue, scheduler
 from models.vcjob import JobPhase
-from service import metrics
+from service import metrics, metrics_endpoint
 from workflows.queue import QueueWorkflow
 from workflows.scheduler import SchedulerWorkflow
 
@@ -36,7 +36,7 @@ SDK_LABELS = {"namespace", "task_queue", "service_name"}  # and workflow_type or
 _SERIES = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)(?:\{(?P<labels>[^}]*)\})? \S+$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 _ROW = re.compile(r"^\| `((?:caldera|volcano)_\w+)` \| (\w+) \|([^|]*)\|")
-_PORTS = {metrics.WORKER_PORT: "worker", metrics.FORWARDER_PORT: "forwarder"}
+_PORTS = {metrics_endpoint.WORKER_PORT: "worker", metrics_endpoint.FORWARDER_PORT: "forwarder"}
 _SIGNAL_MODULES = (batchjob, common, cronjob, job, jobflow, podgroup, queue, scheduler)
 
 

@@ -1,0 +1,213 @@
+"""A pod as the scheduler's task: Volcano's NewTaskInfo over a pod's plain JSON.
+
+Which job a pod belongs to (its group-name annotation), its status as Volcano's getTaskStatus
+reads it, its priority (annotation, spec, PriorityClass, Volcano's default), whether it may be
+preempted, its ResourceClaims and what its own claims ask for in devices. `ParseMemo` keeps
+the tasks of the last session by (uid, resourceVersion), so a session parses only the pods
+that changed. Apart from the snapshot's assembly (`scheduling/cache/objects.py`) because this
+is the per-pod half, a rule per field, and the biggest part of a session's parsing.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Final
+
+from models import labels
+from models.keys import JobKey
+from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Toleration
+from scheduling.api.devices import DeviceWorld, device_dimension
+from scheduling.api.podterms import host_ports, pod_affinity, spread_constraints
+from scheduling.api.requests import Obj, as_list, as_obj, pod_request
+from scheduling.api.snapshot import EPOCH, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.api.vectors import EMPTY, Resources
+
+# Keys Volcano reads on pods that models/labels.py does not spell yet.
+VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
+TASK_PRIORITY: Final = "volcano.sh/task-priority"
+PREEMPTABLE: Final = "volcano.sh/preemptable"
+DEFAULT_TASK_PRIORITY: Final = 1
+MILLI: Final = 1000  # scalar resources are kept in milli-units
+_PHASES: Final = {
+    "Running": TaskStatus.RUNNING,
+    "Succeeded": TaskStatus.SUCCEEDED,
+    "Failed": TaskStatus.FAILED,
+}
+
+
+def string_map(value: object) -> dict[str, str]:
+    """A JSON map (labels, annotations, a nodeSelector) with string keys and values."""
+    return {str(k): str(v) for k, v in as_obj(value).items()}
+
+
+def _time(value: object) -> datetime:
+    return datetime.fromisoformat(value) if isinstance(value, str) and value else EPOCH
+
+
+def pod_key(pod: Obj) -> PodKey:
+    meta = as_obj(pod.get("metadata"))
+    return PodKey(f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}")
+
+
+def task_status(pod: Obj) -> TaskStatus:
+    """Volcano's getTaskStatus: phase, deletion and whether a node is set."""
+    deleting = bool(as_obj(pod.get("metadata")).get("deletionTimestamp"))
+    phase = as_obj(pod.get("status")).get("phase") or "Pending"
+    if phase == "Pending":
+        if deleting:
+            return TaskStatus.RELEASING
+        return TaskStatus.BOUND if as_obj(pod.get("spec")).get("nodeName") else TaskStatus.PENDING
+    if phase == "Running" and deleting:
+        return TaskStatus.RELEASING
+    return _PHASES.get(str(phase), TaskStatus.UNKNOWN)
+
+
+def _preemptable(annotations: Mapping[str, str], pod_labels: Mapping[str, str]) -> bool:
+    """GetPodPreemptable: the annotation, else the label, else true; unparsable is false."""
+    value = annotations.get(PREEMPTABLE, pod_labels.get(PREEMPTABLE))
+    if value is None:
+        return True
+    return value in ("1", "t", "T", "TRUE", "true", "True")  # Go's ParseBool
+
+
+def _index(name: str) -> int | None:
+    """The numeric last token of `<job>-<task>-<index>`; None for other names."""
+    tokens = name.split("-")
+    return int(tokens[-1]) if len(tokens) >= 3 and tokens[-1].isdigit() else None
+
+
+def priority_values(classes: Iterable[Obj]) -> tuple[dict[str, int], int | None]:
+    """PriorityClass values by name, and the globalDefault one's (None: no global default)."""
+    values: dict[str, int] = {}
+    default: int | None = None
+    for pc in classes:
+        value = pc.get("value")
+        number = value if isinstance(value, int) else 0
+        values[str(as_obj(pc.get("metadata")).get("name") or "")] = number
+        if pc.get("globalDefault") is True:
+            default = number
+    return values, default
+
+
+def _task_priority(pod: Obj, annotations: Mapping[str, str], classes: Mapping[str, int]) -> int:
+    """Pod annotation, else spec.priority, else its PriorityClass, else Volcano's default 1."""
+    spec = as_obj(pod.get("spec"))
+    note = annotations.get(TASK_PRIORITY, "")
+    if note.lstrip("-").isdigit():
+        return int(note)
+    priority = spec.get("priority")
+    if isinstance(priority, int):
+        return priority
+    return classes.get(str(spec.get("priorityClassName") or ""), DEFAULT_TASK_PRIORITY)
+
+
+def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -> TaskInfo:
+    """One pod as a task of `job`; `classes` are PriorityClass values by name (None: none)."""
+    meta, spec = as_obj(pod.get("metadata")), as_obj(pod.get("spec"))
+    annotations, pod_labels = string_map(meta.get("annotations")), string_map(meta.get("labels"))
+    node_affinity = as_obj(as_obj(spec.get("affinity")).get("nodeAffinity"))
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    preferred = as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
+    node = spec.get("nodeName")
+    return TaskInfo(
+        key=pod_key(pod),
+        uid=str(meta.get("uid") or ""),
+        job=job,
+        role=annotations.get(labels.TASK_SPEC) or pod_labels.get(labels.TASK_SPEC, ""),
+        request=pod_request(spec),
+        nonzero_request=pod_request(spec, nonzero=True),
+        priority=_task_priority(pod, annotations, classes or {}),
+        status=task_status(pod),
+        node_name=NodeName(str(node)) if node else None,
+        node_selector=string_map(spec.get("nodeSelector")),
+        required_affinity=NodeSelector.model_validate(required) if required is not None else None,
+        preferred_affinity=tuple(PreferredSchedulingTerm.model_validate(t) for t in preferred),
+        tolerations=tuple(Toleration.model_validate(t) for t in as_list(spec.get("tolerations"))),
+        gated=bool(as_list(spec.get("schedulingGates"))),
+        creation=_time(meta.get("creationTimestamp")),
+        index=_index(str(meta.get("name") or "")),
+        preemptable=_preemptable(annotations, pod_labels),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        preempts=spec.get("preemptionPolicy") != "Never",
+        labels=pod_labels,
+        pod_affinity=pod_affinity(spec),
+        spread=spread_constraints(spec, pod_labels),
+        host_ports=host_ports(spec),
+        resource_claims=resource_claims(pod),
+    )
+
+
+def resource_claims(pod: Obj) -> tuple[str, ...]:
+    """The names of the pod's ResourceClaims, in spec order: the one it names, or the one
+    kube-controller-manager made from its template ("" until the pod's status says)."""
+    made = {
+        str(s.get("name") or ""): str(s.get("resourceClaimName") or "")
+        for s in as_list(as_obj(pod.get("status")).get("resourceClaimStatuses"))
+    }
+    out = []
+    for entry in as_list(as_obj(pod.get("spec")).get("resourceClaims")):
+        name = entry.get("resourceClaimName")
+        out.append(str(name) if name else made.get(str(entry.get("name") or ""), ""))
+    return tuple(out)
+
+
+def device_request(devices: DeviceWorld, task: TaskInfo) -> Resources:
+    """The devices a pod's own claims (made for it from a template) ask for, per class, as
+    quota dimensions; a claim shared by several pods counts for none of them."""
+    counts: dict[str, int] = {}
+    for name in dict.fromkeys(task.resource_claims):
+        claim = devices.claims.get((task.namespace, name))
+        if claim is None or claim.owner_pod != task.uid:
+            continue
+        for request in claim.requests:
+            option = request.options[0] if request.options else None
+            if option is not None and not option.all:
+                dimension = device_dimension(option.device_class)
+                counts[dimension] = counts.get(dimension, 0) + option.count * MILLI
+    return Resources.of(scalars=counts) if counts else EMPTY
+
+
+def group_of(pod: Obj) -> str:
+    """The PodGroup a pod belongs to: Caldera's group-name annotation, else Volcano's."""
+    annotations = string_map(as_obj(pod.get("metadata")).get("annotations"))
+    return annotations.get(labels.GROUP_NAME) or annotations.get(VOLCANO_GROUP_NAME, "")
+
+
+_Version = tuple[str, str]  # (uid, resourceVersion): one state of one object
+
+
+def _version(obj: Obj) -> _Version | None:
+    meta = as_obj(obj.get("metadata"))
+    uid, rv = meta.get("uid"), meta.get("resourceVersion")
+    return (str(uid), str(rv)) if uid and rv else None
+
+
+class ParseMemo:
+    """Pods parsed as tasks in the previous session, by (uid, resourceVersion): a change to a
+    pod gives it a new resourceVersion, so a session parses only the pods that changed since.
+    Entries not used by a session are dropped by the next, so it holds one cluster's worth."""
+
+    def __init__(self) -> None:
+        self._classes: tuple[tuple[str, int], ...] = ()
+        self._tasks: dict[tuple[_Version, JobKey], TaskInfo] = {}
+        self._used: dict[tuple[_Version, JobKey], TaskInfo] = {}
+
+    def begin(self, classes: Mapping[str, int]) -> None:
+        """A session starts: what the last one used is kept; priorities changed: nothing is."""
+        current = tuple(sorted(classes.items()))
+        self._tasks = self._used if current == self._classes else {}
+        self._classes, self._used = current, {}
+
+    def task(self, pod: Obj, job: JobKey, classes: Mapping[str, int]) -> TaskInfo:
+        version = _version(pod)
+        if version is None:
+            return task_info(pod, job, classes)
+        key = (version, job)
+        found = self._tasks.get(key)
+        if found is None:
+            found = task_info(pod, job, classes)
+        self._used[key] = found
+        return found
