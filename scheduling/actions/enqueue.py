@@ -17,8 +17,7 @@ from typing import Final
 
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
-from scheduling.api import jobs
-from scheduling.api.vectors import Resources, total
+from scheduling.api.vectors import EMPTY, Resources, total
 from scheduling.api.votes import Vote
 from scheduling.framework import ordering, tiers
 from scheduling.framework.session_config import SessionConfig
@@ -64,11 +63,27 @@ def _refusal(
     return CLUSTER_OVERUSED if by == "overcommit" else f"{QUOTA_INSUFFICIENT}: queue {job.queue}"
 
 
+def _held_back(state: SessionState, queue: QueueName) -> Resources:
+    """A queue's reservations (its Inqueue jobs' minResources) as other queues' jobs see them:
+    none while, under proportion, the queue holds its deserved share in some dimension.
+
+    Such a queue's Inqueue jobs cannot be allocated until it falls below its deserved share,
+    which only other queues' jobs can bring about (by reclaim, once admitted). Counted, its
+    reservations kept those jobs out for good: the queue that filled the cluster first had its
+    evicted jobs re-admitted on a share tie, and the starving queue could neither be admitted
+    nor reclaim (issue 37). Its own jobs still see them whole, so it never floods the cluster;
+    Volcano counts every reservation for everyone."""
+    if state.capacity is None and state.queue_share(queue) >= 1:
+        return EMPTY
+    return state.queue_inqueue.get(queue, EMPTY)
+
+
 def enqueue(state: SessionState, config: SessionConfig) -> None:
     """Pending -> Inqueue for every PodGroup the votes permit, recording why for the rest."""
     cluster_used = total(node.used for node in state.snapshot.nodes)
     room = state.cluster.multiply(config.overcommit_factor).sub(cluster_used)
-    reserved = total(jobs.inqueue(job, state.tasks_of(key)) for key, job in state.jobs.items())
+    held_back = {queue: _held_back(state, queue) for queue in state.queue_inqueue}
+    others = total(held_back.values())
     pending: dict[QueueName, list[JobKey]] = {}
     for key, job in sorted(state.jobs.items()):
         if job.is_pending:
@@ -79,12 +94,16 @@ def enqueue(state: SessionState, config: SessionConfig) -> None:
         key = waiting[queue].pop()
         if not waiting[queue]:
             del waiting[queue]
+        own = state.queue_inqueue.get(queue, EMPTY)
+        reserved = others.sub(held_back.get(queue, EMPTY)).add(own)
         refusal = _refusal(state, config, key, room, reserved)
         if refusal is not None:
             state.job_errors[key] = refusal
             continue
         wanted = state.jobs[key].min_resources
         if wanted is not None:
-            reserved = reserved.add(wanted)
-            state.queue_inqueue[queue] = state.queue_inqueue[queue].add(wanted)
+            state.queue_inqueue[queue] = own.add(wanted)
+            others = others.sub(held_back.get(queue, EMPTY))
+            held_back[queue] = _held_back(state, queue)
+            others = others.add(held_back[queue])
         state.set_phase(key, PodGroupPhase.INQUEUE)

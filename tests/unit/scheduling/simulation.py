@@ -1,11 +1,13 @@
 """A small simulated cluster that plays the parts around `run_session`, session after session.
 
 What the scheduler shell, the apiserver, kwok and the job controller would do with a session's
-result, reduced to what fairness depends on: PodGroup phases are written back; placed pods run
-from the next session on; evicted pods carry a deletionTimestamp for `lag` sessions and are
-then gone; a job whose PodGroup is out of Pending gets its missing pod (re)created pending, as
-Volcano's job controller does on PodEvicted with no policy (SyncJob). Jobs are single-pod gangs
-with minResources, so the enqueue gate is in play as it is on a real cluster.
+result, reduced to what fairness depends on: PodGroup phases are written back, except (with
+`hold`) those the shell holds back, of gangs placed in this session or bound in it (placed in
+the last one), whose next session writes them; placed pods run from the next session on;
+evicted pods carry a deletionTimestamp for `lag` sessions and are then gone; a job whose
+PodGroup is out of Pending gets its missing pod (re)created pending, as Volcano's job
+controller does on PodEvicted with no policy (SyncJob). Jobs are single-pod gangs with
+minResources, so the enqueue gate is in play as it is on a real cluster.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ class Cluster:
     nodes: list[Obj]
     queues: list[Obj]
     lag: int = 0  # sessions an evicted pod takes to go away
+    hold: bool = False  # the shell's held status writes (activities.sessions._held)
     groups: dict[str, Obj] = field(default_factory=dict)
     pods: dict[str, Obj] = field(default_factory=dict)
     cpu: dict[str, str] = field(default_factory=dict)  # job -> its pod's request
     leaving: dict[str, int] = field(default_factory=dict)  # pod -> sessions left
     evicted: int = 0
+    binding: set[str] = field(default_factory=set)  # jobs placed last session, bound in this one
 
     def submit(self, queue: str, count: int, cpu: str = "2") -> None:
         """`count` single-pod jobs `<queue>-<i>` (numbered on from the queue's last one)."""
@@ -55,8 +59,12 @@ class Cluster:
         groups, pods = list(self.groups.values()), list(self.pods.values())
         snap = snapshot_from_objects(self.nodes, pods, groups, self.queues)
         result = run_session(snap)
+        placed = {p.job.split("/")[1] for p in result.placements}
+        held = placed | self.binding if self.hold else set()
+        self.binding = placed
         for update in result.phase_updates:
-            self.groups[update.job.split("/")[1]]["status"]["phase"] = str(update.new)
+            if (name := update.job.split("/")[1]) not in held:
+                self.groups[name]["status"]["phase"] = str(update.new)
         for placement in result.placements:
             pod = self.pods[placement.pod.split("/")[1]]
             pod["spec"]["nodeName"], pod["status"]["phase"] = placement.node, "Running"
@@ -88,11 +96,11 @@ class Cluster:
         )
 
 
-def two_queues(light_first: bool = True, lag: int = 0) -> Cluster:
+def two_queues(light_first: bool = True, lag: int = 0, hold: bool = False) -> Cluster:
     """3 nodes of 8 CPUs (12 slots of 2 CPUs); queues `light` (weight 1) and `heavy` (3)."""
     light, heavy = make_queue("light", weight=1), make_queue("heavy", weight=3)
     first, second = (light, heavy) if light_first else (heavy, light)
     first["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
     second["metadata"]["creationTimestamp"] = "2026-01-01T00:00:01Z"
     nodes = [make_node(f"n{i}", cpu="8", memory="32Gi").obj() for i in range(3)]
-    return Cluster(nodes=nodes, queues=[light, heavy], lag=lag)
+    return Cluster(nodes=nodes, queues=[light, heavy], lag=lag, hold=hold)

@@ -13,7 +13,14 @@ from models.scheduling import PodGroupPhase
 from scheduling.actions import enqueue
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
-from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue, snapshot
+from tests.unit.scheduling.builders import (
+    make_node,
+    make_pod,
+    make_podgroup,
+    make_queue,
+    running,
+    snapshot,
+)
 
 OVERUSED = enqueue.CLUSTER_OVERUSED
 QUEUES = [make_queue("q1"), make_queue("q2")]
@@ -97,6 +104,26 @@ def test_used_capacity_shrinks_the_overcommitted_room() -> None:
     phases, errors = _run([pending("a", "7"), pending("b", "2", "q2")], pods=[busy])
     assert phases == {JobKey("default/a"): INQ, JobKey("default/b"): PEND}  # 12 - 4 = 8 < 9
     assert errors == {JobKey("default/b"): OVERUSED}
+
+
+def test_queue_at_its_deserved_share_keeps_no_room_from_other_queues() -> None:
+    """q1 holds its deserved share (5 CPUs, all it asks for): its Inqueue job `i` cannot be
+    allocated, so its 5 CPUs reserved would keep q2's `b` out (12 - 5 used - 5 < 4) for as long
+    as q1 stays there. They do not; q1's own `c` still counts them (issue 37)."""
+    busy = running("r", ["n1"], cpu="5", queue="q1", minResources={"cpu": "5"})
+    held = (make_podgroup("i", queue="q1", minResources={"cpu": "5"}), [])
+    phases, errors = _run([busy, held, pending("b", "4", "q2"), pending("c", "1")])
+    assert phases[JobKey("default/b")] is INQ
+    assert (phases[JobKey("default/c")], errors[JobKey("default/c")]) == (PEND, OVERUSED)
+
+
+def test_queue_below_its_deserved_share_keeps_its_reservations() -> None:
+    """Volcano's rule while q1 can still run its admitted jobs: they keep their room."""
+    busy = running("r", ["n1"], cpu="2", queue="q1", minResources={"cpu": "2"})
+    waiting = make_pod("i-w-0", group="i", cpu="5").obj()  # q1 asks for 7 CPUs: deserved 7
+    held = (make_podgroup("i", queue="q1", minResources={"cpu": "5"}), [waiting])
+    phases, errors = _run([busy, held, pending("b", "6", "q2")])  # 12 - 2 used - 5 < 6
+    assert (phases[JobKey("default/b")], errors[JobKey("default/b")]) == (PEND, OVERUSED)
 
 
 def test_factor_one_disables_overcommit() -> None:

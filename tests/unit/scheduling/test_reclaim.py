@@ -285,6 +285,7 @@ def test_pipelined_task_is_bound_once_the_victim_is_gone() -> None:
     assert second.node_of == {"default/h0-worker-0": "n0"} and second.evictions == ()
 
 
+@pytest.mark.parametrize("hold", [False, True], ids=["written-at-once", "held-while-bound"])
 @pytest.mark.parametrize("lag", [0, 2], ids=["gone-at-once", "gone-two-sessions-later"])
 @pytest.mark.parametrize("light_older", [True, False], ids=["light-older", "heavy-older"])
 @pytest.mark.parametrize(
@@ -296,9 +297,11 @@ def test_pipelined_task_is_bound_once_the_victim_is_gone() -> None:
     ],
 )
 def test_weights_one_to_three_end_one_to_three_whoever_came_first(
-    lag: int, light_older: bool, first: str, jobs: int
+    hold: bool, lag: int, light_older: bool, first: str, jobs: int
 ) -> None:
-    cluster = two_queues(light_first=light_older, lag=lag)
+    """Held status writes are what CI met (issue 37): light's evicted jobs, re-admitted on a
+    share tie, sat Inqueue over light's share and their reservations kept heavy out for good."""
+    cluster = two_queues(light_first=light_older, lag=lag, hold=hold)
     cluster.submit(first, jobs)
     for _ in range(3):
         cluster.step()
