@@ -237,6 +237,7 @@ def _session(request: SessionInput) -> SessionReport:
         hyper_nodes=world["hypernodes"],
         devices=devices,
         now=datetime.now(UTC),
+        pdbs=world.get("pdbs", []),
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_conf.session_config())

@@ -86,6 +86,9 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/cluster.py", "list_priority_class"): _p(
             "list watch", "priorityclasses", "scheduling.k8s.io"
         ),
+        ("activities/cluster.py", "list_pod_disruption_budget_for_all_namespaces"): _p(
+            "list watch", "poddisruptionbudgets", "policy"
+        ),
         # Dynamic Resource Allocation in the cache: the devices, their classes, the claims.
         ("activities/cluster.py", "list_resource_slice"): _p(
             "list watch", "resourceslices", RESOURCE

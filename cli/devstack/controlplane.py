@@ -48,6 +48,8 @@ KCM_CONTROLLERS: Final = (
     # DRA: a pod's ResourceClaimTemplates become claims, and the claims of pods gone are
     # released (reservedFor) and deleted; the devices come from cli/devstack/devices.py.
     "resourceclaim-controller",
+    # PodDisruptionBudgets' status (disruptionsAllowed), which the pdb plugin reads.
+    "disruption-controller",
 )
 
 

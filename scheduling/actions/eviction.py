@@ -4,8 +4,9 @@ For one pending task and one node: evict the allowed victim units in victim orde
 task fits the node's future idle room (idle plus what is being released, less what others wait
 for), then pipeline the task there. The trial runs in a statement of its own and joins the
 job's statement only if the task got its place, so a node that cannot be freed enough evicts
-nobody. The task is pipelined, not bound: it waits for the victims to be gone, and a later
-session binds it once the room is really free.
+nobody. A unit whose eviction would break a disruption budget is passed by (the pdb plugin,
+checked against the session's evictions so far). The task is pipelined, not bound: it waits
+for the victims to be gone, and a later session binds it once the room is really free.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from scheduling.actions.victims import Unit
+from scheduling.actions.victims import POINTS, Unit
 from scheduling.api.result import EvictReason
 from scheduling.api.snapshot import PREEMPTABLE, NodeName, TaskInfo
 from scheduling.framework.state import SessionState
@@ -57,8 +58,8 @@ def try_node(
     for unit in victims:
         if fits(state, task, node):
             break
-        if not allowed(state, unit):
-            continue
+        if not allowed(state, unit) or not state.within_budgets(unit.tasks, POINTS[reason]):
+            continue  # the victim rule, or a disruption budget (pdb), keeps the unit
         for victim in unit.tasks:
             if state.tasks[victim].status in PREEMPTABLE:  # not already evicted by this job
                 trial.evict(victim, reason, task.key)

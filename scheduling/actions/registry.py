@@ -17,6 +17,8 @@ from typing import Final
 from scheduling.actions.allocate import allocate
 from scheduling.actions.backfill import backfill
 from scheduling.actions.enqueue import enqueue
+from scheduling.actions.gangpreempt import gangpreempt
+from scheduling.actions.gangreclaim import gangreclaim
 from scheduling.actions.preempt import preempt
 from scheduling.actions.reclaim import reclaim
 from scheduling.api.result import SessionResult
@@ -33,6 +35,8 @@ ACTIONS: Final[Mapping[Action, ActionFn]] = {
     Action.BACKFILL: backfill,
     Action.RECLAIM: reclaim,
     Action.PREEMPT: preempt,
+    Action.GANG_RECLAIM: gangreclaim,
+    Action.GANG_PREEMPT: gangpreempt,
 }
 
 

@@ -54,6 +54,10 @@ from scheduling.framework.tiers import Point
 POINTS: Final[Mapping[EvictReason, Point]] = {
     EvictReason.RECLAIM: Point.RECLAIMABLE,
     EvictReason.PREEMPT: Point.PREEMPTABLE,
+    # Under Caldera's rule pdb's budgets hold for the gang actions too, asked as reclaim and
+    # preempt ask them (Volcano's pdb registers no UnifiedEvictable: its gang actions take none).
+    EvictReason.GANG_RECLAIM: Point.RECLAIMABLE,
+    EvictReason.GANG_PREEMPT: Point.PREEMPTABLE,
 }
 
 

@@ -56,6 +56,8 @@ class EvictReason(StrEnum):
 
     RECLAIM = "reclaim"  # another queue takes back its deserved share
     PREEMPT = "preempt"  # a higher-priority job of the same queue needs the room
+    GANG_RECLAIM = "gangreclaim"  # reclaim, whole victim gangs for a whole starving gang
+    GANG_PREEMPT = "gangpreempt"  # preempt, whole victim gangs for a whole starving gang
 
 
 class Eviction(_Frozen):

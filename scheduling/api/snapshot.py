@@ -22,6 +22,7 @@ from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase, QueueState
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Taint, Toleration
 from scheduling.api.devices import DeviceWorld
+from scheduling.api.disruption import JobBudget, PodDisruptionBudget
 from scheduling.api.nodegroups import NodeGroupRule, QueueGroups
 from scheduling.api.podterms import (
     AttachedVolume,
@@ -159,6 +160,7 @@ class JobInfo(_Frozen):
     phase: PodGroupPhase = PodGroupPhase.PENDING
     network_topology: JobTopology | None = None  # None: placed anywhere
     sla_waiting: timedelta | None = None  # its own sla-waiting-time; None: the plugin's
+    budget: JobBudget | None = None  # its jdb-* annotation (the pdb plugin); None: none
 
     @property
     def min_task_member_total(self) -> int:
@@ -195,6 +197,7 @@ class Snapshot(_Frozen):
     pods: tuple[PodOnNode, ...] = ()
     topology: Topology = Field(default_factory=Topology)  # the HyperNodes over `nodes`
     devices: InstanceOf[DeviceWorld] | None = None  # None: no DRA device or claim known
+    budgets: tuple[PodDisruptionBudget, ...] = ()  # the PodDisruptionBudgets (the pdb plugin)
     now: datetime | None = None  # when the cluster was read (sla's waits); None: no clock
 
     @model_validator(mode="after")

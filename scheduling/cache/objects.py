@@ -32,6 +32,7 @@ from models.topology import HyperNode
 from scheduling.api import nodegroups, topology
 from scheduling.api.constraints import Taint
 from scheduling.api.devices import DeviceWorld
+from scheduling.api.disruption import PodDisruptionBudget, job_budget
 from scheduling.api.podterms import PodOnNode
 from scheduling.api.requests import Obj, as_list, as_obj
 from scheduling.api.snapshot import (
@@ -104,6 +105,7 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
         phase=(group.status.phase if group.status else None) or PodGroupPhase.PENDING,
         network_topology=topology.job_topology(spec.network_topology),
         sla_waiting=sla_waiting(meta.annotations or {}),
+        budget=job_budget(meta.annotations or {}),
     )
 
 
@@ -150,6 +152,7 @@ def snapshot_from_objects(
     hyper_nodes: Iterable[Obj] = (),
     devices: DeviceWorld | None = None,  # None: no DRA device or claim known
     now: datetime | None = None,  # None: no clock, so no job has waited (sla)
+    pdbs: Iterable[Obj] = (),
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = priority_values(priority_classes)
@@ -220,6 +223,7 @@ def snapshot_from_objects(
         topology=topology.build(_hyper_nodes(hyper_nodes), {n.name: n.labels for n in node_infos}),
         devices=devices if devices is not None and not devices.empty else None,
         now=now,
+        budgets=_budgets(pdbs),
     )
 
 
@@ -244,6 +248,18 @@ def _hyper_nodes(objects: Iterable[Obj]) -> list[HyperNode]:
         except ValidationError:
             continue
     return parsed
+
+
+def _budgets(objects: Iterable[Obj]) -> tuple[PodDisruptionBudget, ...]:
+    """The PodDisruptionBudgets that parse, by key; one whose selector does not parse matches
+    no pod, as Volcano's plugin skips it."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(PodDisruptionBudget.parse(obj))
+        except ValidationError:
+            continue
+    return tuple(sorted(parsed, key=lambda b: b.key))
 
 
 def _node_name(node: Obj) -> str:

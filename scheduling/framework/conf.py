@@ -22,7 +22,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from models import conffile
-from scheduling.framework import arguments
+from scheduling.framework import action_arguments, arguments
 from scheduling.framework.session_config import (
     DEFAULT_OVERCOMMIT,
     Action,
@@ -103,6 +103,7 @@ SUPPORTED: Final = frozenset(
         "nodegroup",
         "nodeorder",
         "overcommit",
+        "pdb",
         "predicates",
         "priority",
         "proportion",
@@ -126,6 +127,8 @@ HONOURED: Final[Mapping[str, frozenset[Point]]] = {
     "nodegroup": frozenset({Point.PREDICATE, Point.NODE_ORDER}),
     "binpack": frozenset({Point.NODE_ORDER}),
     "nodeorder": frozenset({Point.NODE_ORDER}),
+    # VictimTasks is asked by the shuffle action alone, which is refused: off, as on, it is mute.
+    "pdb": frozenset({Point.VICTIM_TASKS}) | _VICTIMS,
 }
 ALWAYS_ON: Final = ("gang", "predicates", "conformance")
 VOLCANO_ACTIONS: Final = frozenset(
@@ -302,6 +305,7 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
     for configuration in conf.configurations:
         if configuration.name not in VOLCANO_ACTIONS:
             raise ValueError(f"configurations: unknown action {configuration.name!r}")
+    no_whole_bundles = action_arguments.no_whole_bundles(conf.configurations)
     tiers = _tiers(conf)
     scores = {p.name for tier in tiers for p in tier if p.speaks(Point.NODE_ORDER)}
     # Without nodeorder none of its scores count; with it, each has Volcano's default weight.
@@ -349,5 +353,6 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         else None,
         sla_waiting=arguments.sla_waiting(sla.arguments) if sla else None,
         whole_gang_victims=whole_gangs,
+        no_whole_bundles=no_whole_bundles,
     )
     return LoadedConf(session=session)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from scheduling.framework import arguments, conf
+from scheduling.framework import action_arguments, arguments, conf
 from scheduling.framework.session_config import Action
 from scheduling.framework.tiers import REGISTERED, SWITCHES, Point
 
@@ -30,7 +30,6 @@ NOT_RUN: Final[Mapping[str, str]] = {
         "needs the Numatopology objects of Volcano's resource exporter, which nothing "
         "in Caldera's stack publishes"
     ),
-    "pdb": "PodDisruptionBudgets for victims are not built yet",
     "rescheduling": (
         "evicts by the nodes' measured load, which needs a metrics source the stack has not"
     ),
@@ -45,9 +44,13 @@ NOT_RUN: Final[Mapping[str, str]] = {
 }
 # Why each Volcano action Caldera does not run is refused.
 ACTIONS_NOT_RUN: Final[Mapping[str, str]] = {
-    "shuffle": "evicts by the rescheduling plugin's victims, and that plugin is not run",
-    "gangpreempt": "gang-level preemption of Volcano master is not built yet",
-    "gangreclaim": "gang-level reclaim of Volcano master is not built yet",
+    "shuffle": (
+        "it evicts every running pod some plugin's VictimTasks function names, and of the "
+        "plugins Caldera runs only pdb registers one, which names every labelled running pod "
+        "no PodDisruptionBudget protects (Volcano's pdb.go), so it would evict nearly the "
+        "whole cluster each session; rescheduling and tdm, whose functions pick pods to "
+        "move, are not run"
+    ),
 }
 # What turning a point off does, for the points some plugin honours.
 POINT_EFFECT: Final[Mapping[Point, str]] = {
@@ -59,6 +62,7 @@ POINT_EFFECT: Final[Mapping[Point, str]] = {
     Point.NODE_ORDER: "it scores no node",
     Point.PREEMPTABLE: "it is not asked for preempt's victims",
     Point.RECLAIMABLE: "it is not asked for reclaim's victims",
+    Point.VICTIM_TASKS: "nothing: only the shuffle action asks for them, and it is refused",
 }
 HEADER: Final = """\
 # Volcano's scheduler configuration in Caldera
@@ -141,6 +145,11 @@ def _actions() -> list[str]:
         lines.append(
             f"| `{name}` | {'run' if name in run else 'refused: ' + ACTIONS_NOT_RUN[name]} |"
         )
+    lines += ["", "| action | `configurations` argument | in Caldera |", "|---|---|---|"]
+    for name in (Action.GANG_PREEMPT, Action.GANG_RECLAIM):
+        for key, why in sorted(action_arguments.GANG_ACTION_ARGUMENTS.items()):
+            effect = f"accepted without effect: {why}" if why else "read"
+            lines.append(f"| `{name}` | `{key}` | {effect} |")
     return lines
 
 

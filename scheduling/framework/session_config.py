@@ -32,6 +32,8 @@ class Action(StrEnum):
     BACKFILL = "backfill"
     RECLAIM = "reclaim"
     PREEMPT = "preempt"
+    GANG_RECLAIM = "gangreclaim"
+    GANG_PREEMPT = "gangpreempt"
 
 
 # Volcano's built-in list plus reclaim: weights mean little if the queue that came first keeps
@@ -103,6 +105,9 @@ class SessionConfig(BaseModel):
     # (`actions.victims`); the tiers' enablePreemptable/enableReclaimable switches are not
     # read. False: Volcano's, the plugins asked tier by tier (`framework.victim_tiers`).
     whole_gang_victims: bool = True
+    # gangpreempt's and gangreclaim's `allowWholeBundle: false` (their `configurations`):
+    # those actions then evict only tasks a victim gang can spare, never a whole gang.
+    no_whole_bundles: frozenset[Action] = frozenset()
     _speakers: dict[Point, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")

@@ -30,10 +30,12 @@ from scheduling.api.snapshot import (
 )
 from scheduling.api.vectors import EMPTY, Missing, Resources, total
 from scheduling.framework.session_config import SessionConfig
+from scheduling.framework.tiers import Point
 from scheduling.plugins import (
     capacity,
     dynamicresources,
     nodegroup,
+    pdb,
     podview,
     proportion,
     queuerank,
@@ -94,6 +96,8 @@ class SessionState:
         self.evictions: list[Eviction] = []
         # Gangs that can never be ready with the tasks they have (JobValid at session open).
         self.invalid: dict[JobKey, tuple[str, str]] = {}
+        # The pdb plugin's disruption budgets, counted down as victims go; None: it is off.
+        self.budgets: pdb.Budgets | None = pdb.Budgets(snapshot) if settings.runs("pdb") else None
         for key, job in self.jobs.items():
             verdict = jobs.validity(job, self.tasks_of(key))
             if verdict is not None:
@@ -201,6 +205,15 @@ class SessionState:
             min_request,
         )
 
+    def within_budgets(self, keys: tuple[PodKey, ...], point: Point) -> bool:
+        """pdb, asked of each victim unit as it is evicted: every disruption budget its tasks
+        (those not gone already) count against still allows them all. True where pdb is off
+        or its switch for `point` is."""
+        if self.budgets is None or "pdb" not in self.config.speakers(point):
+            return True
+        going = [self.tasks[k] for k in keys if self.tasks[k].status in PREEMPTABLE]
+        return self.budgets.permits(going)
+
     def set_phase(self, key: JobKey, phase: PodGroupPhase) -> None:
         self.jobs[key] = self.jobs[key].model_copy(update={"phase": phase})
 
@@ -279,6 +292,8 @@ class SessionState:
             raise ValueError(f"task {key}: cannot evict from status {task.status}")
         self._set(key, TaskStatus.RELEASING, task.node_name)
         self._book(task, task.node_name, "releasing", +1)
+        if self.budgets is not None:
+            self.budgets.spend(task, 1)
         return task.status
 
     def unevict(self, key: PodKey, status: TaskStatus) -> None:
@@ -288,6 +303,8 @@ class SessionState:
             raise ValueError(f"task {key}: cannot unevict from status {task.status}")
         self._book(task, task.node_name, "releasing", -1)
         self._set(key, status, task.node_name)
+        if self.budgets is not None:
+            self.budgets.spend(task, -1)
 
     def dispatch(self, key: PodKey) -> None:
         """Allocated -> Binding: the placement leaves the session as a result."""

@@ -39,6 +39,7 @@ class Point(StrEnum):
     JOB_STARVING = "JobStarving"
     PREEMPTABLE = "Preemptable"
     RECLAIMABLE = "Reclaimable"
+    UNIFIED_EVICTABLE = "UnifiedEvictable"  # gangpreempt's and gangreclaim's victims; no switch
     PREEMPTIVE = "Preemptive"
     OVERUSED = "Overused"
     ALLOCATABLE = "Allocatable"
@@ -100,9 +101,10 @@ REGISTERED: Final[Mapping[str, frozenset[Point]]] = {
         P.PREEMPTIVE,
         P.QUEUE_ORDER,
         P.RECLAIMABLE,
+        P.UNIFIED_EVICTABLE,
     ),
     "cdp": _points(P.PREEMPTABLE, P.RECLAIMABLE),
-    "conformance": _points(P.PREEMPTABLE, P.RECLAIMABLE),
+    "conformance": _points(P.PREEMPTABLE, P.RECLAIMABLE, P.UNIFIED_EVICTABLE),
     "deviceshare": _points(P.NODE_ORDER, P.PREDICATE),
     "drf": _points(P.JOB_ORDER, P.PREEMPTABLE, P.QUEUE_ORDER, P.RECLAIMABLE),
     "extender": _points(
@@ -125,6 +127,7 @@ REGISTERED: Final[Mapping[str, frozenset[Point]]] = {
         P.SUB_JOB_ORDER,
         P.SUB_JOB_PIPELINED,
         P.SUB_JOB_READY,
+        P.UNIFIED_EVICTABLE,
     ),
     "network-topology-aware": _points(P.NODE_ORDER, P.HYPER_NODE_GRADIENT, P.HYPER_NODE_ORDER),
     "nodegroup": _points(P.NODE_ORDER, P.PREDICATE),
@@ -133,7 +136,14 @@ REGISTERED: Final[Mapping[str, frozenset[Point]]] = {
     "overcommit": _points(P.JOB_ENQUEUEABLE),
     "pdb": _points(P.PREEMPTABLE, P.RECLAIMABLE, P.VICTIM_TASKS),
     "predicates": _points(P.NODE_ORDER, P.PREDICATE),
-    "priority": _points(P.JOB_ORDER, P.JOB_STARVING, P.PREEMPTABLE, P.SUB_JOB_ORDER, P.TASK_ORDER),
+    "priority": _points(
+        P.JOB_ORDER,
+        P.JOB_STARVING,
+        P.PREEMPTABLE,
+        P.SUB_JOB_ORDER,
+        P.TASK_ORDER,
+        P.UNIFIED_EVICTABLE,
+    ),
     "proportion": _points(
         P.ALLOCATABLE,
         P.JOB_ENQUEUEABLE,

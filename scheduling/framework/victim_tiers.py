@@ -17,9 +17,10 @@ Two consequences of the Go code are kept, since they are what Volcano does:
 `victims_for` asks the victim functions of the plugins Caldera runs, written from their
 `AddPreemptableFn`/`AddReclaimableFn` at Volcano's HEAD: conformance, gang, priority (preempt),
 drf (preempt; its reclaim function exists only with hierarchical drf, which Caldera refuses),
-proportion and capacity (reclaim). Those that count down as they go (gang's spare tasks, drf's
-job books, proportion's and capacity's queue books) are handed the candidates in victim order,
-as capacity itself sorts them; Volcano hands the others its node's task map, in no set order.
+proportion and capacity (reclaim), pdb (both). Those that count down as they go (gang's spare
+tasks, drf's job books, proportion's and capacity's queue books, pdb's budgets) are handed the
+candidates in victim order, as capacity itself sorts them; Volcano hands the others its node's
+task map, in no set order.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -161,6 +162,13 @@ def capacity(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) 
     return out
 
 
+def pdb(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> list[TaskInfo]:
+    """pdb's preemptableFn and reclaimableFn (one filter): candidates are taken while every
+    disruption budget they count against still allows them, each counting its budgets down
+    from what the session's evictions left (`plugins.pdb`)."""
+    return list(found) if state.budgets is None else state.budgets.vote(found)
+
+
 # Each plugin Caldera runs that registers a victim function, by point.
 FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
     Point.PREEMPTABLE: {
@@ -168,12 +176,14 @@ FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
         "gang": gang,
         "priority": priority,
         "drf": drf,
+        "pdb": pdb,
     },
     Point.RECLAIMABLE: {
         "conformance": conformance,
         "gang": gang,
         "proportion": proportion,
         "capacity": capacity,
+        "pdb": pdb,
     },
 }
 

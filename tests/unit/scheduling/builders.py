@@ -241,3 +241,27 @@ def session_state(
 ) -> SessionState:
     """A session's books opened over `snapshot(nodes, gangs, **options)`, before any action."""
     return SessionState(snapshot(nodes, gangs, **options), config)
+
+
+def make_pdb(
+    name: str,
+    allowed: int,
+    desired: int | None = None,
+    disrupted: tuple[str, ...] = (),
+    namespace: str = "default",
+    **match: str,
+) -> Obj:
+    """A policy/v1 PodDisruptionBudget selecting `match`, its status as the controller wrote
+    it (`desired` None: not computed yet)."""
+    status: Obj = {"disruptionsAllowed": allowed}
+    if desired is not None:
+        status["desiredHealthy"] = desired
+    if disrupted:
+        status["disruptedPods"] = dict.fromkeys(disrupted, "2026-01-01T00:00:00Z")
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": match}},
+        "status": status,
+    }
