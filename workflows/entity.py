@@ -40,6 +40,8 @@ S_co = TypeVar("S_co", covariant=True)
 E_co = TypeVar("E_co", covariant=True)
 M = TypeVar("M", bound=BaseModel)  # the model a signal's object is parsed into
 MADE_AGAIN = "caldera-made-again"
+ABANDONED = "caldera-abandoned-on-start-over"
+REPLACED = "the object was replaced by a new object under the same name before this was carried out"
 
 
 class Ref(BaseModel):
@@ -155,6 +157,8 @@ class Entity(Generic[S, I, E]):
                 self.inbox.done(ticket, self._kind.answer(self.state))
             self._show()
             if self._done() or continue_due(self._max_history):
+                if self._start_over is not None and self.inbox and workflow.patched(ABANDONED):
+                    self.inbox.abandon(REPLACED)  # the new object's run starts from its own
                 # Updates wait for their input to be processed: let them answer first.
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if self.inbox and not self._done():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 T = TypeVar("T")
 
@@ -22,6 +23,7 @@ class Inbox(Generic[T]):
         self._processed = 0  # highest ticket carried out
         self._busy = False  # an input's effects are being carried out
         self._answers: dict[int, str] = {}  # update ticket → answer, "" until carried out
+        self._refused: dict[int, str] = {}  # update ticket → why it will not be carried out
 
     def accept(self, item: T) -> int:
         """Append an input from outside; returns its ticket."""
@@ -62,7 +64,20 @@ class Inbox(Generic[T]):
         """Wait until the input with this ticket was carried out; what it left behind."""
         self._answers[ticket] = ""
         await workflow.wait_condition(lambda: self._processed >= ticket)
-        return self._answers.pop(ticket)
+        answer = self._answers.pop(ticket)
+        if (why := self._refused.pop(ticket, None)) is not None:
+            raise ApplicationError(why, type="CommandRefused", non_retryable=True)
+        return answer
+
+    def abandon(self, why: str) -> None:
+        """Drop the inputs not taken, refusing with `why` the updates among them: a run that
+        ends or starts over carries none of them out, and an update left waiting would keep
+        the run from ever continuing as new (it waits for every handler to finish)."""
+        for ticket, _ in self._items:
+            if ticket in self._answers:
+                self._refused[ticket] = why
+            self._processed = max(self._processed, ticket)
+        self._items.clear()
 
 
 def continue_due(max_history: int) -> bool:

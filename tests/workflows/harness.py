@@ -186,10 +186,16 @@ def together(alone: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
 
 @contextlib.asynccontextmanager
 async def serving(
-    env: WorkflowEnvironment, queue: str, calls: Calls, refused: frozenset[str] = frozenset()
+    env: WorkflowEnvironment,
+    queue: str,
+    calls: Calls,
+    refused: frozenset[str] = frozenset(),
+    cached: bool = True,
 ) -> AsyncIterator[None]:
     """A worker for the job and queue workflows on `queue`, with fake activities; `refused`:
-    patches new runs take the old branch of, as runs of a worker from before them would."""
+    patches new runs take the old branch of, as runs of a worker from before them would;
+    `cached` False: no workflow stays cached, so the next task goes to any worker at once (a
+    cached one waits out its sticky queue's timeout, which the test server never skips)."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         async with Worker(
             env.client,
@@ -199,6 +205,7 @@ async def serving(
             activities=fakes(calls),
             activity_executor=pool,
             patch_activation_callback=lambda asked: asked.patch_id not in refused,
+            max_cached_workflows=1000 if cached else 0,
         ):
             yield
 

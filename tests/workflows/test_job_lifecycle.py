@@ -3,6 +3,7 @@ PodGroup gate, TTL and deletion."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -215,6 +216,39 @@ async def test_a_job_made_again_as_its_deleted_run_ends_gets_a_fresh_run(h: Harn
         status = await until(current, phase_is("Pending"), "the new Job's run")
     assert status.uid == "uid-new"
     assert (await current.describe()).run_id != handle.result_run_id, "a fresh run"
+
+
+async def test_a_command_behind_a_new_object_is_answered_not_left_waiting(h: Harness) -> None:
+    """`kubectl replace --force` then `caldera job abort` while no worker ran: the run starts
+    over for the new object, and the command queued behind it, which that run will not carry
+    out, is refused with why. It used to wait for ever, and with it the run, which waits for
+    every handler to finish before it continues as new: the Job was wedged."""
+    queue = f"tq-{uuid.uuid4()}"
+    manifest = _manifest()
+    first = {**manifest, "metadata": {**manifest["metadata"], "uid": "uid-old", "generation": 1}}
+    again = {**manifest, "metadata": {**manifest["metadata"], "uid": "uid-new", "generation": 1}}
+    handle = await h.env.client.start_workflow(
+        JobWorkflow.run,
+        JobWorkflowInput(settings=job_signals.ControllerSettings(scheduler_override="default")),
+        id=f"vcjob/test/{uuid.uuid4().hex[:8]}",
+        task_queue=queue,
+        start_signal=job_signals.SIGNAL_JOB_OBSERVED,
+        start_signal_args=[job_signals.JobObserved(job=first)],
+    )
+    async with serving(h.env, queue, Calls(), cached=False):
+        await until(handle, phase_is("Pending"), "the first Job's run")
+    # The worker is gone: the new object and the command reach the run in one task.
+    await handle.signal(job_signals.SIGNAL_JOB_OBSERVED, job_signals.JobObserved(job=again))
+    command = asyncio.create_task(
+        handle.execute_update(JobWorkflow.abort, job_signals.JobCommand(reason="maintenance"))
+    )
+    async with serving(h.env, queue, Calls()):
+        with pytest.raises(WorkflowUpdateFailedError) as err:
+            await asyncio.wait_for(command, 30)
+        assert "replaced by a new object" in str(err.value.cause), err.value.cause
+        current = await last_run(h.env.client, handle.id, max_history=10_000)
+        status = await until(current, phase_is("Pending"), "the new Job's run")
+    assert status.uid == "uid-new"
 
 
 async def _details(handle: WorkflowHandle[Any, Any]) -> str:
