@@ -2,8 +2,8 @@
 
 One reflector per kind keeps a store of the objects the scheduler reads (nodes, every pod,
 PVs, PVCs, storage and priority classes, CSINodes, PodGroups, queues, HyperNodes,
-PodDisruptionBudgets, and DRA's ResourceSlices, DeviceClasses and ResourceClaims), updated by
-watch events. A session copies
+PodDisruptionBudgets, ResourceQuotas, and DRA's ResourceSlices, DeviceClasses and
+ResourceClaims), updated by watch events. A session copies
 the stores and decides on that copy, so a session costs no apiserver reads. The copy may lag
 the apiserver by a watch event: that is what the SchedulerWorkflow's assumed placements are for
 (a pod just bound is assumed until the cache shows its node), as in Volcano's scheduler cache.
@@ -99,6 +99,8 @@ def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
         "priority": client.SchedulingV1Api(api).list_priority_class,
         # The pdb plugin's budgets (read whether or not the configuration runs it: cheap).
         "pdbs": client.PolicyV1Api(api).list_pod_disruption_budget_for_all_namespaces,
+        # The resourcequota plugin's namespace quotas (their status; read whether or not it runs).
+        "resourcequotas": core.list_resource_quota_for_all_namespaces,
         "podgroups": functools.partial(custom_list, "podgroups"),
         "queues": functools.partial(custom_list, "queues"),
         "hypernodes": functools.partial(

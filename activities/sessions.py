@@ -238,6 +238,7 @@ def _session(request: SessionInput) -> SessionReport:
         devices=devices,
         now=datetime.now(UTC),
         pdbs=world.get("pdbs", []),
+        resource_quotas=world.get("resourcequotas", []),
     )
     clock.lap("snapshot")
     result = run_session(snapshot, scheduler_conf.session_config())

@@ -89,6 +89,9 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/cluster.py", "list_pod_disruption_budget_for_all_namespaces"): _p(
             "list watch", "poddisruptionbudgets", "policy"
         ),
+        ("activities/cluster.py", "list_resource_quota_for_all_namespaces"): _p(
+            "list watch", "resourcequotas"
+        ),
         # Dynamic Resource Allocation in the cache: the devices, their classes, the claims.
         ("activities/cluster.py", "list_resource_slice"): _p(
             "list watch", "resourceslices", RESOURCE

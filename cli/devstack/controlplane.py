@@ -50,6 +50,9 @@ KCM_CONTROLLERS: Final = (
     "resourceclaim-controller",
     # PodDisruptionBudgets' status (disruptionsAllowed), which the pdb plugin reads.
     "disruption-controller",
+    # ResourceQuotas' status (hard, and used as pods come and go), which the resourcequota
+    # plugin reads; the apiserver's ResourceQuota admission charges pods as they are created.
+    "resourcequota-controller",
 )
 
 

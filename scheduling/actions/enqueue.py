@@ -1,4 +1,4 @@
-"""The enqueue action (with the overcommit, proportion or capacity, and sla plugins' votes).
+"""The enqueue action (with the overcommit, proportion or capacity, sla and resourcequota votes).
 
 Admits Pending PodGroups (Pending -> Inqueue) while the cluster, overcommitted by the factor, and
 the job's queue both have room for its minResources; a PodGroup without minResources is always
@@ -36,8 +36,8 @@ def _refusal(
 
     The JobEnqueueable votes walked tier by tier (`tiers.decide`): overcommit (the cluster's
     `room`, times the factor, minus what Inqueue jobs reserve), proportion or capacity (the
-    queue's share), sla (Permit once the job has waited its limit). A job without minResources
-    is permitted by the first two."""
+    queue's share), sla (Permit once the job has waited its limit), resourcequota (its
+    namespace's ResourceQuotas). A job without minResources is permitted by all but sla."""
     job = state.jobs[key]
     if (blocked := state.queue_blocked(job.queue)) is not None:
         return blocked  # an unusable queue tree admits nothing, minResources or not
@@ -51,15 +51,19 @@ def _refusal(
         fits = wanted is None or state.queue_enqueueable(job.queue, wanted)
         return Vote.PERMIT if fits else Vote.REJECT
 
+    quota = state.quotas.refusal(job) if state.quotas is not None else None
     votes: dict[str, Callable[[], Vote]] = {
         "overcommit": overcommit,
         "proportion": queue_share,
         "capacity": queue_share,
         "sla": lambda: sla.vote(job, config.sla_waiting, state.snapshot.now),
+        "resourcequota": lambda: Vote.PERMIT if quota is None else Vote.REJECT,
     }
     admitted, by = tiers.decide(config.tiers, Point.JOB_ENQUEUEABLE, votes)
     if admitted:
         return None
+    if by == "resourcequota" and quota is not None:
+        return quota
     return CLUSTER_OVERUSED if by == "overcommit" else f"{QUOTA_INSUFFICIENT}: queue {job.queue}"
 
 
@@ -107,3 +111,5 @@ def enqueue(state: SessionState, config: SessionConfig) -> None:
             held_back[queue] = _held_back(state, queue)
             others = others.add(held_back[queue])
         state.set_phase(key, PodGroupPhase.INQUEUE)
+        if state.quotas is not None:  # Volcano's JobEnqueued: later jobs see it charged
+            state.quotas.admit(state.jobs[key])

@@ -38,7 +38,7 @@ from typing import Final
 from models.keys import JobKey, QueueName
 from scheduling.actions import bundles, reclaim
 from scheduling.actions.bundles import Bundle
-from scheduling.actions.victims import POINTS
+from scheduling.actions.victims import POINTS, cooling
 from scheduling.api import jobs
 from scheduling.api.result import EvictReason
 from scheduling.api.snapshot import PREEMPTABLE, NodeInfo, PodKey, TaskInfo, TaskStatus
@@ -130,9 +130,10 @@ def _every_rule(
     evictor: TaskInfo,
     found: Sequence[TaskInfo],
 ) -> set[PodKey]:
-    """Caldera's rule, task by task: conformance, and for gangpreempt priority (the queue's
-    share is asked of whole bundles, `_within_shares`)."""
+    """Caldera's rule, task by task: conformance, cdp's cooldown (when listed), and for
+    gangpreempt priority (the queue's share is asked of whole bundles, `_within_shares`)."""
     allowed = victim_tiers.conformance(state, evictor, found)
+    allowed = [t for t in allowed if not cooling(state, t, kind)]
     if kind is EvictReason.GANG_PREEMPT:
         allowed = _priority(state, kind, evictor, allowed)
     return {t.key for t in allowed}

@@ -19,7 +19,8 @@ Caldera's (True, the default), which differs from Volcano's in two ways:
   the preemptor's, or, within one job, the victim task has the lower priority); proportion or
   capacity (reclaim only: a victim's queue gives up a task only while it holds more than its
   deserved share, capacity: and keeps its guarantee, checked against the live books as the
-  units are evicted).
+  units are evicted); cdp, when listed (no pod within its cooldown, so neither is its gang
+  evicted whole).
 - gang: a victim job keeps its gang. Tasks beyond its minMember (and its roles' minima) may go
   one by one; the rest only together, as one unit holding every running task of the job (the
   gang-aware bundles of Volcano's gangreclaim/gangpreempt actions: a gang either keeps minMember
@@ -49,6 +50,7 @@ from scheduling.framework import ordering, victim_tiers
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
 from scheduling.framework.tiers import Point
+from scheduling.plugins import cdp
 
 # The point each action asks the plugins at, in Volcano's rule.
 POINTS: Final[Mapping[EvictReason, Point]] = {
@@ -79,6 +81,12 @@ def _status_ok(task: TaskInfo, kind: EvictReason) -> bool:
 
 def _evictable(task: TaskInfo, kind: EvictReason) -> bool:
     return _status_ok(task, kind) and victim_tiers.conformant(task)
+
+
+def cooling(state: SessionState, task: TaskInfo, kind: EvictReason) -> bool:
+    """cdp under Caldera's rule: it runs, is asked at the action's point, and the task is
+    within its cooldown at the session's clock."""
+    return "cdp" in state.config.speakers(POINTS[kind]) and cdp.cooling(task, state.snapshot.now)
 
 
 def _filtered(
@@ -130,6 +138,8 @@ def candidates(
         task = state.tasks[key]
         if not _filtered(state, preemptor, task, kind, same_job) or not _evictable(task, kind):
             continue
+        if cooling(state, task, kind):
+            continue
         if kind is EvictReason.RECLAIM or _lower(state, preemptor, task):
             found.append(task)
     return found
@@ -174,7 +184,7 @@ def _victim_order(state: SessionState, units: list[Unit]) -> list[Unit]:
 def _whole_job(state: SessionState, job: JobKey, kind: EvictReason) -> tuple[PodKey, ...] | None:
     """Every running task of the job, if each may be evicted; None: one of them may not."""
     held = [t for t in state.tasks_of(job) if t.status in PREEMPTABLE]
-    if not all(_evictable(t, kind) for t in held):
+    if not all(_evictable(t, kind) and not cooling(state, t, kind) for t in held):
         return None
     return tuple(t.key for t in sorted(held, key=ordering.task_order, reverse=True))
 

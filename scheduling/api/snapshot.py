@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from fractions import Fraction
 from functools import cached_property
 from typing import Final, NewType
 
@@ -31,6 +32,7 @@ from scheduling.api.podterms import (
     PodOnNode,
     SpreadConstraint,
 )
+from scheduling.api.quotas import ResourceQuota
 from scheduling.api.topology import JobTopology, Topology
 from scheduling.api.vectors import EMPTY, Resources, total
 
@@ -134,6 +136,15 @@ class TaskInfo(_Frozen):
     resource_claims: tuple[str, ...] = ()
     # Session only: its queue's nodegroup rule (`plugins.nodegroup`); None: the plugin is off.
     node_groups: NodeGroupRule | None = None
+    # The cdp plugin's reading: volcano.sh/cooldown-time (label, else annotation); None: not
+    # set or not a Go duration. Since when it runs: its PodScheduled condition's time while
+    # its phase is Running, as cdp reads it; None: not running, or no such condition.
+    cooldown: timedelta | None = None
+    running_since: datetime | None = None
+    # resource-strategy-fit's pod annotations: the scoring type ("": none asked) and the
+    # per-resource weights (None: absent or not a JSON map of whole numbers).
+    fit_type: str = ""
+    fit_weights: dict[str, int] | None = None
 
     @property
     def namespace(self) -> str:
@@ -161,6 +172,8 @@ class JobInfo(_Frozen):
     network_topology: JobTopology | None = None  # None: placed anywhere
     sla_waiting: timedelta | None = None  # its own sla-waiting-time; None: the plugin's
     budget: JobBudget | None = None  # its jdb-* annotation (the pdb plugin); None: none
+    # minResources in the quota evaluator's names (the resourcequota plugin); None: none set.
+    quota_usage: dict[str, Fraction] | None = None
 
     @property
     def min_task_member_total(self) -> int:
@@ -198,6 +211,7 @@ class Snapshot(_Frozen):
     topology: Topology = Field(default_factory=Topology)  # the HyperNodes over `nodes`
     devices: InstanceOf[DeviceWorld] | None = None  # None: no DRA device or claim known
     budgets: tuple[PodDisruptionBudget, ...] = ()  # the PodDisruptionBudgets (the pdb plugin)
+    quotas: tuple[ResourceQuota, ...] = ()  # the ResourceQuotas by key (resourcequota plugin)
     now: datetime | None = None  # when the cluster was read (sla's waits); None: no clock
 
     @model_validator(mode="after")

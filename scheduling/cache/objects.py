@@ -29,7 +29,7 @@ from models.scheduling import (
     QueueState,
 )
 from models.topology import HyperNode
-from scheduling.api import nodegroups, topology
+from scheduling.api import nodegroups, quotas, topology
 from scheduling.api.constraints import Taint
 from scheduling.api.devices import DeviceWorld
 from scheduling.api.disruption import PodDisruptionBudget, job_budget
@@ -106,6 +106,9 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
         network_topology=topology.job_topology(spec.network_topology),
         sla_waiting=sla_waiting(meta.annotations or {}),
         budget=job_budget(meta.annotations or {}),
+        quota_usage=(
+            quotas.quota_usage(spec.min_resources) if spec.min_resources is not None else None
+        ),
     )
 
 
@@ -153,6 +156,7 @@ def snapshot_from_objects(
     devices: DeviceWorld | None = None,  # None: no DRA device or claim known
     now: datetime | None = None,  # None: no clock, so no job has waited (sla)
     pdbs: Iterable[Obj] = (),
+    resource_quotas: Iterable[Obj] = (),
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = priority_values(priority_classes)
@@ -224,6 +228,7 @@ def snapshot_from_objects(
         devices=devices if devices is not None and not devices.empty else None,
         now=now,
         budgets=_budgets(pdbs),
+        quotas=_quotas(resource_quotas),
     )
 
 
@@ -260,6 +265,18 @@ def _budgets(objects: Iterable[Obj]) -> tuple[PodDisruptionBudget, ...]:
         except ValidationError:
             continue
     return tuple(sorted(parsed, key=lambda b: b.key))
+
+
+def _quotas(objects: Iterable[Obj]) -> tuple[quotas.ResourceQuota, ...]:
+    """The ResourceQuotas whose status parses, by key; one with a quantity that does not
+    parse is left out (the apiserver never writes one)."""
+    parsed = []
+    for obj in objects:
+        try:
+            parsed.append(quotas.ResourceQuota.parse(obj))
+        except ValueError:
+            continue
+    return tuple(sorted(parsed, key=lambda q: q.key))
 
 
 def _node_name(node: Obj) -> str:

@@ -12,11 +12,13 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final
 
 from models import labels
+from models.duration import parse_duration
 from models.keys import JobKey
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Toleration
 from scheduling.api.devices import DeviceWorld, device_dimension
@@ -29,6 +31,8 @@ from scheduling.api.vectors import EMPTY, Resources
 VOLCANO_GROUP_NAME: Final = "scheduling.volcano.sh/group-name"
 TASK_PRIORITY: Final = "volcano.sh/task-priority"
 PREEMPTABLE: Final = "volcano.sh/preemptable"
+FIT_TYPE: Final = "volcano.sh/resource-strategy-scoring-type"
+FIT_WEIGHTS: Final = "volcano.sh/resource-strategy-weight"
 DEFAULT_TASK_PRIORITY: Final = 1
 MILLI: Final = 1000  # scalar resources are kept in milli-units
 _PHASES: Final = {
@@ -71,6 +75,48 @@ def _preemptable(annotations: Mapping[str, str], pod_labels: Mapping[str, str]) 
     if value is None:
         return True
     return value in ("1", "t", "T", "TRUE", "true", "True")  # Go's ParseBool
+
+
+def _cooldown(annotations: Mapping[str, str], pod_labels: Mapping[str, str]) -> timedelta | None:
+    """cdp's podCooldownTime: the label, else the annotation, as a Go duration; None: unset
+    or unparsable (Volcano logs it and protects nothing)."""
+    value = pod_labels.get(labels.COOLDOWN_TIME, annotations.get(labels.COOLDOWN_TIME))
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError:
+        return None
+
+
+def _running_since(pod: Obj) -> datetime | None:
+    """When cdp counts a pod's cooldown from: its PodScheduled condition's lastTransitionTime,
+    when that condition is True and the pod's phase is Running (cdp.go); None otherwise."""
+    status = as_obj(pod.get("status"))
+    if status.get("phase") != "Running":
+        return None
+    for condition in as_list(status.get("conditions")):
+        if condition.get("type") == "PodScheduled":  # cdp stops at the first one
+            when = condition.get("lastTransitionTime")
+            if condition.get("status") != "True" or not isinstance(when, str) or not when:
+                return None
+            return datetime.fromisoformat(when)
+    return None
+
+
+def _fit_weights(annotations: Mapping[str, str]) -> dict[str, int] | None:
+    """resource-strategy-fit's per-pod weights, a JSON map of resource to whole number; None:
+    absent, or not such a map (Volcano then scores the pod 0 on every node)."""
+    text = annotations.get(FIT_WEIGHTS, "")
+    try:
+        found = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if not isinstance(found, dict):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in found.values()):
+        return None
+    return {str(k): int(v) for k, v in found.items()}
 
 
 def _index(name: str) -> int | None:
@@ -137,6 +183,10 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         spread=spread_constraints(spec, pod_labels),
         host_ports=host_ports(spec),
         resource_claims=resource_claims(pod),
+        cooldown=_cooldown(annotations, pod_labels),
+        running_since=_running_since(pod),
+        fit_type=annotations.get(FIT_TYPE, ""),
+        fit_weights=_fit_weights(annotations),
     )
 
 

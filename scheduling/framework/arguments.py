@@ -15,9 +15,12 @@ from datetime import timedelta
 from fractions import Fraction
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from models.duration import positive_duration
 from scheduling.api.nodegroups import NodeGroupConfig
 from scheduling.framework.session_config import TopologyConfig
+from scheduling.plugins.resource_strategy_fit import StrategyFitConfig
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
 
 BINPACK_WEIGHT: Final = "binpack.weight"
@@ -50,6 +53,8 @@ ARGUMENTS_READ: Final[Mapping[str, frozenset[str]]] = {
     ),
     "nodegroup": frozenset({NODEGROUP_STRICT, NODEGROUP_PREFERRED_ORDER}),
     "sla": frozenset({SLA_WAITING_TIME}),
+    # Nested maps, checked whole by `strategy_fit` (unknown keys inside them refused too).
+    "resource-strategy-fit": frozenset({"resourceStrategyFitWeight", "resources", "sra"}),
 }
 # Caldera's own keys, which Volcano does not read (and ignores, as it ignores any unknown key).
 CALDERA_ARGUMENTS: Final[Mapping[str, Mapping[str, str]]] = {
@@ -94,6 +99,9 @@ ARGUMENTS_WITHOUT_EFFECT: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "network-topology-aware": {
         "hypernode.gradient.evict.max-hypernodes": "topology-aware eviction is not in Caldera"
+    },
+    "resource-strategy-fit": {
+        "proportional": "its predicate is not built in Caldera; `enable: true` is refused"
     },
 }
 # Per-resource weights: `<list>.<name>` for each resource `<list>` names (comma-separated).
@@ -219,6 +227,24 @@ def whole_gang_victims(arguments: Mapping[str, object]) -> bool:
     return as_bool("gang", WHOLE_GANG_VICTIMS, value)
 
 
+def strategy_fit(arguments: Mapping[str, object]) -> StrategyFitConfig:
+    """resource-strategy-fit's arguments, nested maps checked to their leaves: a key the
+    plugin does not read, a strategy it does not know, a weight below 1, an invalid resource
+    pattern, or the unbuilt proportional predicate switched on is refused."""
+    try:
+        return StrategyFitConfig.model_validate(dict(arguments))
+    except ValidationError as e:
+        found = "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or 'arguments'}: {item['msg']}"
+            for item in e.errors()
+        )
+        raise ValueError(f"plugin resource-strategy-fit: {found}") from None
+
+
+def _strategy_fit(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
+    scoring["strategy_fit"] = strategy_fit(arguments)
+
+
 def nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
     for key, field in NODEORDER_WEIGHTS.items():
         if key in arguments:
@@ -247,9 +273,15 @@ def check(tier: int, index: int, name: str, given: Mapping[str, object]) -> None
             )
         shown = sorted(known | ({f"{listing}.<name>"} if listing else set()))
         raise ValueError(f"{where}: plugin {name} has no such argument; known: {shown or 'none'}")
+    if name == "resource-strategy-fit":  # its maps are checked inside too, on or off
+        try:
+            strategy_fit(given)
+        except ValueError as e:
+            raise ValueError(f"tiers.{tier}.plugins.{index}.arguments: {e}") from None
 
 
 READERS: Final[Mapping[str, Callable[[Mapping[str, object], dict[str, Any]], None]]] = {
     "binpack": binpack,
     "nodeorder": nodeorder,
+    "resource-strategy-fit": _strategy_fit,
 }

@@ -96,6 +96,7 @@ SUPPORTED: Final = frozenset(
     {
         "binpack",
         "capacity",
+        "cdp",
         "conformance",
         "drf",
         "gang",
@@ -107,6 +108,8 @@ SUPPORTED: Final = frozenset(
         "predicates",
         "priority",
         "proportion",
+        "resource-strategy-fit",
+        "resourcequota",
         "sla",
     }
 )
@@ -124,11 +127,16 @@ HONOURED: Final[Mapping[str, frozenset[Point]]] = {
     "proportion": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
     "capacity": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
     "sla": frozenset({Point.JOB_ORDER, Point.JOB_ENQUEUEABLE, Point.JOB_PIPELINED}),
+    "resourcequota": frozenset({Point.JOB_ENQUEUEABLE}),
     "nodegroup": frozenset({Point.PREDICATE, Point.NODE_ORDER}),
     "binpack": frozenset({Point.NODE_ORDER}),
     "nodeorder": frozenset({Point.NODE_ORDER}),
     # VictimTasks is asked by the shuffle action alone, which is refused: off, as on, it is mute.
     "pdb": frozenset({Point.VICTIM_TASKS}) | _VICTIMS,
+    "cdp": _VICTIMS,
+    # Its Predicate is registered only with `proportional` on, which is refused: off, as on,
+    # it is mute.
+    "resource-strategy-fit": frozenset({Point.NODE_ORDER, Point.PREDICATE}),
 }
 ALWAYS_ON: Final = ("gang", "predicates", "conformance")
 VOLCANO_ACTIONS: Final = frozenset(

@@ -20,7 +20,6 @@ from scheduling.framework.tiers import REGISTERED, SWITCHES, Point
 
 # Why each Volcano plugin Caldera does not run is refused.
 NOT_RUN: Final[Mapping[str, str]] = {
-    "cdp": "cooldown protection of elastic pods is not built yet",
     "deviceshare": (
         "shares GPUs through Volcano's device plugins (vGPU, GPU numbers); Caldera serves "
         "devices through Kubernetes DRA instead (user guide: Devices)"
@@ -33,8 +32,6 @@ NOT_RUN: Final[Mapping[str, str]] = {
     "rescheduling": (
         "evicts by the nodes' measured load, which needs a metrics source the stack has not"
     ),
-    "resource-strategy-fit": "per-resource scoring strategies are not built yet",
-    "resourcequota": "enqueue's namespace ResourceQuota vote is not built yet",
     "task-topology": "task affinity from the Job's annotations is not built yet",
     "tdm": (
         "time-division multiplexing of revocable nodes (`volcano.sh/revocable-zone`), "

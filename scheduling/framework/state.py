@@ -39,6 +39,7 @@ from scheduling.plugins import (
     podview,
     proportion,
     queuerank,
+    resourcequota,
 )
 
 
@@ -98,6 +99,10 @@ class SessionState:
         self.invalid: dict[JobKey, tuple[str, str]] = {}
         # The pdb plugin's disruption budgets, counted down as victims go; None: it is off.
         self.budgets: pdb.Budgets | None = pdb.Budgets(snapshot) if settings.runs("pdb") else None
+        # The resourcequota plugin's namespace quotas, charged as enqueue admits; None: it is off.
+        self.quotas: resourcequota.QuotaBook | None = (
+            resourcequota.QuotaBook(snapshot) if settings.runs("resourcequota") else None
+        )
         for key, job in self.jobs.items():
             verdict = jobs.validity(job, self.tasks_of(key))
             if verdict is not None:

@@ -17,10 +17,10 @@ Two consequences of the Go code are kept, since they are what Volcano does:
 `victims_for` asks the victim functions of the plugins Caldera runs, written from their
 `AddPreemptableFn`/`AddReclaimableFn` at Volcano's HEAD: conformance, gang, priority (preempt),
 drf (preempt; its reclaim function exists only with hierarchical drf, which Caldera refuses),
-proportion and capacity (reclaim), pdb (both). Those that count down as they go (gang's spare
-tasks, drf's job books, proportion's and capacity's queue books, pdb's budgets) are handed the
-candidates in victim order, as capacity itself sorts them; Volcano hands the others its node's
-task map, in no set order.
+proportion and capacity (reclaim), pdb and cdp (both). Those that count down as they go
+(gang's spare tasks, drf's job books, proportion's and capacity's queue books, pdb's budgets)
+are handed the candidates in victim order, as capacity itself sorts them; Volcano hands the
+others its node's task map, in no set order.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -38,6 +38,7 @@ from scheduling.api.vectors import Missing, Resources, dominant_share
 from scheduling.framework.state import SessionState
 from scheduling.framework.tiers import Point, Tiers
 from scheduling.plugins import capacity as capacity_plugin
+from scheduling.plugins import cdp as cdp_plugin
 
 CRITICAL_CLASSES: Final = frozenset({"system-cluster-critical", "system-node-critical"})
 SYSTEM_NAMESPACE: Final = "kube-system"
@@ -169,6 +170,12 @@ def pdb(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> li
     return list(found) if state.budgets is None else state.budgets.vote(found)
 
 
+def cdp(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> list[TaskInfo]:
+    """cdp's preemptableFn and reclaimableFn (one filter): candidates not within their
+    cooldown at the session's clock (`plugins.cdp`)."""
+    return cdp_plugin.victims(found, state.snapshot.now)
+
+
 # Each plugin Caldera runs that registers a victim function, by point.
 FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
     Point.PREEMPTABLE: {
@@ -177,6 +184,7 @@ FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
         "priority": priority,
         "drf": drf,
         "pdb": pdb,
+        "cdp": cdp,
     },
     Point.RECLAIMABLE: {
         "conformance": conformance,
@@ -184,6 +192,7 @@ FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
         "proportion": proportion,
         "capacity": capacity,
         "pdb": pdb,
+        "cdp": cdp,
     },
 }
 

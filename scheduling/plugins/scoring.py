@@ -4,7 +4,8 @@ Each strategy scores 0-100 like kube-scheduler's plugins and the weighted sum de
 breaks ties at random, Caldera by node name, so a replayed session places pods identically.
 Least-allocated spreads, balanced allocation evens out cpu against memory, preferred node
 affinity and PreferNoSchedule taints steer; all are on by default with nodeorder's weights.
-Binpack and most-allocated pack, which the Helm chart's configuration turns on. Node affinity
+Binpack and most-allocated pack, which the Helm chart's configuration turns on;
+resource-strategy-fit packs or spreads per resource (`resource_strategy_fit`). Node affinity
 and taint toleration are normalized over the candidate nodes, so only `node_scores` and
 `best_node` (which see them all) add them; `total_score` is the part each node scores alone.
 Least/most-allocated and the normalizations use kube's integer arithmetic, balanced allocation
@@ -26,7 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from scheduling.api.constraints import TaintEffect
 from scheduling.api.snapshot import NodeInfo, NodeName, TaskInfo
 from scheduling.api.vectors import CPU, MEMORY, Number
-from scheduling.plugins import interpodaffinity, nodegroup, predicates, topologyspread
+from scheduling.plugins import (
+    interpodaffinity,
+    nodegroup,
+    predicates,
+    resource_strategy_fit,
+    topologyspread,
+)
 from scheduling.plugins.podview import Inclusion, PodView
 
 MAX_SCORE: Final = 100
@@ -51,6 +58,8 @@ class ScoringConfig(BaseModel):
     binpack_cpu: int = Field(default=1, ge=0)
     binpack_memory: int = Field(default=1, ge=0)
     binpack_resources: dict[str, int] = Field(default_factory=dict)  # extended resource weights
+    # resource-strategy-fit's arguments; None: the plugin does not score nodes.
+    strategy_fit: resource_strategy_fit.StrategyFitConfig | None = None
 
     def binpack_weight(self, name: str) -> int | None:
         """The resource's binpack weight; None: binpack ignores the resource."""
@@ -234,6 +243,8 @@ def total_score(task: TaskInfo, node: NodeInfo, config: ScoringConfig) -> Number
         value += balanced_allocation(task, node) * config.balanced_allocation
     if config.binpack:
         value += binpack(task, node, config)
+    if config.strategy_fit is not None:
+        value += resource_strategy_fit.score(task, node, config.strategy_fit)
     if task.node_groups is not None:  # the nodegroup plugin's score, unweighted as in Volcano
         value += nodegroup.score(task, node)
     return value

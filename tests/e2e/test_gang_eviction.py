@@ -11,7 +11,6 @@ run-seconds annotation, so they run until deleted.
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,13 +20,12 @@ from kubernetes import client
 
 from scheduling.framework.conf import CALDERA_DEFAULT
 from tests.builders import make_job
+from tests.e2e import sharing
 from tests.e2e.conftest import eventually
-from tests.e2e.test_reclaim import Deleted, _groups, _phase, _reserving, _running
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera schedules: the PodGroup gate and gang scheduling are on
 GANGS = 6  # 6 gangs x 2 pods x 2 CPUs fill 24 CPUs
-_G, _V = "scheduling.volcano.sh", "v1beta1"
 DEFAULT_ACTIONS = '"enqueue, allocate, backfill, reclaim"'
 CONFS = {
     "gangreclaim": CALDERA_DEFAULT.replace(
@@ -53,22 +51,10 @@ def _submit(api: client.ApiClient, ns: str, name: str, queue: str) -> None:
 
 
 @pytest.fixture
-def queues(api: client.ApiClient) -> Iterator[tuple[str, str]]:
+def queues(api: client.ApiClient) -> Iterator[tuple[str, ...]]:
     """Queues `a-*` and `b-*` of equal weight, removed afterwards."""
-    custom = client.CustomObjectsApi(api)
-    suffix = uuid.uuid4().hex[:5]
-    names = (f"a-{suffix}", f"b-{suffix}")
-    for name in names:
-        body = {
-            "apiVersion": f"{_G}/{_V}",
-            "kind": "Queue",
-            "metadata": {"name": name},
-            "spec": {"weight": 1, "parent": "root", "reclaimable": True},
-        }
-        custom.create_cluster_custom_object(_G, _V, "queues", body)
-    yield names
-    for name in names:
-        custom.delete_cluster_custom_object(_G, _V, "queues", name)
+    with sharing.queues(api, {"a": 1, "b": 1}) as names:
+        yield names
 
 
 @pytest.mark.parametrize("action", ["gangreclaim", "reclaim"])
@@ -81,17 +67,19 @@ def test_a_gang_without_spare_tasks_is_evicted_whole_or_not_at_all(
 ) -> None:
     scheduler_conf.write_text(CONFS[action])
     early, late = queues
-    eventually(lambda: not _reserving(api, namespace), 120, "the cluster to this test alone")
+    eventually(lambda: not sharing.reserving(api, namespace), 120, "the cluster to this test alone")
     for i in range(GANGS):
         _submit(api, namespace, f"a{i}", early)
-    eventually(lambda: _running(api, namespace)[early] == 2 * GANGS, 180, f"{early} fills it")
-    deleted = Deleted(api, namespace)
+    eventually(
+        lambda: sharing.running(api, namespace)[early] == 2 * GANGS, 180, f"{early} fills it"
+    )
+    deleted = sharing.Deleted(api, namespace)
     _submit(api, namespace, "b0", late)
 
     try:
-        eventually(lambda: _running(api, namespace)[late] == 2, 240, "the late gang running")
+        eventually(lambda: sharing.running(api, namespace)[late] == 2, 240, "the late gang running")
     except AssertionError as e:
-        raise AssertionError(f"{e}; podgroups {_groups(api, namespace)}") from None
+        raise AssertionError(f"{e}; podgroups {sharing.groups(api, namespace)}") from None
 
     # The Evict events a user sees: both pods of one gang, none of any other.
     core = client.CoreV1Api(api)
@@ -112,7 +100,7 @@ def test_a_gang_without_spare_tasks_is_evicted_whole_or_not_at_all(
     assert set(gone.values()) <= {2}, gone  # whole gangs or nothing
     # The victim gang went back to pending to wait for room; the others run whole.
     (victim,) = by_job
-    phases = {f"a{i}": _phase(api, namespace, f"a{i}") for i in range(GANGS)}
+    phases = {f"a{i}": sharing.phase(api, namespace, f"a{i}") for i in range(GANGS)}
     assert Counter(p for j, p in phases.items() if j != victim) == {"Running": GANGS - 1}
     running_pods = Counter(
         p.metadata.name.rsplit("-", 2)[0]
@@ -120,4 +108,4 @@ def test_a_gang_without_spare_tasks_is_evicted_whole_or_not_at_all(
         if p.spec.node_name and p.status.phase == "Running" and not p.metadata.deletion_timestamp
     )
     assert all(running_pods[f"a{i}"] in (0, 2) for i in range(GANGS)), running_pods
-    eventually(lambda: _phase(api, namespace, "b0") == "Running", 60, "job b0 Running")
+    eventually(lambda: sharing.phase(api, namespace, "b0") == "Running", 60, "job b0 Running")

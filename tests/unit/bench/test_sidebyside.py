@@ -35,16 +35,18 @@ def test_the_server_side_submits_the_caldera_sides_volcano_jobs() -> None:
 
 
 def test_a_processes_cpu_counts_what_its_children_spent() -> None:
-    busy = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
+    """The child spends a second of CPU; /proc counts it in sampled clock ticks, so the tally may
+    fall a little short of it: 0.8 s shows it counted (the parent alone spends hundredths)."""
+    busy = "import time\nend = time.process_time() + 1\nwhile time.process_time() < end: pass"
     wait = f"import subprocess,sys; subprocess.run([sys.executable, '-c', {busy!r}]); input()"
     parent = subprocess.Popen([sys.executable, "-c", wait], stdin=subprocess.PIPE, text=True)
     try:
         deadline = 3000  # five minutes: the child may get little of a busy machine
-        while deadline and (stacks.cpu_seconds(parent.pid) or 0) < 0.5:
+        while deadline and (stacks.cpu_seconds(parent.pid) or 0) < 0.8:
             os.sched_yield()
             subprocess.run(["sleep", "0.1"], check=True)
             deadline -= 1
-        assert (stacks.cpu_seconds(parent.pid) or 0) >= 0.5  # the child's half second
+        assert (stacks.cpu_seconds(parent.pid) or 0) >= 0.8  # most of the child's second
     finally:
         parent.communicate("\n", timeout=10)
 

@@ -11,7 +11,7 @@ session's books opened over such a snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Self
 
 from models.keys import JobKey
@@ -263,5 +263,23 @@ def make_pdb(
         "kind": "PodDisruptionBudget",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"selector": {"matchLabels": match}},
+        "status": status,
+    }
+
+
+def make_resource_quota(
+    name: str,
+    hard: Mapping[str, str],
+    used: Mapping[str, str] | None = None,  # None: the controller has not counted any
+    namespace: str = "default",
+    synced: bool = True,  # False: the resourcequota controller has not written its status
+) -> Obj:
+    """A core/v1 ResourceQuota with `hard`, its status as the controller writes it."""
+    status: Obj = {"hard": dict(hard), "used": dict(used or {})} if synced else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"hard": dict(hard)},
         "status": status,
     }

@@ -301,6 +301,7 @@ VOLCANO_ARGUMENTS = {
         "capacity.DynamicResourceAllocationEnable",
         "capacity.DRAConsumableCapacityEnable",
     },
+    "resource-strategy-fit": {"resourceStrategyFitWeight", "resources", "sra", "proportional"},
     "network-topology-aware": {
         "weight",
         "hypernode.binpack.cpu",
@@ -372,6 +373,8 @@ def _with(plugin: str, arguments: str) -> str:
 def test_each_key_volcano_reads_loads(plugin: str, key: str) -> None:
     value = "true" if key.endswith((".enable", "Enable")) or plugin == "nodegroup" else "1"
     value = "10m" if plugin == "sla" else value
+    nested = plugin == "resource-strategy-fit" and key != "resourceStrategyFitWeight"
+    value = "{}" if nested else value  # its maps, empty: their defaults
     arguments = f"{key}: {value}"
     if key.endswith(".nvidia.com/gpu"):
         arguments += f"\n      {key.removesuffix('.nvidia.com/gpu')}: nvidia.com/gpu"
