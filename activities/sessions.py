@@ -31,6 +31,7 @@ from activities import (
     cluster,
     errors,
     evictions,
+    extender,
     kube,
     kube_events,
     scheduler_conf,
@@ -241,7 +242,8 @@ def _session(request: SessionInput) -> SessionReport:
         resource_quotas=world.get("resourcequotas", []),
     )
     clock.lap("snapshot")
-    result = run_session(snapshot, scheduler_conf.session_config())
+    settings = scheduler_conf.session_config()
+    result = run_session(snapshot, settings, extender.port(settings.extender))
     session_metrics.publish(result.queues)  # Volcano's volcano_queue_* gauges
     clock.lap("decide")
     groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}

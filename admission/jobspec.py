@@ -5,7 +5,8 @@ On CREATE: the tasks' `dependsOn` form a DAG over the job's own tasks (a name th
 of the job can never be met, so it is refused with the cycle's reason); every plugin is one
 Caldera runs; the mpi plugin's master task exists; every volume has its own `mountPath` and
 either a `volumeClaim` to create or the `volumeClaimName` of an existing claim (Volcano's
-validateIO). On UPDATE: only what Volcano lets change may change: `minAvailable`,
+validateIO); no task's partition policy names a network topology (Caldera has no per-partition
+placement). On UPDATE: only what Volcano lets change may change: `minAvailable`,
 `priorityClassName`, and each task's `replicas` and `minAvailable`, still consistent with each
 other; and the controller's one write, a generated claim name filled in where a `volumeClaim`
 volume had none. Metadata and status are not the spec: labels, annotations and finalizers
@@ -181,8 +182,26 @@ def volume_problems(job: Mapping[str, object]) -> list[str]:
     return problems
 
 
+def partition_problems(job: Mapping[str, object]) -> list[str]:
+    """A partition's own network topology: Volcano's scheduler keeps each partition within
+    that tier through PodGroup sub-groups, which Caldera does not build, so it is refused
+    rather than stored without effect (`models.coverage`)."""
+    return [
+        f"spec.tasks[{i}].partitionPolicy.networkTopology: Caldera does not place a "
+        "partition within a network tier of its own; give the job's spec.networkTopology "
+        "instead, or leave it out"
+        for i, task in enumerate(_tasks(job))
+        if _mapping(task.get("partitionPolicy")).get("networkTopology") is not None
+    ]
+
+
 def create_problems(job: Mapping[str, object]) -> list[str]:
-    return [*dependency_problems(job), *plugin_problems(job), *volume_problems(job)]
+    return [
+        *dependency_problems(job),
+        *plugin_problems(job),
+        *volume_problems(job),
+        *partition_problems(job),
+    ]
 
 
 def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:

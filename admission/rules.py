@@ -13,14 +13,17 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
   yet), is not `root` and is a leaf.
 - Job UPDATE: only what `admission.jobspec` lets change; the queue is not looked at, so a
   running job is never stopped by its queue being closed later.
-- PodGroup CREATE: its queue exists and is Open.
+- PodGroup CREATE: its queue exists and is Open; it has no `subGroupPolicy` (not honoured).
 - Job and PodGroup CREATE: an sla waiting time annotation is a duration above zero (Volcano's
   scheduler would drop it silently).
+- Job CREATE: its task-topology annotations name its own tasks (`admission.tasktopology`).
 - Queue CREATE and UPDATE: guarantee ≤ deserved ≤ capability (`admission.queueresources`);
   when the parent is new or changed, a parent other than root exists, the parent chain reaches
   root without passing through the queue itself, and neither the queue nor its descendants end
   up deeper than `max_depth` below root; when the parent or a resource list changed, the
   hierarchy's resource rules.
+- Queue CREATE and UPDATE: its hierarchical drf annotations (`models.hierarchy`): path and
+  weights of one length, weights above zero, no other queue's path below its own.
 - Queue DELETE: the queue has no children.
 - JobFlow CREATE and UPDATE: its entries form a DAG (`admission.jobflows`).
 - CronJob CREATE and UPDATE: schedule, timeZone, name, and the Job its template makes
@@ -36,8 +39,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
-from admission import cronjobs, jobflows, jobspec, queueresources, templates
+from admission import cronjobs, jobflows, jobspec, queueresources, tasktopology, templates
 from models import cronjob, jobflow, scheduling, vcjob
+from models import hierarchy as hierarchy_annotations
 from models.duration import positive_duration
 from models.scheduling import SLA_WAITING_ANNOTATIONS
 
@@ -62,6 +66,7 @@ class QueueInfo:
     shares: queueresources.Shares = field(
         default_factory=queueresources.Shares
     )  # guarantee, deserved, capability
+    hierarchy: str = ""  # its `volcano.sh/hierarchy` path as Volcano stores it; "": none
 
 
 class Lookup(Protocol):
@@ -93,7 +98,36 @@ def queue_info(obj: Mapping[str, object]) -> QueueInfo:
         parent=parent or None,
         state=state or None,
         shares=queueresources.shares(_mapping(obj, "spec")),
+        hierarchy=_hierarchy(obj)[0],
     )
+
+
+def _hierarchy(obj: Mapping[str, object]) -> tuple[str, str]:
+    """The queue's hierarchical drf annotations, path and weights, as Volcano stores them."""
+    annotations = _mapping(obj, "metadata", "annotations")
+    return hierarchy_annotations.normalized(
+        _text(annotations, hierarchy_annotations.HIERARCHY),
+        _text(annotations, hierarchy_annotations.WEIGHTS),
+    )
+
+
+def _hierarchy_problems(name: str, obj: Mapping[str, object], lookup: Lookup) -> list[str]:
+    """Volcano's queue webhook on the drf hierarchy annotations: path and weights of one
+    length, weights numbers above zero, and no other queue's path below this one's."""
+    path, weights = _hierarchy(obj)
+    problems = hierarchy_annotations.problems(path, weights)
+    if problems or not path:
+        return problems
+
+    def below(queues: Sequence[QueueInfo]) -> list[str]:
+        return [
+            f"metadata.annotations[{hierarchy_annotations.HIERARCHY}]: {path!r} is not allowed "
+            f"to be a prefix of {q.hierarchy!r} of queue {q.name}"
+            for q in queues
+            if q.name != name and hierarchy_annotations.under(path, q.hierarchy)
+        ][:1]
+
+    return _confirmed(below, lookup)
 
 
 def review(
@@ -111,6 +145,7 @@ def review(
             *jobspec.create_problems(obj),
             *_job_problems(obj, lookup),
             *_sla_problems(obj),
+            *tasktopology.problems(obj),
         ]
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == JOBS and operation == "UPDATE":
@@ -154,10 +189,18 @@ def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
 
 
 def _podgroup_problems(podgroup: Mapping[str, object], lookup: Lookup) -> list[str]:
-    """Volcano's PodGroup webhook: the queue exists and is Open."""
+    """Volcano's PodGroup webhook: the queue exists and is Open. And no `subGroupPolicy`:
+    Volcano's scheduler places each sub-group as a gang of its own, Caldera's places the
+    PodGroup whole, so it is refused rather than stored without effect (`models.coverage`)."""
     name = _text(podgroup, "spec", "queue") or DEFAULT_QUEUE
     queue = lookup.get_queue(name)
-    return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
+    problems = [_missing(name)] if queue is None else _closed(queue, "PodGroup")
+    if _mapping(podgroup, "spec").get("subGroupPolicy"):
+        problems.append(
+            "spec.subGroupPolicy: Caldera's scheduler places a PodGroup as one gang and does "
+            "not place sub-groups; leave subGroupPolicy out"
+        )
+    return problems
 
 
 def _sla_problems(obj: Mapping[str, object]) -> list[str]:
@@ -201,7 +244,7 @@ def _queue_problems(
     the hierarchy's resource rules when the parent or any of the three lists changed."""
     parent = _text(obj, "spec", "parent")
     new = queue_info(obj)
-    problems = queueresources.own_problems(new.shares)
+    problems = [*_hierarchy_problems(name, obj, lookup), *queueresources.own_problems(new.shares)]
     moved = old is None or _text(old, "spec", "parent") != parent
     if moved:
         problems += _parent_problems(name, parent, lookup, max_depth)

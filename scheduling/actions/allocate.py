@@ -9,7 +9,8 @@ would be ready once the released room is free keeps its places in this session w
 binding anything; any other gang is discarded, so a gang that does not fit holds nothing. A
 ready job with tasks left is put back and places one more task per turn, interleaved with the
 other jobs. Node search is exhaustive and in name order, and ties go to the first name, which
-keeps the session reproducible where Volcano samples and randomises.
+keeps the session reproducible where Volcano samples and randomises. With task-topology on,
+each job's buckets (`plugins.tasktopology`) order its tasks and add their node scores.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -34,13 +35,13 @@ from scheduling.api.snapshot import (
     TaskStatus,
 )
 from scheduling.api.topology import Topology
-from scheduling.api.vectors import EMPTY, Resources, total
+from scheduling.api.vectors import EMPTY, Number, Resources, total
 from scheduling.framework import ordering, pipelining
 from scheduling.framework.session_config import Action, SessionConfig, TopologyConfig
 from scheduling.framework.state import SessionState
 from scheduling.framework.statement import Statement
 from scheduling.framework.tiers import Point
-from scheduling.plugins import networktopology, predicates, scoring
+from scheduling.plugins import extender, networktopology, predicates, scoring, tasktopology
 
 # The pipelining vote allocate asks at HEAD: SubJobPipelined for a job placed anywhere,
 # JobPipelined for one within a network topology (`pipelining`).
@@ -65,9 +66,21 @@ def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, l
     return by_queue
 
 
-def _pending(state: SessionState, key: JobKey) -> deque[PodKey]:
+def _pending(
+    state: SessionState, key: JobKey, buckets: tasktopology.JobBuckets | None
+) -> deque[PodKey]:
     tasks = [t for t in state.tasks_of(key) if t.status is TaskStatus.PENDING and not t.best_effort]
-    return deque(t.key for t in sorted(tasks, key=ordering.task_order))
+    tasks.sort(key=lambda t: ordering.job_task_order(state, t, buckets))
+    return deque(t.key for t in tasks)
+
+
+def _buckets(
+    state: SessionState, config: SessionConfig, keys: list[JobKey]
+) -> dict[JobKey, tasktopology.JobBuckets]:
+    """task-topology's buckets of the jobs allocate tries, built before any task is placed."""
+    on = config.scoring.task_topology or "task-topology" in config.speakers(Point.TASK_ORDER)
+    built = {k: tasktopology.build(state.jobs[k], state.tasks_of(k)) for k in keys} if on else {}
+    return {key: b for key, b in built.items() if b is not None}
 
 
 def _failed_roles(state: SessionState, key: JobKey) -> dict[str, str]:
@@ -214,7 +227,12 @@ def _has_room(state: SessionState, job: JobInfo, nodes: Sequence[NodeName]) -> b
 
 
 def allocate_within_topology(
-    state: SessionState, config: SessionConfig, job: JobInfo, pending: deque[PodKey], limit: int
+    state: SessionState,
+    config: SessionConfig,
+    job: JobInfo,
+    pending: deque[PodKey],
+    limit: int,
+    buckets: tasktopology.JobBuckets | None = None,  # None: task-topology leaves it alone
 ) -> Statement | None:
     """Place a gang inside one HyperNode of tier `limit` or lower (allocateForJob with
     HyperNode gradients): lowest tier first, every HyperNode of a tier tried on its own, the
@@ -242,7 +260,8 @@ def allocate_within_topology(
         for name in gradient:
             tried = name
             state.fit_errors.pop(job.key, None)
-            trial = allocate_job(state, config, job, deque(pending), _nodes_of(topology, name))
+            nodes = _nodes_of(topology, name)
+            trial = allocate_job(state, config, job, deque(pending), nodes, buckets)
             tasks = state.tasks_of(job.key)
             if trial.placed and (jobs.is_ready(job, tasks) or pipelining.pipelined(state, job)):
                 placed = trial.placed
@@ -254,7 +273,7 @@ def allocate_within_topology(
         if ranks:
             best = min(ranks, key=lambda n: (-ranks[n][0], -ranks[n][1], n))
             state.fit_errors.pop(job.key, None)
-            return allocate_job(state, config, job, pending, _nodes_of(topology, best))
+            return allocate_job(state, config, job, pending, _nodes_of(topology, best), buckets)
     # The trials' node-fit errors would name the last HyperNode's nodes only.
     last = next(iter(state.fit_errors.pop(job.key, {}).values()), "")
     state.job_errors[job.key] = f"no HyperNode of tier {limit} or lower has room for the gang" + (
@@ -269,6 +288,7 @@ def allocate_job(
     job: JobInfo,
     pending: deque[PodKey],
     within: Sequence[NodeName] | None = None,  # None: every node
+    buckets: tasktopology.JobBuckets | None = None,  # None: task-topology leaves it alone
 ) -> Statement:
     """Place the job's pending tasks until it is ready or they run out (allocateForJob)."""
     statement = Statement(state)
@@ -290,6 +310,7 @@ def allocate_job(
             name: predicates.check(task, state.nodes[name], pods=state.pods, devices=state.devices)
             for name in nodes
         }
+        extender.refuse(state.extender, task, state.nodes, reasons)
         feasible = [state.nodes[name] for name in nodes if not reasons[name]]
         if not feasible:
             message = state.devices.explained(
@@ -304,8 +325,16 @@ def allocate_job(
         # releasing room, future idle is at most idle: a feasible node fits idle room too.
         idle = [n for n in feasible if n.releasing == EMPTY or predicates.fits_idle(task, n)]
         candidates = idle or feasible
-        extra = near.scores(task, candidates) if near is not None else None
-        best = scoring.best_node(task, candidates, config.scoring, extra, state.pods).name
+        extra: Mapping[NodeName, Number] | None = near.scores(task, candidates) if near else None
+        if buckets is not None:  # task-topology's scores, over the job's tasks as they are now
+            extra = buckets.add_scores(
+                task, candidates, state.tasks_of(job.key), config.scoring, extra
+            )
+        scored = extender.with_scores(state.extender, task, candidates, extra)
+        if isinstance(scored, extender.Failure):
+            state.record_fit_error(job.key, task.key, scored.message)
+            continue
+        best = scoring.best_node(task, candidates, config.scoring, scored, state.pods).name
         if idle:
             statement.allocate(task.key, best)
         else:
@@ -328,7 +357,9 @@ def _tier_limit(state: SessionState, config: SessionConfig, job: JobInfo) -> int
 def allocate(state: SessionState, config: SessionConfig) -> None:
     """Volcano's allocate main loop over queues and jobs."""
     candidates = _candidates(state, config)
-    pending = {key: _pending(state, key) for keys in candidates.values() for key in keys}
+    tried = [key for keys in candidates.values() for key in keys]
+    buckets = _buckets(state, config, tried)
+    pending = {key: _pending(state, key, buckets.get(key)) for key in tried}
     by_queue = ordering.job_queues(state, candidates)
     while by_queue:
         queue = min(by_queue, key=lambda name: ordering.queue_order(state, name))
@@ -344,10 +375,11 @@ def allocate(state: SessionState, config: SessionConfig) -> None:
         key = waiting.pop()
         job = state.jobs[key]
         limit = _tier_limit(state, config, job)
+        topo = buckets.get(key)
         if limit is None:
-            statement: Statement | None = allocate_job(state, config, job, pending[key])
+            statement: Statement | None = allocate_job(state, config, job, pending[key], None, topo)
         else:
-            statement = allocate_within_topology(state, config, job, pending[key], limit)
+            statement = allocate_within_topology(state, config, job, pending[key], limit, topo)
         if statement is None:
             continue
         tasks = state.tasks_of(key)

@@ -15,7 +15,7 @@ from scheduling.api.snapshot import TaskStatus
 from scheduling.framework import ordering
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
-from scheduling.plugins import predicates, scoring
+from scheduling.plugins import extender, predicates, scoring
 
 
 def backfill(state: SessionState, config: SessionConfig) -> None:
@@ -46,13 +46,18 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
                 )
                 for n in nodes
             }
+            extender.refuse(state.extender, task, state.nodes, reasons)
             feasible = [state.nodes[n] for n in nodes if not reasons[n]]
             if not feasible:
                 state.record_fit_error(
                     key, task.key, predicates.fit_error(len(nodes), reasons.values())
                 )
                 continue
-            best = scoring.best_node(task, feasible, config.scoring, pods=state.pods)
+            extra = extender.with_scores(state.extender, task, feasible, None)
+            if isinstance(extra, extender.Failure):
+                state.record_fit_error(key, task.key, extra.message)
+                continue
+            best = scoring.best_node(task, feasible, config.scoring, extra, state.pods)
             state.allocate(task.key, best.name)
             current = state.tasks_of(key)
             if jobs.is_ready(job, current):

@@ -59,11 +59,15 @@ def _refusal(
         "sla": lambda: sla.vote(job, config.sla_waiting, state.snapshot.now),
         "resourcequota": lambda: Vote.PERMIT if quota is None else Vote.REJECT,
     }
+    if (asked := state.extender) is not None:  # jobEnqueueable over HTTP (`plugins.extender`)
+        votes["extender"] = lambda: asked.enqueueable(job, state.tasks_of(key))
     admitted, by = tiers.decide(config.tiers, Point.JOB_ENQUEUEABLE, votes)
     if admitted:
         return None
     if by == "resourcequota" and quota is not None:
         return quota
+    if by == "extender":
+        return "extender rejected the job at enqueue (jobEnqueueable)"
     return CLUSTER_OVERUSED if by == "overcommit" else f"{QUOTA_INSUFFICIENT}: queue {job.queue}"
 
 

@@ -49,7 +49,7 @@ from scheduling.framework.state import SessionState
 from scheduling.framework.statement import Statement
 from scheduling.framework.tiers import Point
 from scheduling.plugins import capacity as capacity_plugin
-from scheduling.plugins import predicates, scoring
+from scheduling.plugins import extender, predicates, scoring
 
 Select = Callable[[SessionState, SessionConfig, JobKey, Resources], list[Bundle]]
 # A UnifiedEvictable function: (state, kind, the starving gang's stand-in task, candidates).
@@ -221,11 +221,15 @@ def _best(state: SessionState, config: SessionConfig, task: TaskInfo) -> NodeInf
         if not predicates.check(task, node, pods=state.pods)
         and state.devices.refusal(task, node, future=True) is None
     ]
+    feasible = extender.passing(state.extender, task, feasible)
     idle = [n for n in feasible if predicates.fits_idle(task, n)]
     candidates = idle or feasible
     if not candidates:
         return None
-    return scoring.best_node(task, candidates, config.scoring, pods=state.pods)
+    extra = extender.with_scores(state.extender, task, candidates, None)
+    if isinstance(extra, extender.Failure):
+        return None
+    return scoring.best_node(task, candidates, config.scoring, extra, state.pods)
 
 
 def _plan(

@@ -28,7 +28,7 @@ from scheduling.framework import ordering
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
 from scheduling.framework.statement import Statement
-from scheduling.plugins import predicates, scoring
+from scheduling.plugins import extender, predicates, scoring
 
 
 def _fits(state: SessionState, task: TaskInfo, node: NodeName) -> bool:
@@ -57,7 +57,11 @@ def _preempt_for(
         for name in on_nodes
         if not predicates.check(task, state.nodes[name], fit_resources=False)
     ]
-    for node in scoring.ranked(task, nodes, config.scoring, pods=state.pods):
+    nodes = extender.passing(state.extender, task, nodes)
+    extra = extender.with_scores(state.extender, task, nodes, None)
+    if isinstance(extra, extender.Failure):
+        return False  # Volcano's PrioritizeNodes then ranks no node
+    for node in scoring.ranked(task, nodes, config.scoring, extra, state.pods):
         keys = on_nodes[node.name]
         reason = EvictReason.PREEMPT
         units = victims.choose(state, config, task, keys, reason, same_job=own) or []

@@ -33,7 +33,7 @@ from scheduling.framework import ordering
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
 from scheduling.framework.statement import Statement
-from scheduling.plugins import predicates
+from scheduling.plugins import extender, predicates
 
 
 def starving_jobs(state: SessionState) -> dict[QueueName, list[JobKey]]:
@@ -78,7 +78,11 @@ def _reclaim_for(
         if config.whole_gang_victims
         else eviction.anyone
     )
+    asked = extender.passing(state.extender, task, [state.nodes[n] for n in sorted(on_nodes)])
+    allowed_nodes = {n.name for n in asked}
     for name in sorted(on_nodes):
+        if name not in allowed_nodes:
+            continue
         if predicates.check(task, state.nodes[name], fit_resources=False):
             continue
         units = victims.choose(state, config, task, on_nodes[name], EvictReason.RECLAIM)

@@ -21,11 +21,14 @@ from scheduling.actions.gangpreempt import gangpreempt
 from scheduling.actions.gangreclaim import gangreclaim
 from scheduling.actions.preempt import preempt
 from scheduling.actions.reclaim import reclaim
+from scheduling.api.extender import ExtenderPort
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import Snapshot
 from scheduling.framework import backlog, queue_report, status
 from scheduling.framework.session_config import Action, SessionConfig
 from scheduling.framework.state import SessionState
+from scheduling.framework.tiers import Point
+from scheduling.plugins import extender
 
 ActionFn = Callable[[SessionState, SessionConfig], None]
 
@@ -40,14 +43,49 @@ ACTIONS: Final[Mapping[Action, ActionFn]] = {
 }
 
 
-def run_session(snapshot: Snapshot, config: SessionConfig | None = None) -> SessionResult:
+# The extender's verbs by the extension point whose switch gates them.
+_EXTENDER_POINTS: Final = {
+    "predicate": Point.PREDICATE,
+    "prioritize": Point.NODE_ORDER,
+    "preemptable": Point.PREEMPTABLE,
+    "reclaimable": Point.RECLAIMABLE,
+    "job_enqueueable": Point.JOB_ENQUEUEABLE,
+}
+
+
+def _extender(port: ExtenderPort | None, settings: SessionConfig) -> extender.Extender | None:
+    """The session's extender, its verbs left on by the tiers' switches; None: off."""
+    if port is None or settings.extender is None:
+        return None
+    on = frozenset(
+        verb
+        for verb, point in _EXTENDER_POINTS.items()
+        if extender.PLUGIN in settings.speakers(point)
+    )
+    return extender.Extender(port, settings.extender, on)
+
+
+def run_session(
+    snapshot: Snapshot,
+    config: SessionConfig | None = None,
+    port: ExtenderPort | None = None,  # None: no extender is asked (the plugin is off)
+) -> SessionResult:
     """Decide one session over `snapshot`; `config` None means Volcano's defaults. The result
     carries the backlog digest and the queue figures too (`framework.backlog`,
-    `framework.queue_report`): both are read from the closed books."""
+    `framework.queue_report`): both are read from the closed books. `port` reaches the
+    extender plugin's HTTP extender; its answers are inputs like the snapshot, so a session
+    replays alike only with the same answers."""
     settings = config or SessionConfig()
     state = SessionState(snapshot, settings)
-    for action in settings.actions:
-        ACTIONS[action](state, settings)
+    asked = _extender(port, settings)
+    # onSessionOpen failing without ignorable: the plugin registers nothing this session.
+    state.extender = asked if asked is not None and asked.open(snapshot) else None
+    try:
+        for action in settings.actions:
+            ACTIONS[action](state, settings)
+    finally:
+        if asked is not None:
+            asked.close()
     result = status.close(state)
     return result.model_copy(
         update={

@@ -19,8 +19,9 @@ Caldera's (True, the default), which differs from Volcano's in two ways:
   the preemptor's, or, within one job, the victim task has the lower priority); proportion or
   capacity (reclaim only: a victim's queue gives up a task only while it holds more than its
   deserved share, capacity: and keeps its guarantee, checked against the live books as the
-  units are evicted); cdp, when listed (no pod within its cooldown, so neither is its gang
-  evicted whole).
+  units are evicted); drf with enableHierarchy (reclaim only: the reclaimer's queue would
+  still come first by hierarchical share with the unit gone, `plugins.hdrf`); cdp, when
+  listed (no pod within its cooldown, so neither is its gang evicted whole).
 - gang: a victim job keeps its gang. Tasks beyond its minMember (and its roles' minima) may go
   one by one; the rest only together, as one unit holding every running task of the job (the
   gang-aware bundles of Volcano's gangreclaim/gangpreempt actions: a gang either keeps minMember
@@ -235,4 +236,8 @@ def over_deserved(state: SessionState, unit: Unit, reclaimer: TaskInfo | None = 
     deserved share before each of the unit's tasks is taken away (`SessionState`)."""
     queue = state.jobs[unit.job].queue
     held = [state.tasks[k] for k in unit.tasks if state.tasks[k].status in PREEMPTABLE]
+    # drf's hierarchy: the reclaimer's queue must still come first with the unit gone.
+    hdrf = state.hdrf
+    if hdrf is not None and reclaimer is not None and held and not hdrf.yields(reclaimer, held):
+        return False
     return state.queue_gives_up(queue, held, reclaimer)  # evicted ones already went

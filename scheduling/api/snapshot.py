@@ -33,6 +33,7 @@ from scheduling.api.podterms import (
     SpreadConstraint,
 )
 from scheduling.api.quotas import ResourceQuota
+from scheduling.api.taskaffinity import TaskTopology
 from scheduling.api.topology import JobTopology, Topology
 from scheduling.api.vectors import EMPTY, Resources, total
 
@@ -174,6 +175,8 @@ class JobInfo(_Frozen):
     budget: JobBudget | None = None  # its jdb-* annotation (the pdb plugin); None: none
     # minResources in the quota evaluator's names (the resourcequota plugin); None: none set.
     quota_usage: dict[str, Fraction] | None = None
+    # Its task-topology annotations (the task-topology plugin); None: none of them is set.
+    task_topology: TaskTopology | None = None
 
     @property
     def min_task_member_total(self) -> int:
@@ -197,6 +200,10 @@ class QueueInfo(_Frozen):
     creation: datetime = EPOCH
     reclaimable: bool = True  # other queues may evict its tasks above its deserved share
     node_groups: QueueGroups | None = None  # spec.affinity's node groups; None: no affinity
+    # Its `volcano.sh/hierarchy` path and `volcano.sh/hierarchy-weights` as Volcano stores
+    # them (`models.hierarchy.normalized`), read by drf with enableHierarchy; "": not set.
+    hierarchy: str = ""
+    hierarchy_weights: str = ""
 
 
 class Snapshot(_Frozen):

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
+from models import hierarchy
 from models.duration import positive_duration
 from models.keys import JobKey, QueueName, job_key
 from models.scheduling import (
@@ -29,7 +30,7 @@ from models.scheduling import (
     QueueState,
 )
 from models.topology import HyperNode
-from scheduling.api import nodegroups, quotas, topology
+from scheduling.api import nodegroups, quotas, taskaffinity, topology
 from scheduling.api.constraints import Taint
 from scheduling.api.devices import DeviceWorld
 from scheduling.api.disruption import PodDisruptionBudget, job_budget
@@ -109,6 +110,7 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
         quota_usage=(
             quotas.quota_usage(spec.min_resources) if spec.min_resources is not None else None
         ),
+        task_topology=taskaffinity.read(meta.annotations or {}),
     )
 
 
@@ -124,6 +126,10 @@ def sla_waiting(annotations: Mapping[str, str]) -> timedelta | None:
 
 def queue_info(queue: Queue) -> QueueInfo:
     spec, name = queue.spec, queue.metadata.name or ""
+    annotations = queue.metadata.annotations or {}
+    path, weights = hierarchy.normalized(
+        annotations.get(hierarchy.HIERARCHY, ""), annotations.get(hierarchy.WEIGHTS, "")
+    )
     guarantee = spec.guarantee.resource if spec.guarantee else None
     return QueueInfo(
         name=QueueName(name),
@@ -137,6 +143,8 @@ def queue_info(queue: Queue) -> QueueInfo:
         creation=queue.metadata.creation_timestamp or EPOCH,
         reclaimable=spec.reclaimable is not False,
         node_groups=nodegroups.queue_groups(spec.affinity),
+        hierarchy=path,
+        hierarchy_weights=weights,
     )
 
 

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from models.duration import positive_duration
 from scheduling.api.nodegroups import NodeGroupConfig
 from scheduling.framework.session_config import TopologyConfig
+from scheduling.plugins import extender
 from scheduling.plugins.resource_strategy_fit import StrategyFitConfig
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS
 
@@ -34,6 +35,7 @@ HYPERNODE_RESOURCES: Final = f"{HYPERNODE_BINPACK}.resources"
 NODEGROUP_STRICT: Final = "strict"
 NODEGROUP_PREFERRED_ORDER: Final = "enablePreferredOrder"
 SLA_WAITING_TIME: Final = "sla-waiting-time"
+TASK_TOPOLOGY_WEIGHT: Final = "task-topology.weight"
 WHOLE_GANG_VICTIMS: Final = "caldera.wholeGangVictims"
 # Go's strconv.ParseBool, which Volcano's Arguments.GetBool applies to a quoted value.
 _GO_BOOLS: Final = {
@@ -53,9 +55,13 @@ ARGUMENTS_READ: Final[Mapping[str, frozenset[str]]] = {
     ),
     "nodegroup": frozenset({NODEGROUP_STRICT, NODEGROUP_PREFERRED_ORDER}),
     "sla": frozenset({SLA_WAITING_TIME}),
+    "task-topology": frozenset({TASK_TOPOLOGY_WEIGHT}),
     # Nested maps, checked whole by `strategy_fit` (unknown keys inside them refused too).
     "resource-strategy-fit": frozenset({"resourceStrategyFitWeight", "resources", "sra"}),
+    "extender": extender.KEYS,  # values checked by `extender.parse`
 }
+# Keys Volcano's plugin reads that Caldera refuses when set, with why (`extender.parse`).
+ARGUMENTS_REFUSED: Final[Mapping[str, Mapping[str, str]]] = {"extender": extender.UNBUILT}
 # Caldera's own keys, which Volcano does not read (and ignores, as it ignores any unknown key).
 CALDERA_ARGUMENTS: Final[Mapping[str, Mapping[str, str]]] = {
     "gang": {
@@ -245,6 +251,13 @@ def _strategy_fit(arguments: Mapping[str, object], scoring: dict[str, Any]) -> N
     scoring["strategy_fit"] = strategy_fit(arguments)
 
 
+def task_topology(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
+    """task-topology.weight, 1 when the plugin is on (Volcano keeps 1 for a value that is no
+    integer; Caldera refuses it, and a negative one, which would turn the scores around)."""
+    given = arguments.get(TASK_TOPOLOGY_WEIGHT, 1)
+    scoring["task_topology"] = as_weight("task-topology", TASK_TOPOLOGY_WEIGHT, given)
+
+
 def nodeorder(arguments: Mapping[str, object], scoring: dict[str, Any]) -> None:
     for key, field in NODEORDER_WEIGHTS.items():
         if key in arguments:
@@ -257,7 +270,8 @@ def check(tier: int, index: int, name: str, given: Mapping[str, object]) -> None
     resource its list names, as Volcano reads no other."""
     without = ARGUMENTS_WITHOUT_EFFECT.get(name, {})
     ours = CALDERA_ARGUMENTS.get(name, {}).keys()
-    known = ARGUMENTS_READ.get(name, frozenset()) | without.keys() | ours
+    refused = ARGUMENTS_REFUSED.get(name, {}).keys()
+    known = ARGUMENTS_READ.get(name, frozenset()) | without.keys() | ours | refused
     listing = RESOURCE_LISTS.get(name)
     named = listed(given, listing) if listing else []
     for key in given:
@@ -284,4 +298,5 @@ READERS: Final[Mapping[str, Callable[[Mapping[str, object], dict[str, Any]], Non
     "binpack": binpack,
     "nodeorder": nodeorder,
     "resource-strategy-fit": _strategy_fit,
+    "task-topology": task_topology,
 }

@@ -30,6 +30,7 @@ from scheduling.framework.session_config import (
     parse_actions,
 )
 from scheduling.framework.tiers import REGISTERED, SWITCHES, PluginOn, Point, Tiers
+from scheduling.plugins import extender
 from scheduling.plugins.scoring import NODEORDER_WEIGHTS, ScoringConfig
 
 # vc-scheduler's own configuration when it is started without a file.
@@ -99,6 +100,7 @@ SUPPORTED: Final = frozenset(
         "cdp",
         "conformance",
         "drf",
+        "extender",
         "gang",
         "network-topology-aware",
         "nodegroup",
@@ -111,6 +113,7 @@ SUPPORTED: Final = frozenset(
         "resource-strategy-fit",
         "resourcequota",
         "sla",
+        "task-topology",
     }
 )
 # Per plugin Caldera runs, the extension points at which turning its switch off changes what
@@ -121,8 +124,9 @@ HONOURED: Final[Mapping[str, frozenset[Point]]] = {
     "priority": frozenset({Point.JOB_ORDER, Point.PREEMPTABLE}),
     "gang": frozenset({Point.JOB_ORDER, Point.JOB_PIPELINED, Point.SUB_JOB_PIPELINED}) | _VICTIMS,
     "conformance": _VICTIMS,
-    # drf's Reclaimable answers only with its hierarchy, which is refused: off, as on, it is mute.
-    "drf": frozenset({Point.JOB_ORDER}) | _VICTIMS,
+    # drf registers QueueOrder and Reclaimable only with enableHierarchy: without it, off, as
+    # on, they are mute.
+    "drf": frozenset({Point.JOB_ORDER, Point.QUEUE_ORDER}) | _VICTIMS,
     "overcommit": frozenset({Point.JOB_ENQUEUEABLE}),
     "proportion": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
     "capacity": frozenset({Point.JOB_ENQUEUEABLE, Point.RECLAIMABLE}),
@@ -134,9 +138,11 @@ HONOURED: Final[Mapping[str, frozenset[Point]]] = {
     # VictimTasks is asked by the shuffle action alone, which is refused: off, as on, it is mute.
     "pdb": frozenset({Point.VICTIM_TASKS}) | _VICTIMS,
     "cdp": _VICTIMS,
+    "extender": frozenset({Point.PREDICATE, Point.NODE_ORDER, Point.JOB_ENQUEUEABLE}) | _VICTIMS,
     # Its Predicate is registered only with `proportional` on, which is refused: off, as on,
     # it is mute.
     "resource-strategy-fit": frozenset({Point.NODE_ORDER, Point.PREDICATE}),
+    "task-topology": frozenset({Point.TASK_ORDER, Point.NODE_ORDER}),
 }
 ALWAYS_ON: Final = ("gang", "predicates", "conformance")
 VOLCANO_ACTIONS: Final = frozenset(
@@ -291,10 +297,14 @@ def _check_plugins(plugins: list[PluginOption]) -> None:
             f"tiers: Caldera shares queues with one of proportion or capacity; enabled: {shares}"
         )
     drf = by_name.get("drf")
-    if drf is not None and drf.enable_hierarchy:
-        if "proportion" in by_name:
-            raise ValueError("tiers: proportion and drf with hierarchy enabled conflict")
-        raise ValueError("tiers: drf.enableHierarchy (hierarchical drf) is not run by Caldera")
+    if drf is not None and drf.enable_hierarchy and "proportion" in by_name:
+        # Volcano's code runs both, but its design (docs/design/hdrf.md, Limitations) says
+        # hdrf conflicts with proportion and proportion should be disabled: two rules would
+        # then decide reclaim's victims and queue order against each other.
+        raise ValueError(
+            "tiers: drf.enableHierarchy conflicts with proportion (Volcano's hdrf design "
+            "requires proportion off); share queues with capacity instead"
+        )
 
 
 def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
@@ -332,6 +342,7 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
             overcommit.arguments[arguments.OVERCOMMIT_FACTOR],
         )
     capacity = by_name.get("capacity")
+    drf = by_name.get("drf")
     topology = by_name.get("network-topology-aware")
     sla = by_name.get("sla")
     whole_gangs = arguments.whole_gang_victims(by_name["gang"].arguments)
@@ -341,6 +352,9 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         for switch, points in _switched_off(p).items()
         if points & _VICTIMS & REGISTERED[p.name]
     )
+    asked = extender.parse(by_name["extender"].arguments) if "extender" in by_name else None
+    if whole_gangs and asked is not None and (asked.preemptable or asked.reclaimable):
+        switched.append("extender.preemptableVerb/reclaimableVerb")
     if whole_gangs and switched:
         raise ValueError(
             f"tiers: {switched} choose victims by Volcano's tier walk, which "
@@ -353,6 +367,7 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         scoring=ScoringConfig(**scoring),
         capacity=capacity is not None,
         hierarchy=bool(capacity is not None and capacity.enable_hierarchy),
+        drf_hierarchy=bool(drf is not None and drf.enable_hierarchy),
         network_topology=arguments.network_topology(topology.arguments) if topology else None,
         nodegroup=arguments.nodegroup(
             ng.arguments, ng.enable_hierarchy, ng.enable_predicate, ng.enable_node_order
@@ -362,5 +377,6 @@ def from_configuration(conf: SchedulerConfiguration) -> LoadedConf:
         sla_waiting=arguments.sla_waiting(sla.arguments) if sla else None,
         whole_gang_victims=whole_gangs,
         no_whole_bundles=no_whole_bundles,
+        extender=asked,
     )
     return LoadedConf(session=session)

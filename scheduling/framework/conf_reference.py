@@ -24,7 +24,6 @@ NOT_RUN: Final[Mapping[str, str]] = {
         "shares GPUs through Volcano's device plugins (vGPU, GPU numbers); Caldera serves "
         "devices through Kubernetes DRA instead (user guide: Devices)"
     ),
-    "extender": "Volcano's HTTP scheduler extender protocol is not built yet",
     "numaaware": (
         "needs the Numatopology objects of Volcano's resource exporter, which nothing "
         "in Caldera's stack publishes"
@@ -32,7 +31,6 @@ NOT_RUN: Final[Mapping[str, str]] = {
     "rescheduling": (
         "evicts by the nodes' measured load, which needs a metrics source the stack has not"
     ),
-    "task-topology": "task affinity from the Job's annotations is not built yet",
     "tdm": (
         "time-division multiplexing of revocable nodes (`volcano.sh/revocable-zone`), "
         "which Caldera does not run"
@@ -52,6 +50,8 @@ ACTIONS_NOT_RUN: Final[Mapping[str, str]] = {
 # What turning a point off does, for the points some plugin honours.
 POINT_EFFECT: Final[Mapping[Point, str]] = {
     Point.JOB_ORDER: "its job order key is not used",
+    Point.QUEUE_ORDER: "its queue order key is not used",
+    Point.TASK_ORDER: "its task order key is not used",
     Point.JOB_ENQUEUEABLE: "it does not vote at enqueue",
     Point.JOB_PIPELINED: "it does not vote on keeping a gang placed in part (JobPipelined)",
     Point.SUB_JOB_PIPELINED: "it does not vote on keeping a gang placed in part",
@@ -61,6 +61,15 @@ POINT_EFFECT: Final[Mapping[Point, str]] = {
     Point.RECLAIMABLE: "it is not asked for reclaim's victims",
     Point.VICTIM_TASKS: "nothing: only the shuffle action asks for them, and it is refused",
 }
+# What `enableHierarchy` means on each plugin entry that reads it.
+HIERARCHY: Final = (
+    "`enableHierarchy` is read, as in Volcano, by `capacity` (queues form a tree by "
+    "`spec.parent`), `nodegroup` (a queue without affinity takes its ancestor's) and `drf` "
+    "(hierarchical DRF: queues ordered, and reclaim's victims judged, by dominant shares over "
+    "the tree of their `volcano.sh/hierarchy` and `volcano.sh/hierarchy-weights` annotations; "
+    "refused together with `proportion`, which Volcano's hdrf design says must be off). "
+    "Other plugins ignore it, in Volcano too."
+)
 HEADER: Final = """\
 # Volcano's scheduler configuration in Caldera
 
@@ -104,7 +113,7 @@ def _plugins() -> list[str]:
     for point, effect in POINT_EFFECT.items():
         if any(point in points for points in conf.HONOURED.values()):
             lines.append(f"- {_switches(frozenset({point}))}: {effect}.")
-    return lines
+    return [*lines, "", HIERARCHY]
 
 
 def _arguments() -> list[str]:
@@ -131,6 +140,10 @@ def _arguments() -> list[str]:
             + ("`true` only: " if why == arguments.ALWAYS_FILTERS else "accepted without effect: ")
             + f"{why} |"
             for key, why in sorted(without.items())
+        ]
+        lines += [
+            f"| `{name}` | `{key}` | refused when set: {why} |"
+            for key, why in sorted(arguments.ARGUMENTS_REFUSED.get(name, {}).items())
         ]
     return lines
 

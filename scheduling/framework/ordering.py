@@ -2,9 +2,11 @@
 
 Sort keys rather than comparators, each ending in a unique name, so every order is total and
 the same on every worker. Queues by priority then lowest share (proportion; with capacity, its
-`QueueRank`); jobs by the key of each plugin the configuration has order jobs, in tier order
-(Volcano's JobOrderFn takes the first plugin that tells two jobs apart, which is what comparing
-the keys in turn does), then age; tasks by priority, then the index in their pod name.
+`QueueRank`; drf with enableHierarchy adds its `HdrfRank` where it stands in the tiers, so it is
+no longer strictly a total order, as in Volcano: `plugins.hdrf`); jobs by the key of each
+plugin the configuration has order jobs, in tier order (Volcano's JobOrderFn takes the first
+plugin that tells two jobs apart, which is what comparing the keys in turn does), then age;
+tasks by priority, then the index in their pod name.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -24,18 +26,31 @@ from scheduling.api.snapshot import JobInfo, TaskInfo
 from scheduling.api.vectors import dominant_share
 from scheduling.framework.state import SessionState
 from scheduling.framework.tiers import Point
-from scheduling.plugins import sla
+from scheduling.plugins import sla, tasktopology
 from scheduling.plugins.queuerank import QueueRank
 
-QueueOrder = tuple[int, Fraction | QueueRank, datetime, str]
+# Priority and the queue plugin's rank, then creation and name; with drf's hierarchy, its
+# `HdrfRank` where drf stands among the QueueOrder plugins, so one configuration, one shape.
+QueueOrder = tuple[Any, ...]
 # The JobOrder plugins' keys, then creation and name; one configuration, one shape.
 JobOrder = tuple[Any, ...]
 TaskOrder = tuple[int, bool, int, datetime, str]
 
 
 def queue_order(state: SessionState, name: QueueName) -> QueueOrder:
+    """proportion's or capacity's QueueOrderFn (priority, then share), and with drf's
+    hierarchy its QueueOrderFn too, in the tiers' order (the first to tell apart decides)."""
     queue = state.queues[name]
-    return (-queue.priority, state.queue_rank(name), queue.creation, name)
+    share: tuple[int, Fraction | QueueRank] = (-queue.priority, state.queue_rank(name))
+    if state.hdrf is None:
+        return (*share, queue.creation, name)
+    keys: list[Any] = []
+    for plugin in state.config.speakers(Point.QUEUE_ORDER):
+        if plugin == "drf":
+            keys.append(state.hdrf.rank(name))
+        elif plugin in ("proportion", "capacity"):
+            keys.extend(share)
+    return (*keys, queue.creation, name)
 
 
 def _priority(state: SessionState, job: JobInfo) -> int:
@@ -78,6 +93,23 @@ def job_order(state: SessionState, key: JobKey) -> JobOrder:
 
 def task_order(task: TaskInfo) -> TaskOrder:
     return (-task.priority, task.index is None, task.index or 0, task.creation, task.key)
+
+
+def job_task_order(
+    state: SessionState,
+    task: TaskInfo,
+    buckets: tasktopology.JobBuckets | None,  # None: task-topology leaves the job alone
+) -> tuple[Any, ...]:
+    """One job's tasks as allocate takes them: the key of each TaskOrder plugin in tier order
+    (priority, task-topology; the first that tells two tasks apart decides, as Volcano's
+    TaskOrderFn), then `task_order`. Without task-topology the same order as `task_order`."""
+    keys: list[Any] = []
+    for name in state.config.speakers(Point.TASK_ORDER):
+        if name == "priority":
+            keys.append(-task.priority)
+        elif name == "task-topology" and buckets is not None:
+            keys.append(buckets.order(task))
+    return (*keys, *task_order(task))
 
 
 class JobQueue:

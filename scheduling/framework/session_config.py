@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from scheduling.api.backlog import DEFAULT_LISTED
 from scheduling.api.nodegroups import NodeGroupConfig
 from scheduling.framework.tiers import Point, Tiers, speakers, tiers_of
+from scheduling.plugins.extender import ExtenderConfig
 from scheduling.plugins.scoring import ScoringConfig
 
 DEFAULT_OVERCOMMIT: Final = Fraction(6, 5)
@@ -89,6 +90,9 @@ class SessionConfig(BaseModel):
     # `deserved`); `hierarchy` is its enableHierarchy argument (parent queues bound subtrees).
     capacity: bool = False
     hierarchy: bool = False
+    # drf's enableHierarchy: queues ordered, and reclaim's victims judged, by hierarchical
+    # dominant shares over their `volcano.sh/hierarchy` tree (`plugins.hdrf`).
+    drf_hierarchy: bool = False
     # network-topology-aware: jobs' networkTopology keeps gangs within HyperNodes. None: the
     # plugin is off and, as in Volcano, a job's topology places it anywhere.
     network_topology: TopologyConfig | None = Field(default_factory=TopologyConfig)
@@ -108,6 +112,8 @@ class SessionConfig(BaseModel):
     # gangpreempt's and gangreclaim's `allowWholeBundle: false` (their `configurations`):
     # those actions then evict only tasks a victim gang can spare, never a whole gang.
     no_whole_bundles: frozenset[Action] = frozenset()
+    # The extender plugin's arguments (`plugins.extender`); None: the plugin is off.
+    extender: ExtenderConfig | None = None
     _speakers: dict[Point, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")

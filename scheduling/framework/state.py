@@ -34,6 +34,8 @@ from scheduling.framework.tiers import Point
 from scheduling.plugins import (
     capacity,
     dynamicresources,
+    extender,
+    hdrf,
     nodegroup,
     pdb,
     podview,
@@ -84,6 +86,8 @@ class SessionState:
         for key, held in self.job_allocated.items():
             queue = self.jobs[key].queue
             self.queue_allocated[queue] = self.allocated_of(queue).add(held)
+        # drf with enableHierarchy: the queues' tree over the job books; None: it is off.
+        self.hdrf = hdrf.Hdrf(snapshot, self.job_allocated) if settings.drf_hierarchy else None
         # Per job, the node-fit failures of its tasks, in the order they were found.
         self.fit_errors: dict[JobKey, dict[PodKey, str]] = {}
         # Tasks skipped without a node-fit failure of their own (queue share), and why.
@@ -95,6 +99,8 @@ class SessionState:
         self.dispatched: list[PodKey] = []
         # Running pods to delete for starving gangs, in the order they were committed.
         self.evictions: list[Eviction] = []
+        # The extender plugin over its port, set by `run_session`; None: off or not reachable.
+        self.extender: extender.Extender | None = None
         # Gangs that can never be ready with the tasks they have (JobValid at session open).
         self.invalid: dict[JobKey, tuple[str, str]] = {}
         # The pdb plugin's disruption budgets, counted down as victims go; None: it is off.
@@ -253,6 +259,8 @@ class SessionState:
         queue = self.jobs[task.job].queue
         self.queue_allocated[queue] = holds(self.allocated_of(queue), task.request)
         self.job_allocated[task.job] = holds(self.job_allocated[task.job], task.request)
+        if self.hdrf is not None:
+            self.hdrf.moved()
 
     def _set(self, key: PodKey, status: TaskStatus, node: NodeName | None) -> None:
         self.tasks[key] = self.tasks[key].model_copy(update={"status": status, "node_name": node})

@@ -16,7 +16,7 @@ Two consequences of the Go code are kept, since they are what Volcano does:
 
 `victims_for` asks the victim functions of the plugins Caldera runs, written from their
 `AddPreemptableFn`/`AddReclaimableFn` at Volcano's HEAD: conformance, gang, priority (preempt),
-drf (preempt; its reclaim function exists only with hierarchical drf, which Caldera refuses),
+drf (preempt; reclaim only with its hierarchy on, `hdrf`: otherwise it registers none),
 proportion and capacity (reclaim), pdb and cdp (both). Those that count down as they go
 (gang's spare tasks, drf's job books, proportion's and capacity's queue books, pdb's budgets)
 are handed the candidates in victim order, as capacity itself sorts them; Volcano hands the
@@ -45,7 +45,8 @@ SYSTEM_NAMESPACE: Final = "kube-system"
 SHARE_DELTA: Final = Fraction(1, 10**6)  # drf's shareDelta: shares this close are equal
 
 Answer = Sequence[PodKey] | None  # None: the plugin abstains
-VictimFn = Callable[[SessionState, TaskInfo, Sequence[TaskInfo]], list[TaskInfo]]
+# A plugin's victims of the candidates; None: it abstains (the extender may).
+VictimFn = Callable[[SessionState, TaskInfo, Sequence[TaskInfo]], list[TaskInfo] | None]
 
 
 def victims_by_tiers(
@@ -131,6 +132,12 @@ def drf(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> li
     return out
 
 
+def hdrf(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> list[TaskInfo]:
+    """drf's reclaimableFn, registered with enableHierarchy only (`plugins.hdrf`): a candidate
+    goes when the reclaimer's queue would then come first by hierarchical share."""
+    return [] if state.hdrf is None else state.hdrf.victims(evictor, found)
+
+
 def proportion(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> list[TaskInfo]:
     """proportion's reclaimableFn: a task goes while its queue holds more than its deserved
     share, the queue's book counted down by each victim."""
@@ -176,6 +183,19 @@ def cdp(state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]) -> li
     return cdp_plugin.victims(found, state.snapshot.now)
 
 
+def _extender(verb: str) -> VictimFn:
+    """The extender's preemptable or reclaimable verb (`plugins.extender`); it abstains
+    where it is off or is not interested in the evictor."""
+
+    def ask(
+        state: SessionState, evictor: TaskInfo, found: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None:
+        asked = state.extender
+        return None if asked is None else asked.victims(verb, evictor, found)
+
+    return ask
+
+
 # Each plugin Caldera runs that registers a victim function, by point.
 FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
     Point.PREEMPTABLE: {
@@ -185,14 +205,17 @@ FNS: Final[Mapping[Point, Mapping[str, VictimFn]]] = {
         "drf": drf,
         "pdb": pdb,
         "cdp": cdp,
+        "extender": _extender("preemptable"),
     },
     Point.RECLAIMABLE: {
         "conformance": conformance,
         "gang": gang,
+        "drf": hdrf,
         "proportion": proportion,
         "capacity": capacity,
         "pdb": pdb,
         "cdp": cdp,
+        "extender": _extender("reclaimable"),
     },
 }
 
@@ -207,8 +230,14 @@ def victims_for(
     """The candidates (in victim order) the tiers let go at `point`, in that order."""
 
     def ask(fn: VictimFn) -> Callable[[], Answer]:
-        return lambda: [t.key for t in fn(state, evictor, found)]
+        def answer() -> Answer:
+            named = fn(state, evictor, found)
+            return None if named is None else [t.key for t in named]
 
-    answers = {name: ask(fn) for name, fn in FNS[point].items()}
+        return answer
+
+    # drf registers its reclaim function only with its hierarchy on.
+    off = {"drf"} if point is Point.RECLAIMABLE and state.hdrf is None else set()
+    answers = {name: ask(fn) for name, fn in FNS[point].items() if name not in off}
     chosen = set(victims_by_tiers(tiers, point, answers))
     return [t for t in found if t.key in chosen]

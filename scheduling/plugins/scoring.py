@@ -60,6 +60,9 @@ class ScoringConfig(BaseModel):
     binpack_resources: dict[str, int] = Field(default_factory=dict)  # extended resource weights
     # resource-strategy-fit's arguments; None: the plugin does not score nodes.
     strategy_fit: resource_strategy_fit.StrategyFitConfig | None = None
+    # task-topology.weight; 0: the plugin scores no node. Its scores need the job's buckets,
+    # so allocate adds them (`tasktopology.JobBuckets.scores`), not `total_score`.
+    task_topology: int = Field(default=0, ge=0)
 
     def binpack_weight(self, name: str) -> int | None:
         """The resource's binpack weight; None: binpack ignores the resource."""

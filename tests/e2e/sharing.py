@@ -25,17 +25,28 @@ _G, _V = "scheduling.volcano.sh", "v1beta1"
 
 
 @contextlib.contextmanager
-def queues(api: client.ApiClient, weights: Mapping[str, int]) -> Iterator[tuple[str, ...]]:
-    """Reclaimable queues `<prefix>-<suffix>` under root, one per weight, removed afterwards."""
+def queues(
+    api: client.ApiClient,
+    weights: Mapping[str, int],
+    annotations: Mapping[str, Mapping[str, str]] | None = None,  # None: none on any queue
+    specs: Mapping[str, Mapping[str, Any]] | None = None,  # None: no other spec field
+) -> Iterator[tuple[str, ...]]:
+    """Reclaimable queues `<prefix>-<suffix>` under root, one per weight, removed afterwards;
+    `annotations` and `specs` (more spec fields) by prefix."""
     custom = client.CustomObjectsApi(api)
     suffix = uuid.uuid4().hex[:5]
     names = tuple(f"{prefix}-{suffix}" for prefix in weights)
-    for name, weight in zip(names, weights.values(), strict=True):
+    for prefix, name, weight in zip(weights, names, weights.values(), strict=True):
         body = {
             "apiVersion": f"{_G}/{_V}",
             "kind": "Queue",
-            "metadata": {"name": name},
-            "spec": {"weight": weight, "parent": "root", "reclaimable": True},
+            "metadata": {"name": name, "annotations": dict((annotations or {}).get(prefix, {}))},
+            "spec": {
+                "weight": weight,
+                "parent": "root",
+                "reclaimable": True,
+                **(specs or {}).get(prefix, {}),
+            },
         }
         custom.create_cluster_custom_object(_G, _V, "queues", body)
     try:
@@ -95,6 +106,12 @@ def running(api: client.ApiClient, ns: str) -> Counter[str]:
         for p in pods
         if p.spec.node_name and p.status.phase == "Running" and not p.metadata.deletion_timestamp
     )
+
+
+def split(api: client.ApiClient, ns: str, queues: tuple[str, ...]) -> tuple[int, int]:
+    """Running pods of the first two queues."""
+    counts = running(api, ns)
+    return counts[queues[0]], counts[queues[1]]
 
 
 def phase(api: client.ApiClient, ns: str, name: str) -> str:

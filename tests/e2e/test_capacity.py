@@ -16,8 +16,9 @@ import pytest
 from kubernetes import client
 
 from scheduling.framework.conf import CALDERA_DEFAULT
+from tests.e2e import sharing
 from tests.e2e.conftest import eventually
-from tests.e2e.test_reclaim import SLOTS, _fill, _split, _submit
+from tests.e2e.sharing import SLOTS
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera schedules: the PodGroup gate and gang scheduling are on
@@ -54,11 +55,11 @@ def test_a_queue_borrows_the_idle_cluster_and_is_reclaimed_down_to_its_deserved_
     api: client.ApiClient, namespace: str, deserving: tuple[str, str], capacity_conf: Path
 ) -> None:
     small, large = deserving
-    _fill(api, namespace, small, "s")  # 24 CPUs while it deserves 6: large is idle
+    sharing.fill(api, namespace, small, "s")  # 24 CPUs while it deserves 6: large is idle
     for i in range(SLOTS):
-        _submit(api, namespace, f"l{i}", large)
+        sharing.submit(api, namespace, f"l{i}", large)
     # Proportion would split equal weights 6:6; capacity takes small back to its 6 CPUs.
-    eventually(lambda: _split(api, namespace, deserving) == (3, 9), 240, "small:large 3:9")
+    eventually(lambda: sharing.split(api, namespace, deserving) == (3, 9), 240, "small:large 3:9")
     evicted = [
         e
         for e in client.CoreV1Api(api).list_namespaced_event(namespace).items

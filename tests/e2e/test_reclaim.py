@@ -31,11 +31,6 @@ def weighted(api: client.ApiClient) -> Iterator[tuple[str, ...]]:
         yield names
 
 
-def _split(api: client.ApiClient, ns: str, queues: tuple[str, str]) -> tuple[int, int]:
-    counts = sharing.running(api, ns)
-    return counts[queues[0]], counts[queues[1]]
-
-
 @pytest.mark.parametrize("first", ["light", "heavy"])
 def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluster_first(
     api: client.ApiClient, namespace: str, weighted: tuple[str, str], first: str
@@ -54,7 +49,7 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
     timeline: list[tuple[int, int]] = []
 
     def settled() -> bool:
-        split = _split(api, namespace, weighted)
+        split = sharing.split(api, namespace, weighted)
         if not timeline or timeline[-1] != split:
             timeline.append(split)
         return split == (3, 9)
@@ -69,7 +64,7 @@ def test_queues_weighted_one_to_three_end_one_to_three_whoever_filled_the_cluste
     seen = []
     for _ in range(15):  # and it stays so: no eviction back and forth
         time.sleep(1)
-        seen.append(_split(api, namespace, weighted))
+        seen.append(sharing.split(api, namespace, weighted))
     print(f"{first} first: splits {timeline} in {took:.0f} s, then {sorted(set(seen))} for 15 s")
     assert set(seen) == {(3, 9)}, seen
 
@@ -145,4 +140,4 @@ def test_evicted_job_with_a_restart_policy_restarts_and_waits_pending(
             f"{name} back to Pending",
         )
     assert {sharing.phase(api, namespace, f"l{i}") for i in range(SLOTS)} <= {"Running", "Pending"}
-    assert _split(api, namespace, weighted) == (SLOTS - 3, 3)
+    assert sharing.split(api, namespace, weighted) == (SLOTS - 3, 3)

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
+from tests.e2e import sharing
 from tests.e2e.conftest import E2EStack, eventually
 from tests.e2e.test_cli import _caldera, _ok, _table
-from tests.e2e.test_reclaim import _phase, _submit
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera schedules: the PodGroup gate and gang scheduling are on
@@ -40,10 +40,10 @@ def test_the_jobs_a_full_queue_holds_back_are_listed_in_order_with_why(
     api: client.ApiClient, namespace: str, narrow: str, e2e_stack: E2EStack
 ) -> None:
     ns = namespace
-    _submit(api, ns, "first", narrow)
-    eventually(lambda: _phase(api, ns, "first") == "Running", 120, "the first job runs")
-    _submit(api, ns, "second", narrow)
-    _submit(api, ns, "third", narrow)
+    sharing.submit(api, ns, "first", narrow)
+    eventually(lambda: sharing.phase(api, ns, "first") == "Running", 120, "the first job runs")
+    sharing.submit(api, ns, "second", narrow)
+    sharing.submit(api, ns, "third", narrow)
 
     def listed() -> list[list[str]] | None:
         done = _caldera(e2e_stack, "queue", "pending", narrow)

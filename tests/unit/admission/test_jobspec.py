@@ -320,3 +320,27 @@ def test_an_update_may_not_name_a_claim_for_a_volume_without_volume_claim() -> N
     new["spec"]["volumes"][0]["volumeClaimName"] = "y"
     (problem,) = jobspec.update_problems(old, new)
     assert problem.startswith("spec.volumes: job updates may not change fields")
+
+
+@pytest.mark.parametrize(
+    ("partition", "expected"),
+    [
+        pytest.param({"totalPartitions": 2, "partitionSize": 1}, [], id="no-topology"),
+        pytest.param(
+            {"totalPartitions": 2, "partitionSize": 1, "networkTopology": {"mode": "hard"}},
+            [
+                "spec.tasks[1].partitionPolicy.networkTopology: Caldera does not place a "
+                "partition within a network tier of its own; give the job's "
+                "spec.networkTopology instead, or leave it out"
+            ],
+            id="topology",
+        ),
+    ],
+)
+def test_a_partitions_own_network_topology_is_refused(
+    partition: dict[str, Any], expected: list[str]
+) -> None:
+    """Volcano keeps each partition within that tier (PodGroup sub-groups); Caldera cannot."""
+    job = _job(_task("a"), _task("b", replicas=2, partitionPolicy=partition))
+    assert jobspec.partition_problems(job) == expected
+    assert [p for p in jobspec.create_problems(job) if "partitionPolicy" in p] == expected

@@ -95,8 +95,8 @@ def job(
     return _request("batch.volcano.sh", "jobs", operation, obj, old)
 
 
-def podgroup(queue: str, operation: str = "CREATE", sub: str = "") -> dict[str, Any]:
-    obj = {"metadata": {"name": "pg", "namespace": "team"}, "spec": {"queue": queue}}
+def podgroup(queue: str, operation: str = "CREATE", sub: str = "", **spec: Any) -> dict[str, Any]:
+    obj = {"metadata": {"name": "pg", "namespace": "team"}, "spec": {"queue": queue, **spec}}
     return _request("scheduling.volcano.sh", "podgroups", operation, obj, sub=sub)
 
 
@@ -200,6 +200,15 @@ CASES = [
         deny("podgroup team/pg: " + OPEN_ONLY.format(what="PodGroup", q='"closed"', s='"Closed"')),
         id="podgroup-create-closed",
     ),
+    pytest.param(
+        podgroup("default", subGroupPolicy=[{"name": "a", "subGroupSize": 2}]),
+        deny(
+            "podgroup team/pg: spec.subGroupPolicy: Caldera's scheduler places a PodGroup as "
+            "one gang and does not place sub-groups; leave subGroupPolicy out"
+        ),
+        id="podgroup-create-sub-groups",
+    ),
+    pytest.param(podgroup("default", subGroupPolicy=[]), ALLOW, id="podgroup-create-no-sub-groups"),
     pytest.param(podgroup("closed", "UPDATE"), ALLOW, id="podgroup-update-closed"),
     pytest.param(podgroup("closed", "UPDATE", sub="status"), ALLOW, id="podgroup-status"),
     # Queues

@@ -1,0 +1,92 @@
+"""The scheduling.volcano.sh/v1beta1 Queue's and PodGroup's specs, field by field: who in
+Caldera reads each one.
+
+The scheduler reads both kinds through `scheduling/cache/objects.py` (`queue_info`, `job_info`),
+so a field is `Honoured` here only where that reader copies it and a named plugin or action
+uses the copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from models.coverage.entries import Coverage, Honoured, KindCoverage, Refused, WithoutEffect
+
+_SHARES: Final = (
+    "scheduling/plugins/proportion.py, scheduling/plugins/capacity.py, admission/queueresources.py"
+)
+_NODE_GROUPS: Final = "scheduling/api/nodegroups.py, scheduling/plugins/nodegroup.py"
+_DISPATCH: Final = "forwarder/routing/queue_translate.py, controllers/dispatch/choose.py"
+_TOPOLOGY: Final = "scheduling/cache/objects.py, scheduling/api/topology.py"
+
+QUEUE_FIELDS: Final[Mapping[str, Coverage]] = {
+    "spec.weight": Honoured("scheduling/plugins/proportion.py", "the queue's share of the cluster"),
+    "spec.capability": Honoured(_SHARES),
+    "spec.reclaimable": Honoured(
+        "scheduling/actions/reclaim.py, scheduling/actions/gangreclaim.py"
+    ),
+    "spec.guarantee.resource": Honoured(_SHARES),
+    "spec.deserved": Honoured("scheduling/plugins/capacity.py, admission/queueresources.py"),
+    "spec.parent": Honoured(
+        "controllers/queue/controller.py, scheduling/plugins/capacity.py, admission/rules.py",
+        "the hierarchy: states, shares and the webhook's depth and cycle rules",
+    ),
+    "spec.priority": Honoured("scheduling/framework/ordering.py", "queues are served by it first"),
+    "spec.dequeueStrategy": WithoutEffect(
+        "Volcano's scheduler does not read it at ed72c7c; Caldera's allocate goes on to a "
+        "queue's next job when one does not fit, which is `traverse`, the documented default"
+    ),
+    "spec.affinity.nodeGroupAffinity.requiredDuringSchedulingIgnoredDuringExecution": Honoured(
+        _NODE_GROUPS
+    ),
+    "spec.affinity.nodeGroupAffinity.preferredDuringSchedulingIgnoredDuringExecution": Honoured(
+        _NODE_GROUPS
+    ),
+    "spec.affinity.nodeGroupAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution": (
+        Honoured(_NODE_GROUPS)
+    ),
+    "spec.affinity.nodeGroupAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution": (
+        Honoured(_NODE_GROUPS)
+    ),
+    "spec.extendClusters[].name": Honoured(_DISPATCH, "the worker clusters its jobs go to"),
+    "spec.extendClusters[].weight": Honoured(_DISPATCH),
+    "spec.extendClusters[].capacity": Honoured(_DISPATCH),
+    "spec.type": WithoutEffect(
+        "a free-form label of the queue; nothing in Volcano reads it (ed72c7c), nor in Caldera"
+    ),
+}
+
+PODGROUP_FIELDS: Final[Mapping[str, Coverage]] = {
+    "spec.minMember": Honoured(
+        "scheduling/cache/objects.py, scheduling/api/jobs.py", "the gang size"
+    ),
+    "spec.minTaskMember": Honoured("scheduling/cache/objects.py, scheduling/api/jobs.py"),
+    "spec.minResources": Honoured(
+        "scheduling/cache/objects.py, scheduling/actions/enqueue.py",
+        "what enqueue must find room for",
+    ),
+    "spec.queue": Honoured("scheduling/cache/objects.py, admission/rules.py"),
+    "spec.priorityClassName": Honoured("scheduling/cache/objects.py", "the job's priority"),
+    "spec.networkTopology.mode": Honoured(_TOPOLOGY),
+    "spec.networkTopology.highestTierAllowed": Honoured(_TOPOLOGY),
+    "spec.networkTopology.highestTierName": Honoured(_TOPOLOGY),
+    "spec.subGroupPolicy": Refused(
+        "admission/rules.py",
+        "refused on PodGroup CREATE: Volcano's scheduler places each sub-group as a gang of "
+        "its own, within its own network tier; Caldera's scheduler places the PodGroup as one gang",
+    ),
+}
+
+QUEUE: Final = KindCoverage(
+    kind="Queue",
+    api_version="scheduling.volcano.sh/v1beta1",
+    crd="scheduling.volcano.sh_queues.yaml",
+    fields=QUEUE_FIELDS,
+)
+PODGROUP: Final = KindCoverage(
+    kind="PodGroup",
+    api_version="scheduling.volcano.sh/v1beta1",
+    crd="scheduling.volcano.sh_podgroups.yaml",
+    fields=PODGROUP_FIELDS,
+)

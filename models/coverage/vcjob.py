@@ -1,0 +1,126 @@
+"""The batch.volcano.sh/v1alpha1 Job's spec, field by field: who in Caldera reads each one.
+
+Found by reading the code, not assumed: a field is `Honoured` only where the named module
+reads it (`git grep` the snake_case name in controllers/job/, activities/ and admission/).
+The pod template is one entry: its fields are Kubernetes', copied into the pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from models import plugins
+from models.coverage.entries import Coverage, Honoured, KindCoverage, Refused, WithoutEffect
+
+_POLICY_NOTE: Final = "event or exit code → action, at once or after `timeout`"
+_NOT_SUB_GROUPS: Final = (
+    "Volcano's job controller also turns a partition policy into PodGroup sub-groups "
+    "(`subGroupPolicy`) that its scheduler places partition by partition; Caldera's does not, "
+    "so the task's gang is counted as a whole"
+)
+
+
+def _policies(prefix: str, level: str) -> dict[str, Coverage]:
+    """A policy list's fields, at job or task level: read alike by one module."""
+    where = "controllers/job/policies.py"
+    return {
+        f"{prefix}.action": Honoured(where, f"the {level}'s {_POLICY_NOTE}"),
+        f"{prefix}.event": Honoured(where),
+        f"{prefix}.events": Honoured(where),
+        f"{prefix}.exitCode": Honoured(where),
+        f"{prefix}.timeout": Honoured(f"{where}, controllers/job/delays.py"),
+    }
+
+
+FIELDS: Final[Mapping[str, Coverage]] = {
+    "spec.schedulerName": Honoured(
+        "controllers/job/podspec.py, controllers/job/controller.py",
+        "the pods' schedulerName; the Caldera scheduler of that name places them",
+    ),
+    "spec.minAvailable": Honoured(
+        "activities/podgroups.py, controllers/job/status.py", "the PodGroup's minMember"
+    ),
+    "spec.volumes[].mountPath": Honoured("controllers/job/podspec.py"),
+    "spec.volumes[].volumeClaimName": Honoured(
+        "activities/claims.py, controllers/job/podspec.py", "written back when generated"
+    ),
+    "spec.volumes[].volumeClaim": Honoured("activities/claims.py", "the PVC created for the job"),
+    "spec.tasks[].name": Honoured("controllers/job/podspec.py", "pod names, labels and roles"),
+    "spec.tasks[].replicas": Honoured("controllers/job/reconcile.py, controllers/job/podspec.py"),
+    "spec.tasks[].minAvailable": Honoured(
+        "controllers/job/podspec.py, controllers/job/reconcile.py",
+        "the PodGroup's minTaskMember; a dependency is met when this many pods run",
+    ),
+    "spec.tasks[].template": Honoured(
+        "controllers/job/podspec.py, admission/templates.py",
+        "Kubernetes' PodTemplateSpec, copied into every pod of the task; the webhook checks "
+        "the part of pod validation Caldera reads itself, the apiserver the rest",
+    ),
+    **_policies("spec.tasks[].policies[]", "task"),
+    "spec.tasks[].topologyPolicy": WithoutEffect(
+        "copied onto the pods as the `volcano.sh/numa-topology-policy` annotation, as Volcano's "
+        "job controller does, but only the numaaware scheduler plugin reads that, and Caldera "
+        "refuses a scheduler configuration that enables it (Volcano's default does not either)"
+    ),
+    "spec.tasks[].maxRetry": Honoured(
+        "controllers/job/bus_events.py", "container restarts that count as the task failing"
+    ),
+    "spec.tasks[].dependsOn.name": Honoured("controllers/job/reconcile.py, admission/jobspec.py"),
+    "spec.tasks[].dependsOn.iteration": Honoured("controllers/job/reconcile.py"),
+    "spec.tasks[].partitionPolicy.totalPartitions": Honoured(
+        "models/vcjob.py",
+        "a CEL rule; Volcano only checks it too: replicas must equal "
+        "totalPartitions * partitionSize",
+    ),
+    "spec.tasks[].partitionPolicy.partitionSize": Honoured(
+        "controllers/job/podspec.py",
+        "pods are labelled with their partition, and a policy can restart one partition; "
+        + _NOT_SUB_GROUPS,
+    ),
+    "spec.tasks[].partitionPolicy.networkTopology": Refused(
+        "admission/jobspec.py",
+        "Volcano's scheduler keeps each partition within the tier it names, through PodGroup "
+        "sub-groups Caldera does not build; the job's own `spec.networkTopology` is honoured",
+    ),
+    "spec.tasks[].partitionPolicy.minPartitions": Honoured(
+        "controllers/job/podspec.py, models/defaults.py",
+        "the task's minAvailable defaults to minPartitions * partitionSize",
+    ),
+    **_policies("spec.policies[]", "job"),
+    "spec.plugins": Honoured(
+        "controllers/job/plugins/, admission/jobspec.py",
+        "runs " + ", ".join(f"`{p}`" for p in sorted(plugins.IMPLEMENTED)) + "; any other "
+        "name is refused at admission",
+    ),
+    "spec.runningEstimate": WithoutEffect(
+        "Volcano stores it and nothing in Volcano reads it (its controllers and scheduler at "
+        "ed72c7c); Caldera does the same"
+    ),
+    "spec.queue": Honoured(
+        "activities/podgroups.py, controllers/job/podspec.py, admission/rules.py",
+        "the PodGroup's queue; the webhook refuses a queue that is missing, closed or not a leaf",
+    ),
+    "spec.maxRetry": Honoured("controllers/job/status.py, controllers/job/reconcile.py"),
+    "spec.ttlSecondsAfterFinished": Honoured("controllers/job/clock.py"),
+    "spec.priorityClassName": Honoured(
+        "controllers/job/podspec.py, activities/podgroups.py", "the pods' and the PodGroup's"
+    ),
+    "spec.minSuccess": Honoured("controllers/job/status.py"),
+    "spec.networkTopology.mode": Honoured(
+        "activities/podgroups.py, scheduling/api/topology.py", "copied to the PodGroup at creation"
+    ),
+    "spec.networkTopology.highestTierAllowed": Honoured(
+        "activities/podgroups.py, scheduling/api/topology.py"
+    ),
+    "spec.networkTopology.highestTierName": Honoured(
+        "activities/podgroups.py, scheduling/api/topology.py"
+    ),
+}
+
+JOB: Final = KindCoverage(
+    kind="Job",
+    api_version="batch.volcano.sh/v1alpha1",
+    crd="batch.volcano.sh_jobs.yaml",
+    fields=FIELDS,
+)
