@@ -77,10 +77,11 @@ def submit(
     name: str,
     queue: str | None,
     annotations: Mapping[str, str] | None = None,
+    replicas: int = 1,
     **spec: Any,
 ) -> None:
-    """A one-pod Volcano Job of 2 CPUs that runs until deleted, in `queue` (None: the default
-    one), with `annotations` on the Job and `spec` in its spec."""
+    """A Volcano Job of `replicas` pods of 2 CPUs that run until deleted, in `queue` (None: the
+    default one), with `annotations` on the Job and `spec` in its spec."""
     template = {
         "spec": {
             "restartPolicy": "Never",
@@ -89,7 +90,7 @@ def submit(
             ],
         }
     }
-    doc = make_job(name, namespace=ns).task("w", replicas=1, template=template)
+    doc = make_job(name, namespace=ns).task("w", replicas=replicas, template=template)
     manifest = (doc.spec(queue=queue, **spec) if queue else doc.spec(**spec)).manifest()
     if annotations:
         manifest["metadata"]["annotations"] = dict(annotations)

@@ -59,12 +59,7 @@ def queues(api: client.ApiClient) -> Iterator[tuple[str, ...]]:
 
 def _evicted(api: client.ApiClient, ns: str) -> list[str]:
     """The jobs whose pods the scheduler evicted, from the pods' Evict events."""
-    events = client.CoreV1Api(api).list_namespaced_event(ns).items
-    return sorted(
-        e.involved_object.name.rsplit("-", 2)[0]
-        for e in events
-        if e.reason == "Evict" and e.involved_object.kind == "Pod"
-    )
+    return sorted(pod.rsplit("-", 2)[0] for pod in sharing.evicted_pods(api, ns))
 
 
 def _started(api: client.ApiClient, ns: str) -> list[datetime]:

@@ -19,7 +19,6 @@ import pytest
 from kubernetes import client
 
 from scheduling.framework.conf import CALDERA_DEFAULT
-from tests.builders import make_job
 from tests.e2e import sharing
 from tests.e2e.conftest import eventually
 
@@ -33,21 +32,6 @@ CONFS = {
     ),
     "reclaim": CALDERA_DEFAULT,
 }
-
-
-def _submit(api: client.ApiClient, ns: str, name: str, queue: str) -> None:
-    template = {
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
-            ],
-        }
-    }
-    doc = make_job(name, namespace=ns).task("w", replicas=2, template=template)
-    client.CustomObjectsApi(api).create_namespaced_custom_object(
-        "batch.volcano.sh", "v1alpha1", ns, "jobs", doc.spec(queue=queue).manifest()
-    )
 
 
 @pytest.fixture
@@ -69,12 +53,12 @@ def test_a_gang_without_spare_tasks_is_evicted_whole_or_not_at_all(
     early, late = queues
     eventually(lambda: not sharing.reserving(api, namespace), 120, "the cluster to this test alone")
     for i in range(GANGS):
-        _submit(api, namespace, f"a{i}", early)
+        sharing.submit(api, namespace, f"a{i}", early, replicas=2)
     eventually(
         lambda: sharing.running(api, namespace)[early] == 2 * GANGS, 180, f"{early} fills it"
     )
     deleted = sharing.Deleted(api, namespace)
-    _submit(api, namespace, "b0", late)
+    sharing.submit(api, namespace, "b0", late, replicas=2)
 
     try:
         eventually(lambda: sharing.running(api, namespace)[late] == 2, 240, "the late gang running")
