@@ -1,8 +1,8 @@
 """PodGroup side effects: ensure the job's gang exists with current sizes; delete it on kills.
 
-Volcano updates an existing PodGroup only when minMember, minTaskMember, minResources or the
-priority class differ; its queue, network topology, labels and annotations are never changed
-after creation.
+Volcano updates an existing PodGroup only when minMember, minTaskMember, minResources, the
+priority class or the sub-group policies (`controllers.job.subgroups`) differ; its queue,
+network topology, labels and annotations are never changed after creation.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from temporalio import activity
 
 from activities import errors, kube
 from activities.messages import Done, EnsurePodGroupInput, PodGroupInput
-from controllers.job import podspec, reconcile
+from controllers.job import podspec, reconcile, subgroups
 from models import scheduling
 from models.scheduling import NetworkTopologySpec
 from models.vcjob import Job
@@ -58,6 +58,10 @@ def desired_spec(job: Job, priorities: dict[str, int]) -> dict[str, Any]:
                 topology.highest_tier_name if topology.highest_tier_allowed is None else None
             ),
         ).dump()
+    if policies := subgroups.sub_group_policy(job):
+        # Only for a job with partitions: other PodGroups stay as Volcano writes them (its
+        # empty list is left out on the wire).
+        spec["subGroupPolicy"] = [p.dump() for p in policies]
     return spec
 
 
@@ -76,7 +80,7 @@ def ensure_pod_group(request: EnsurePodGroupInput) -> Done:
         for name in (reconcile.pod_group_name(job), reconcile.legacy_pod_group_name(job)):
             current = _read(namespace, name)
             if current is not None:
-                _update(namespace, name, current, spec)
+                _update(namespace, name, update_patch(job, current, spec))
                 return Done()
     name = reconcile.pod_group_name(job)
     manifest = {
@@ -102,7 +106,7 @@ def ensure_pod_group(request: EnsurePodGroupInput) -> Done:
     if not created:
         current = _read(namespace, name)
         if current is not None:
-            _update(namespace, name, current, spec)
+            _update(namespace, name, update_patch(job, current, spec))
     return Done()
 
 
@@ -116,9 +120,21 @@ def _read(namespace: str, name: str) -> dict[str, Any] | None:
     return found
 
 
-def _update(namespace: str, name: str, current: dict[str, Any], spec: dict[str, Any]) -> None:
+def update_patch(job: Job, current: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch of the existing PodGroup `current`'s spec (shouldUpdateExistingPodGroup):
+    the fields of `spec` Volcano changes that differ, and the sub-group policies when
+    updatePgSubGroupPolicy would rewrite them; a field to clear is None (merge-patch null),
+    which also stands for Volcano's empty policy list, left out on the wire. {}: nothing."""
+    now = current.get("spec") or {}
     mutable = ("minMember", "minTaskMember", "minResources", "priorityClassName")
-    patch = {k: spec.get(k) for k in mutable if current.get("spec", {}).get(k) != spec.get(k)}
+    patch = {k: spec.get(k) for k in mutable if now.get(k) != spec.get(k)}
+    policies = subgroups.updated_sub_group_policy(job, now.get("subGroupPolicy"))
+    if policies is not None:
+        patch["subGroupPolicy"] = [p.dump() for p in policies] or None
+    return patch
+
+
+def _update(namespace: str, name: str, patch: dict[str, Any]) -> None:
     if patch:
         with errors.kube_call(f"update podgroup {namespace}/{name}"):
             patched = kube.custom().patch_namespaced_custom_object(

@@ -5,11 +5,14 @@ On CREATE: the tasks' `dependsOn` form a DAG over the job's own tasks (a name th
 of the job can never be met, so it is refused with the cycle's reason); every plugin is one
 Caldera runs; the mpi plugin's master task exists; every volume has its own `mountPath` and
 either a `volumeClaim` to create or the `volumeClaimName` of an existing claim (Volcano's
-validateIO); no task's partition policy names a network topology (Caldera has no per-partition
-placement). On UPDATE: only what Volcano lets change may change: `minAvailable`,
-`priorityClassName`, and each task's `replicas` and `minAvailable`, still consistent with each
-other; and the controller's one write, a generated claim name filled in where a `volumeClaim`
-volume had none. Metadata and status are not the spec: labels, annotations and finalizers
+validateIO); a task with a partition policy that sets `minPartitions` has `minAvailable`
+equal to `minPartitions * partitionSize` when it sets one (Volcano's validatePartitionPolicy;
+its other checks, sizes above zero, replicas = totalPartitions * partitionSize and at most one
+tier limit in the partition's networkTopology, are the CRD's schema and CEL rules). On UPDATE:
+only what Volcano lets change may change: `minAvailable`, `priorityClassName`, and each task's
+`replicas` and `minAvailable`, still consistent with each other and with the task's partitions;
+and the controller's one write, a generated claim name filled in where a `volumeClaim` volume
+had none. Metadata and status are not the spec: labels, annotations and finalizers
 change freely.
 
 Pure: every function takes the raw camelCase object as the apiserver sends it and returns
@@ -183,16 +186,21 @@ def volume_problems(job: Mapping[str, object]) -> list[str]:
 
 
 def partition_problems(job: Mapping[str, object]) -> list[str]:
-    """A partition's own network topology: Volcano's scheduler keeps each partition within
-    that tier through PodGroup sub-groups, which Caldera does not build, so it is refused
-    rather than stored without effect (`models.coverage`)."""
-    return [
-        f"spec.tasks[{i}].partitionPolicy.networkTopology: Caldera does not place a "
-        "partition within a network tier of its own; give the job's spec.networkTopology "
-        "instead, or leave it out"
-        for i, task in enumerate(_tasks(job))
-        if _mapping(task.get("partitionPolicy")).get("networkTopology") is not None
-    ]
+    """Volcano's validatePartitionPolicy, the part the CRD cannot say: with `minPartitions`
+    set (above 0), a task's own `minAvailable`, if given, is `minPartitions * partitionSize`
+    (without one it defaults to that number)."""
+    problems = []
+    for i, task in enumerate(_tasks(job)):
+        partition = _mapping(task.get("partitionPolicy"))
+        minimum, size = _int(partition.get("minPartitions")), _int(partition.get("partitionSize"))
+        given = _int(task.get("minAvailable"))
+        if not minimum or size is None or given is None or given == minimum * size:
+            continue
+        problems.append(
+            f"spec.tasks[{i}].minAvailable: 'minAvailable' ({given}) is not equal to "
+            f"minPartitions*partitionSize ({minimum * size}) in task {_name(task)!r}"
+        )
+    return problems
 
 
 def create_problems(job: Mapping[str, object]) -> list[str]:
@@ -212,6 +220,9 @@ def update_problems(old: Mapping[str, object], new: Mapping[str, object]) -> lis
     if len(old_tasks) != len(new_tasks):
         return ["spec.tasks: job updates may not add or remove tasks"]
     problems = [*_numbers(after, new_tasks), *_claim_name_changes(before, after)]
+    # Volcano checks the partitions on every update; a job stored before this check may break
+    # it already, and is not held to it until the update breaks it anew.
+    problems += [p for p in partition_problems(new) if p not in partition_problems(old)]
     before, after = _claims_blanked(before), _claims_blanked(after)
     fixed = {*before, *after} - {*UPDATABLE_JOB, "tasks"}
     changed = sorted(k for k in fixed if before.get(k) != after.get(k))

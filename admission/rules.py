@@ -13,7 +13,8 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
   yet), is not `root` and is a leaf.
 - Job UPDATE: only what `admission.jobspec` lets change; the queue is not looked at, so a
   running job is never stopped by its queue being closed later.
-- PodGroup CREATE: its queue exists and is Open; it has no `subGroupPolicy` (not honoured).
+- PodGroup CREATE: its queue exists and is Open (a `subGroupPolicy` entry's tier limits are the
+  CRD's CEL rule).
 - Job and PodGroup CREATE: an sla waiting time annotation is a duration above zero (Volcano's
   scheduler would drop it silently).
 - Job CREATE: its task-topology annotations name its own tasks (`admission.tasktopology`).
@@ -189,18 +190,12 @@ def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
 
 
 def _podgroup_problems(podgroup: Mapping[str, object], lookup: Lookup) -> list[str]:
-    """Volcano's PodGroup webhook: the queue exists and is Open. And no `subGroupPolicy`:
-    Volcano's scheduler places each sub-group as a gang of its own, Caldera's places the
-    PodGroup whole, so it is refused rather than stored without effect (`models.coverage`)."""
+    """Volcano's PodGroup webhook: the queue exists and is Open. Its other check, at most one
+    tier limit in `networkTopology` and in each `subGroupPolicy` entry's, is the CRD's CEL rule
+    on every network topology (`models.scheduling.NetworkTopologySpec`)."""
     name = _text(podgroup, "spec", "queue") or DEFAULT_QUEUE
     queue = lookup.get_queue(name)
-    problems = [_missing(name)] if queue is None else _closed(queue, "PodGroup")
-    if _mapping(podgroup, "spec").get("subGroupPolicy"):
-        problems.append(
-            "spec.subGroupPolicy: Caldera's scheduler places a PodGroup as one gang and does "
-            "not place sub-groups; leave subGroupPolicy out"
-        )
-    return problems
+    return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
 
 
 def _sla_problems(obj: Mapping[str, object]) -> list[str]:

@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field
 
 from models.base import ApiModel, Int32, NonNegInt32, ResourceList
 from models.meta import ObjectMeta
+from models.topology import LabelSelector
 
 GROUP: Final = "scheduling.volcano.sh"
 VERSION: Final = "v1beta1"
@@ -146,6 +147,24 @@ class PodGroupCondition(ApiModel):
     message: str | None = None
 
 
+class SubGroupPolicySpec(ApiModel):
+    """One policy of a PodGroup's `subGroupPolicy`: the pods `label_selector` picks, split by the
+    values of their `match_label_keys` labels, are sub-groups of `sub_group_size` pods, each a
+    gang of its own within its own network topology; the PodGroup needs `min_sub_groups` of
+    them whole. Volcano's job controller writes one per task with a `partitionPolicy`."""
+
+    name: str | None = Field(default=None, max_length=253)  # None: unnamed
+    sub_group_size: Annotated[Int32, Field(ge=1)] | None = Field(
+        default=None, json_schema_extra={"x-crd-default": 1}
+    )  # None: 1
+    min_sub_groups: NonNegInt32 | None = Field(
+        default=None, json_schema_extra={"x-crd-default": 0}
+    )  # None: 0
+    label_selector: LabelSelector | None = None  # None: every pod of the PodGroup
+    match_label_keys: list[str] | None = None  # None: no key (its pods stay in the job's group)
+    network_topology: NetworkTopologySpec | None = None  # None: anywhere within the job's
+
+
 class PodGroupSpec(ApiModel):
     min_member: NonNegInt32 | None = None  # None: 0
     min_task_member: dict[str, NonNegInt32] | None = None  # None: no per-task minimum
@@ -155,7 +174,7 @@ class PodGroupSpec(ApiModel):
     )  # None: default queue
     priority_class_name: str | None = None  # None: priority 0 or the global default
     network_topology: NetworkTopologySpec | None = None  # None: no topology constraint
-    sub_group_policy: Annotated[list[dict[str, object]], Field(max_length=64)] | None = None
+    sub_group_policy: Annotated[list[SubGroupPolicySpec], Field(max_length=64)] | None = None
 
 
 class PodGroupStatus(ApiModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from models.coverage.entries import Coverage, Honoured, KindCoverage, Refused, WithoutEffect
+from models.coverage.entries import Coverage, Honoured, KindCoverage, WithoutEffect
 
 _SHARES: Final = (
     "scheduling/plugins/proportion.py, scheduling/plugins/capacity.py, admission/queueresources.py"
@@ -19,6 +19,9 @@ _SHARES: Final = (
 _NODE_GROUPS: Final = "scheduling/api/nodegroups.py, scheduling/plugins/nodegroup.py"
 _DISPATCH: Final = "forwarder/routing/queue_translate.py, controllers/dispatch/choose.py"
 _TOPOLOGY: Final = "scheduling/cache/objects.py, scheduling/api/topology.py"
+_SUB_GROUPS: Final = (
+    "scheduling/cache/objects.py, scheduling/api/subgroups.py, scheduling/actions/subgroups.py"
+)
 
 QUEUE_FIELDS: Final[Mapping[str, Coverage]] = {
     "spec.weight": Honoured("scheduling/plugins/proportion.py", "the queue's share of the cluster"),
@@ -71,11 +74,23 @@ PODGROUP_FIELDS: Final[Mapping[str, Coverage]] = {
     "spec.networkTopology.mode": Honoured(_TOPOLOGY),
     "spec.networkTopology.highestTierAllowed": Honoured(_TOPOLOGY),
     "spec.networkTopology.highestTierName": Honoured(_TOPOLOGY),
-    "spec.subGroupPolicy": Refused(
-        "admission/rules.py",
-        "refused on PodGroup CREATE: Volcano's scheduler places each sub-group as a gang of "
-        "its own, within its own network tier; Caldera's scheduler places the PodGroup as one gang",
+    "spec.subGroupPolicy[].name": Honoured(
+        f"{_SUB_GROUPS}, controllers/job/subgroups.py, activities/podgroups.py",
+        "the job controller writes one policy per task with a partitionPolicy, as Volcano's "
+        "does; each sub-group (partition) is placed as a gang of its own within its own network "
+        "tier, and the job is ready once minSubGroups of them are whole",
     ),
+    "spec.subGroupPolicy[].subGroupSize": Honoured(_SUB_GROUPS, "a sub-group's gang size"),
+    "spec.subGroupPolicy[].minSubGroups": Honoured(
+        _SUB_GROUPS, "whole sub-groups the job needs to be ready"
+    ),
+    "spec.subGroupPolicy[].labelSelector": Honoured(_SUB_GROUPS, "the pods the policy takes"),
+    "spec.subGroupPolicy[].matchLabelKeys": Honoured(
+        _SUB_GROUPS, "the labels whose values split them into sub-groups"
+    ),
+    "spec.subGroupPolicy[].networkTopology.mode": Honoured(_SUB_GROUPS),
+    "spec.subGroupPolicy[].networkTopology.highestTierAllowed": Honoured(_SUB_GROUPS),
+    "spec.subGroupPolicy[].networkTopology.highestTierName": Honoured(_SUB_GROUPS),
 }
 
 QUEUE: Final = KindCoverage(

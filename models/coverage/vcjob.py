@@ -11,13 +11,18 @@ from collections.abc import Mapping
 from typing import Final
 
 from models import plugins
-from models.coverage.entries import Coverage, Honoured, KindCoverage, Refused, WithoutEffect
+from models.coverage.entries import Coverage, Honoured, KindCoverage, WithoutEffect
 
 _POLICY_NOTE: Final = "event or exit code → action, at once or after `timeout`"
-_NOT_SUB_GROUPS: Final = (
-    "Volcano's job controller also turns a partition policy into PodGroup sub-groups "
-    "(`subGroupPolicy`) that its scheduler places partition by partition; Caldera's does not, "
-    "so the task's gang is counted as a whole"
+# The task's partitions as PodGroup sub-groups (`subGroupPolicy`): written by the job
+# controller, placed by the scheduler.
+_SUB_GROUPS: Final = (
+    "controllers/job/subgroups.py, activities/podgroups.py, "
+    "scheduling/api/subgroups.py, scheduling/actions/subgroups.py"
+)
+_PARTITIONS_PLACED: Final = (
+    "each partition is placed as a gang of its own within its own network tier; the job is "
+    "ready once minPartitions partitions are whole"
 )
 
 
@@ -74,18 +79,18 @@ FIELDS: Final[Mapping[str, Coverage]] = {
         "totalPartitions * partitionSize",
     ),
     "spec.tasks[].partitionPolicy.partitionSize": Honoured(
-        "controllers/job/podspec.py",
-        "pods are labelled with their partition, and a policy can restart one partition; "
-        + _NOT_SUB_GROUPS,
+        f"controllers/job/podspec.py, {_SUB_GROUPS}",
+        "pods are labelled with their partition, and a policy can restart one partition; the "
+        "PodGroup gets one sub-group policy per partitioned task: " + _PARTITIONS_PLACED,
     ),
-    "spec.tasks[].partitionPolicy.networkTopology": Refused(
-        "admission/jobspec.py",
-        "Volcano's scheduler keeps each partition within the tier it names, through PodGroup "
-        "sub-groups Caldera does not build; the job's own `spec.networkTopology` is honoured",
+    "spec.tasks[].partitionPolicy.networkTopology": Honoured(
+        _SUB_GROUPS, "the tier each partition is placed within, on its own"
     ),
     "spec.tasks[].partitionPolicy.minPartitions": Honoured(
-        "controllers/job/podspec.py, models/defaults.py",
-        "the task's minAvailable defaults to minPartitions * partitionSize",
+        "controllers/job/podspec.py, models/defaults.py, admission/jobspec.py, "
+        "controllers/job/subgroups.py",
+        "the task's minAvailable defaults to minPartitions * partitionSize and must equal it "
+        "when given; the sub-groups' minSubGroups",
     ),
     **_policies("spec.policies[]", "job"),
     "spec.plugins": Honoured(

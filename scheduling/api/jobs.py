@@ -3,7 +3,9 @@
 Functions of (job, tasks) rather than properties, because a session changes task statuses as
 it goes and asks again after every placement; they read only statuses and requests, so the
 same call answers for the snapshot and for the session's working copy. Role minima
-(`minTaskMember`) are skipped when minMember is below their sum, as Volcano does.
+(`minTaskMember`) are skipped when minMember is below their sum, as Volcano does. A job with
+sub-groups (`scheduling.api.subgroups`) is ready or pipelined only once every policy has its
+minimum of whole sub-groups too, and valid only while it has that many sub-groups at all.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -16,6 +18,7 @@ from typing import Final
 
 from models.scheduling import PodGroupPhase
 from scheduling.api.snapshot import ALLOCATED_CLASS, JobInfo, TaskInfo, TaskStatus
+from scheduling.api.subgroups import DEFAULT, GroupKey, SubGroupRule, group_of, size_of
 from scheduling.api.vectors import EMPTY, Resources, total
 
 NOT_ENOUGH_TASKS: Final = "NotEnoughTasks"
@@ -71,7 +74,7 @@ def check_task_ready(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
 def is_ready(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
     """The gang's JobReady: enough tasks hold a node, and every role has its minimum."""
     enough = ready_task_num(tasks) + pending_best_effort_num(tasks) >= job.min_member
-    return enough and check_task_ready(job, tasks)
+    return enough and check_task_ready(job, tasks) and _whole(job.sub_groups, tasks, False)
 
 
 def check_task_pipelined(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
@@ -89,7 +92,9 @@ def is_pipelined(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
     preempt commit their evictions for it), but nothing is bound until the room is free.
     """
     waiting = waiting_task_num(tasks) + ready_task_num(tasks) + pending_best_effort_num(tasks)
-    return waiting >= job.min_member and check_task_pipelined(job, tasks)
+    if waiting < job.min_member or not check_task_pipelined(job, tasks):
+        return False
+    return _whole(job.sub_groups, tasks, True)
 
 
 def is_starving(job: JobInfo, tasks: Sequence[TaskInfo]) -> bool:
@@ -112,6 +117,8 @@ def validity(job: JobInfo, tasks: Sequence[TaskInfo]) -> tuple[str, str] | None:
                     f"Not enough valid pods of each task for gang-scheduling, "
                     f"task {role!r}: valid {valid[role]}, min {need}"
                 )
+    if (short := _short_policy(job.sub_groups, tasks)) is not None:
+        return NOT_ENOUGH_PODS_OF_TASK, short
     count = valid_task_num(tasks)
     if count < job.min_member:
         return NOT_ENOUGH_TASKS, (
@@ -154,3 +161,70 @@ def inqueue(job: JobInfo, tasks: Sequence[TaskInfo]) -> Resources:
 def elastic(job: JobInfo, tasks: Sequence[TaskInfo]) -> Resources:
     """What the job holds beyond its minResources: lendable, hence not counted at enqueue."""
     return allocated(tasks).exceeded_part(job.min_resources or EMPTY)
+
+
+# Sub-groups (subGroupPolicy)
+
+
+def grouped(
+    policies: Sequence[SubGroupRule], tasks: Iterable[TaskInfo]
+) -> dict[GroupKey, list[TaskInfo]]:
+    """The job's tasks by sub-group, each list in the order given."""
+    out: dict[GroupKey, list[TaskInfo]] = {}
+    for task in tasks:
+        out.setdefault(group_of(policies, task.labels), []).append(task)
+    return out
+
+
+def _held(tasks: Iterable[TaskInfo], pipelined: bool) -> int:
+    """Ready pods plus pending best-effort ones, and pipelined ones if asked."""
+    return sum(
+        1
+        for t in tasks
+        if t.status in _READY
+        or (pipelined and t.status is TaskStatus.PIPELINED)
+        or (t.status is TaskStatus.PENDING and t.best_effort)
+    )
+
+
+def group_ready(
+    policies: Sequence[SubGroupRule], group: GroupKey, tasks: Iterable[TaskInfo]
+) -> bool:
+    """SubJobInfo.IsReady over the group's own tasks."""
+    return _held(tasks, pipelined=False) >= size_of(policies, group)
+
+
+def group_pipelined(
+    policies: Sequence[SubGroupRule], group: GroupKey, tasks: Iterable[TaskInfo]
+) -> bool:
+    """SubJobInfo.IsPipelined over the group's own tasks."""
+    return _held(tasks, pipelined=True) >= size_of(policies, group)
+
+
+def _whole(policies: Sequence[SubGroupRule], tasks: Sequence[TaskInfo], pipelined: bool) -> bool:
+    """CheckSubJobReady (CheckSubJobPipelined): every policy has its minimum of sub-groups
+    whose own tasks hold (or wait for) their size."""
+    if not policies:
+        return True
+    by_group = grouped(policies, tasks)
+    whole = Counter(
+        group[0]
+        for group, members in by_group.items()
+        if group != DEFAULT and _held(members, pipelined) >= size_of(policies, group)
+    )
+    return all(whole[rule.name] >= rule.minimum for rule in policies)
+
+
+def _short_policy(policies: Sequence[SubGroupRule], tasks: Sequence[TaskInfo]) -> str | None:
+    """CheckSubJobValid: the first policy with fewer sub-groups than its minimum (a message);
+    None: every policy has enough."""
+    if not policies:
+        return None
+    count = Counter(group[0] for group in grouped(policies, tasks) if group != DEFAULT)
+    for rule in policies:
+        if count[rule.name] < rule.minimum:
+            return (
+                f"Not enough valid subGroups of each task for gang-scheduling, subGroupPolicy "
+                f"{rule.name!r}: {count[rule.name]} sub-groups, min {rule.minimum}"
+            )
+    return None

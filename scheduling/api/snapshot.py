@@ -33,6 +33,7 @@ from scheduling.api.podterms import (
     SpreadConstraint,
 )
 from scheduling.api.quotas import ResourceQuota
+from scheduling.api.subgroups import SubGroupRule
 from scheduling.api.taskaffinity import TaskTopology
 from scheduling.api.topology import JobTopology, Topology
 from scheduling.api.vectors import EMPTY, Resources, total
@@ -177,6 +178,7 @@ class JobInfo(_Frozen):
     quota_usage: dict[str, Fraction] | None = None
     # Its task-topology annotations (the task-topology plugin); None: none of them is set.
     task_topology: TaskTopology | None = None
+    sub_groups: tuple[SubGroupRule, ...] = ()  # its subGroupPolicy; (): one gang
 
     @property
     def min_task_member_total(self) -> int:

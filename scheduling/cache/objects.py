@@ -30,7 +30,7 @@ from models.scheduling import (
     QueueState,
 )
 from models.topology import HyperNode
-from scheduling.api import nodegroups, quotas, taskaffinity, topology
+from scheduling.api import nodegroups, quotas, subgroups, taskaffinity, topology
 from scheduling.api.constraints import Taint
 from scheduling.api.devices import DeviceWorld
 from scheduling.api.disruption import PodDisruptionBudget, job_budget
@@ -111,6 +111,7 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
             quotas.quota_usage(spec.min_resources) if spec.min_resources is not None else None
         ),
         task_topology=taskaffinity.read(meta.annotations or {}),
+        sub_groups=subgroups.rules(spec.sub_group_policy or ()),
     )
 
 

@@ -1,6 +1,7 @@
 """Gangs kept within HyperNodes: a Volcano Job's networkTopology reaches its PodGroup and the
 scheduler places the gang inside one HyperNode of the allowed tier, or keeps it waiting and
-says why.
+says why; a task's partitionPolicy becomes the PodGroup's subGroupPolicy and each partition is
+kept inside a HyperNode of its own.
 
 Six kwok nodes of this test only (8 cpu each, one 6-cpu pod per node), two per rack:
 racks r0 r1 r2 (tier 1, tierName rack), r0 and r1 under spine s0, r2 under s1 (tier 2).
@@ -19,6 +20,7 @@ from kubernetes import client
 from cli.devstack import controlplane
 from cli.devstack.nodes import NodeTemplate
 from models import topology
+from models.labels import PARTITION_ID
 from tests.builders import make_job
 from tests.e2e.conftest import eventually
 
@@ -98,23 +100,29 @@ def fabric(api: client.ApiClient, namespace: str) -> Iterator[Fabric]:
 
 
 def _submit(
-    api: client.ApiClient, ns: str, fabric: Fabric, name: str, replicas: int, network: Any
+    api: client.ApiClient,
+    ns: str,
+    fabric: Fabric,
+    name: str,
+    replicas: int,
+    network: Any = None,  # None: the job names no network topology
+    node: str | None = None,  # None: any node of the test's pool
+    **task: Any,
 ) -> None:
+    selector = {POOL: fabric.pool} if node is None else {"kubernetes.io/hostname": node}
     template = {
         "spec": {
             "restartPolicy": "Never",
-            "nodeSelector": {POOL: fabric.pool},
+            "nodeSelector": selector,
             "containers": [
                 {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "6"}}}
             ],
         }
     }
-    doc = (
-        make_job(name, namespace=ns)
-        .task("w", replicas=replicas, template=template)
-        .spec(minAvailable=replicas, networkTopology=network)
-        .manifest()
-    )
+    job = make_job(name, namespace=ns).task("w", replicas=replicas, template=template, **task)
+    doc = job.spec(minAvailable=replicas).manifest()
+    if network is not None:
+        doc["spec"]["networkTopology"] = network
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         "batch.volcano.sh", "v1alpha1", ns, "jobs", doc
     )
@@ -188,3 +196,44 @@ def test_a_soft_gang_bigger_than_any_hyper_node_still_runs(
     _submit(api, namespace, fabric, "wide", 5, {"mode": "soft"})
     nodes = eventually(lambda: _bound(api, namespace, "wide", 5), 90, "wide bound")
     assert len(set(nodes)) == 5
+
+
+def test_each_partition_of_a_job_is_kept_in_a_rack_of_its_own(
+    api: client.ApiClient, namespace: str, fabric: Fabric
+) -> None:
+    """Volcano's job controller (job_controller_actions.go getSubGroupPolicy) writes a task's
+    partitionPolicy as the PodGroup's subGroupPolicy and labels each pod with its partition;
+    its allocate (allocateForSubJob) keeps each partition within its own tier. One 6-cpu pod
+    per node and one node of rack 0 taken: each partition of two needs a rack with both nodes
+    free, so the partitions go to racks 1 and 2 (a gang placed pod by pod would have taken
+    the free node of rack 0 and split its first partition)."""
+    nodes = sorted(fabric.rack_of)
+    _submit(api, namespace, fabric, "busy", 1, node=nodes[1])
+    eventually(lambda: _bound(api, namespace, "busy", 1), 90, "busy bound")
+    partitions = {
+        "totalPartitions": 2,
+        "partitionSize": 2,
+        "minPartitions": 2,
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }
+    _submit(api, namespace, fabric, "parts", 4, partitionPolicy=partitions)
+    eventually(lambda: _bound(api, namespace, "parts", 4), 90, "parts bound")
+    group = _pod_group(api, namespace, "parts")
+    assert group is not None
+    [policy] = group["spec"]["subGroupPolicy"]
+    assert policy["subGroupSize"] == 2 and policy["minSubGroups"] == 2
+    assert policy["matchLabelKeys"] == [PARTITION_ID]
+    assert policy["networkTopology"]["highestTierAllowed"] == 1
+    pods = client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector="volcano.sh/job-name=parts"
+    )
+    racks: dict[str, set[str]] = {}
+    for pod in pods.items:
+        partition = ((pod.metadata.labels if pod.metadata else None) or {})[PARTITION_ID]
+        node = pod.spec.node_name if pod.spec else None
+        assert node is not None
+        racks.setdefault(partition, set()).add(fabric.rack_of[node])
+    rack0 = fabric.rack_of[nodes[0]]
+    assert sorted(racks) == ["0", "1"]
+    assert all(len(r) == 1 for r in racks.values()), racks
+    assert len(racks["0"] | racks["1"]) == 2 and rack0 not in racks["0"] | racks["1"], racks

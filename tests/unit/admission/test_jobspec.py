@@ -5,10 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import cel
 import pytest
 
 from admission import jobspec
-from models import plugins
+from models import crd, plugins
 
 
 def _job(*tasks: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -323,24 +324,115 @@ def test_an_update_may_not_name_a_claim_for_a_volume_without_volume_claim() -> N
 
 
 @pytest.mark.parametrize(
-    ("partition", "expected"),
+    "partition",
     [
-        pytest.param({"totalPartitions": 2, "partitionSize": 1}, [], id="no-topology"),
+        pytest.param({"totalPartitions": 2, "partitionSize": 1}, id="no-topology"),
         pytest.param(
             {"totalPartitions": 2, "partitionSize": 1, "networkTopology": {"mode": "hard"}},
-            [
-                "spec.tasks[1].partitionPolicy.networkTopology: Caldera does not place a "
-                "partition within a network tier of its own; give the job's "
-                "spec.networkTopology instead, or leave it out"
-            ],
-            id="topology",
+            id="mode-only",
+        ),
+        pytest.param(
+            {
+                "totalPartitions": 2,
+                "partitionSize": 1,
+                "minPartitions": 1,
+                "networkTopology": {"mode": "soft", "highestTierAllowed": 1},
+            },
+            id="tier-number",
+        ),
+        pytest.param(
+            {
+                "totalPartitions": 2,
+                "partitionSize": 1,
+                "networkTopology": {"mode": "hard", "highestTierName": "rack"},
+            },
+            id="tier-name",
         ),
     ],
 )
-def test_a_partitions_own_network_topology_is_refused(
-    partition: dict[str, Any], expected: list[str]
-) -> None:
-    """Volcano keeps each partition within that tier (PodGroup sub-groups); Caldera cannot."""
+def test_a_partitions_own_network_topology_is_admitted(partition: dict[str, Any]) -> None:
+    """Each partition is placed within its own tier, through the PodGroup's sub-groups."""
     job = _job(_task("a"), _task("b", replicas=2, partitionPolicy=partition))
+    assert jobspec.partition_problems(job) == []
+    assert jobspec.create_problems(job) == []
+
+
+def _job_rules(*path: str) -> list[dict[str, str]]:
+    """The CEL rules the generated Job CRD declares at `path` below the Job's spec."""
+    (spec,) = (s for s in crd.CRDS if s.kind == "Job")
+    node = crd.openapi_schema(spec)["properties"]["spec"]
+    for name in path:
+        node = node["items"] if name == "[]" else node["properties"][name]
+    rules: list[dict[str, str]] = node.get("x-kubernetes-validations", [])
+    return rules
+
+
+@pytest.mark.parametrize(
+    ("topology", "refused"),
+    [
+        pytest.param({"highestTierAllowed": 1, "highestTierName": "rack"}, True, id="both"),
+        pytest.param({"highestTierAllowed": 1}, False, id="number"),
+        pytest.param({"highestTierName": "rack"}, False, id="name"),
+        pytest.param({"mode": "soft"}, False, id="neither"),
+    ],
+)
+def test_a_partition_topology_with_both_tier_limits_is_refused_by_the_crd(
+    topology: dict[str, Any], refused: bool
+) -> None:
+    """Volcano's validateNetworkTopology on a partition: its CEL rule, not the webhook."""
+    rules = _job_rules("tasks", "[]", "partitionPolicy", "networkTopology")
+    failed = [r["message"] for r in rules if not cel.evaluate(r["rule"], {"self": topology})]
+    assert failed == (["highestTierAllowed and highestTierName must not both be set"] * refused)
+    partition = {"totalPartitions": 1, "partitionSize": 1, "networkTopology": topology}
+    assert jobspec.partition_problems(_job(_task("a", partitionPolicy=partition))) == []
+
+
+@pytest.mark.parametrize(
+    ("partition", "min_available", "expected"),
+    [
+        pytest.param({"minPartitions": 2}, 4, [], id="equal"),
+        pytest.param({"minPartitions": 2}, None, [], id="defaulted"),
+        pytest.param({}, 3, [], id="no-min-partitions"),
+        pytest.param({"minPartitions": 0}, 3, [], id="min-partitions-zero"),
+        pytest.param(
+            {"minPartitions": 1},
+            4,
+            [
+                "spec.tasks[1].minAvailable: 'minAvailable' (4) is not equal to "
+                "minPartitions*partitionSize (2) in task 'b'"
+            ],
+            id="differs",
+        ),
+    ],
+)
+def test_min_available_is_min_partitions_times_partition_size(
+    partition: dict[str, Any], min_available: int | None, expected: list[str]
+) -> None:
+    """Volcano's validatePartitionPolicy, checked only when minPartitions is set."""
+    policy = {"totalPartitions": 3, "partitionSize": 2, **partition}
+    extra = {} if min_available is None else {"minAvailable": min_available}
+    job = _job(_task("a"), _task("b", replicas=6, partitionPolicy=policy, **extra))
     assert jobspec.partition_problems(job) == expected
-    assert [p for p in jobspec.create_problems(job) if "partitionPolicy" in p] == expected
+    assert [p for p in jobspec.create_problems(job) if "minPartitions" in p] == expected
+
+
+def test_an_update_may_not_break_the_partitions_minimum() -> None:
+    policy = {"totalPartitions": 3, "partitionSize": 2, "minPartitions": 2}
+    old = _job(_task("w", replicas=6, minAvailable=4, partitionPolicy=policy))
+    new = copy.deepcopy(old)
+    new["spec"]["tasks"][0]["minAvailable"] = 5
+    assert jobspec.update_problems(old, new) == [
+        "spec.tasks[0].minAvailable: 'minAvailable' (5) is not equal to "
+        "minPartitions*partitionSize (4) in task 'w'"
+    ]
+    assert jobspec.update_problems(old, copy.deepcopy(old)) == []
+
+
+def test_an_update_of_a_job_stored_before_the_check_is_not_held_to_it() -> None:
+    """A claim name the controller fills in on a job that already broke the rule goes through."""
+    policy = {"totalPartitions": 3, "partitionSize": 2, "minPartitions": 2}
+    volume = {"mountPath": "/d", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}
+    old = _job(_task("w", replicas=6, minAvailable=5, partitionPolicy=policy), volumes=[volume])
+    new = copy.deepcopy(old)
+    new["spec"]["volumes"][0]["volumeClaimName"] = "j-pvc-0123456789ab"
+    assert jobspec.update_problems(old, new) == []

@@ -202,10 +202,7 @@ CASES = [
     ),
     pytest.param(
         podgroup("default", subGroupPolicy=[{"name": "a", "subGroupSize": 2}]),
-        deny(
-            "podgroup team/pg: spec.subGroupPolicy: Caldera's scheduler places a PodGroup as "
-            "one gang and does not place sub-groups; leave subGroupPolicy out"
-        ),
+        ALLOW,
         id="podgroup-create-sub-groups",
     ),
     pytest.param(podgroup("default", subGroupPolicy=[]), ALLOW, id="podgroup-create-no-sub-groups"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import cel
 import pytest
 import yaml
 
@@ -87,3 +88,30 @@ def test_queue_and_maxretry_defaults_are_applied_by_the_apiserver() -> None:
     assert spec["spec"]["properties"]["maxRetry"]["default"] == 3
     queue = _manifest("queues")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
     assert queue["spec"]["properties"]["weight"]["default"] == 1
+
+
+@pytest.mark.parametrize(
+    ("plural", "path"),
+    [
+        ("jobs", ("networkTopology",)),
+        ("jobs", ("tasks", "[]", "partitionPolicy", "networkTopology")),
+        ("podgroups", ("networkTopology",)),
+        ("podgroups", ("subGroupPolicy", "[]", "networkTopology")),
+    ],
+    ids=lambda v: v if isinstance(v, str) else ".".join(v),
+)
+def test_every_network_topology_refuses_both_tier_limits(
+    plural: str, path: tuple[str, ...]
+) -> None:
+    """Volcano's webhooks' validateNetworkTopology, for a Job's, its partitions', a PodGroup's
+    and its sub-groups' network topology: the CRD's CEL rule, evaluated here."""
+    node = _manifest(plural)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    node = node["properties"]["spec"]
+    for name in path:
+        node = node["items"] if name == "[]" else node["properties"][name]
+    (rule,) = node["x-kubernetes-validations"]
+    both = {"highestTierAllowed": 1, "highestTierName": "rack"}
+    assert not cel.evaluate(rule["rule"], {"self": both})
+    assert rule["message"] == "highestTierAllowed and highestTierName must not both be set"
+    for one in ({"highestTierAllowed": 1}, {"highestTierName": "rack"}, {}):
+        assert cel.evaluate(rule["rule"], {"self": one})
