@@ -10,15 +10,15 @@ CALDERA_SCHEDULERS (the schedulerNames Caldera's gang scheduler answers to, defa
 go to that scheduler and no gang scheduler runs), CALDERA_SCHEDULER_CONF (a
 volcano-scheduler.conf file) or CALDERA_SCHEDULER_CONFIGMAP (`<namespace>/<name>` of a
 ConfigMap holding one), CALDERA_SCHEDULER_ACTIONS (Volcano's `actions` string, replacing the
-configuration's; see `activities/scheduler_conf.py`), CALDERA_HYPERNODE_DISCOVERY (a
+configuration's; see `activities/scheduler/scheduler_conf.py`), CALDERA_HYPERNODE_DISCOVERY (a
 volcano-controller.conf file) or CALDERA_CONTROLLER_CONFIGMAP (`<namespace>/<name>` of a
 ConfigMap holding one): either starts HyperNode discovery from node labels (see
-`activities/controller_conf.py`), CALDERA_WORKFLOW_SANDBOX
+`activities/controllers/controller_conf.py`), CALDERA_WORKFLOW_SANDBOX
 (`on`: run workflows in Temporal's sandbox; off by default, see `workflows/sandbox.py`),
 CALDERA_MAX_CACHED_WORKFLOWS (workflows kept in memory between their tasks, default 10000:
 one evicted replays its whole history on its next task; each costs some hundred KiB),
 CALDERA_CLUSTER_NAMESPACE (where the worker clusters' Secrets are, default `caldera-system`;
-see `activities/cluster_secrets.py`).
+see `activities/dispatch/cluster_secrets.py`).
 Flags, each defaulting to its variable: --metrics-address / CALDERA_METRICS_ADDRESS
 (Prometheus endpoint, default 127.0.0.1:9464, empty: off; see `service/metrics_endpoint.py`),
 --log-format / CALDERA_LOG_FORMAT (text or json) and --log-level.
@@ -44,7 +44,8 @@ from temporalio.worker import Worker
 
 import activities
 import workflows
-from activities import clusters, controller_conf
+from activities.controllers import controller_conf
+from activities.dispatch import clusters
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics_endpoint, temporal, worker_registry
@@ -58,7 +59,7 @@ MAX_ACTIVITIES = 32
 # Per own task queue: the scheduler runs one session at a time, as Volcano's, beside the binding
 # of the one before; a queue writes its status and annotations.
 OWN_QUEUE_ACTIVITIES = 2
-# The dispatcher's calls to worker clusters (`activities.dispatch`): mostly long polls that
+# The dispatcher's calls to worker clusters (`activities.dispatch.copies`): mostly long polls that
 # wait without a thread (async), a few short calls on threads of their own.
 DISPATCH_ACTIVITIES = 1000
 DISPATCH_THREADS = 8
@@ -166,7 +167,7 @@ async def _ensure_scheduler(client: Client, name: str) -> None:
 
 async def _ensure_hypernode_discovery(client: Client, queue: str) -> None:
     """The cluster's one HyperNodeDiscoveryWorkflow runs while any worker does, once discovery
-    is configured (started once, kept; see `activities/controller_conf.py`)."""
+    is configured (started once, kept; see `activities/controllers/controller_conf.py`)."""
     await client.start_workflow(
         HyperNodeDiscoveryWorkflow.run,
         HyperNodeDiscoveryInput(),

@@ -1,5 +1,9 @@
 """Kubernetes side effects as Temporal activities; `ALL` is what every worker registers.
 
+Three rooms (`controllers`, `scheduler`, `dispatch`) that do not import each other, over the
+plumbing they share here: the client (`kube`), errors, options, messages, Events, ConfigMap
+texts and the Job status write (import-linter's `activities-rooms` keeps it so).
+
 Activities are sync functions (the official client blocks) run on the worker's thread pool,
 but for `schedules`, which are async: they call Temporal with the worker's own client.
 """
@@ -9,29 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from activities import (
+from activities import kube_events, status
+from activities.controllers import (
     batchjobs,
     batchpods,
-    binding,
-    claims,
-    clusters,
     cronjobs,
-    dispatch,
     hypernodes,
     jobflows,
     jobs,
-    kube_events,
-    mirroring,
     plugins,
     podgroups,
     pods,
     queues,
     schedules,
-    sessions,
-    status,
+    volume_claims,
     workloads,
     writes,
 )
+from activities.dispatch import clusters, copies, mirroring
+from activities.scheduler import binding, sessions
 
 ALL: Final[tuple[Callable[..., Any], ...]] = (
     pods.create_pods,
@@ -43,7 +43,7 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     writes.apply_writes,  # a decision's status, PodGroup and pod writes as one local activity
     kube_events.record_event,
     jobs.delete_job,
-    claims.ensure_volumes,
+    volume_claims.ensure_volumes,
     queues.write_queue_status,
     queues.patch_queue,
     binding.bind_placements,
@@ -81,4 +81,4 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
 # Scheduling sessions run on their own task queue (`models.task_queues.SCHEDULER`).
 SESSION: Final[tuple[Callable[..., Any], ...]] = (sessions.schedule_session, binding.bind_session)
 # Calls to worker clusters run on theirs (`models.task_queues.DISPATCH`).
-DISPATCH: Final[tuple[Callable[..., Any], ...]] = dispatch.ACTIVITIES
+DISPATCH: Final[tuple[Callable[..., Any], ...]] = copies.ACTIVITIES

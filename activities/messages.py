@@ -115,7 +115,7 @@ class VolumesResult(Done):
     claims: list[str] = []
 
 
-# -- one decision's short writes of a Volcano Job, as one local activity (`activities.writes`) --
+# -- one decision's short writes of a Job, as one local activity (activities.controllers.writes) --
 
 
 class WriteStatusStep(Message):
@@ -230,7 +230,7 @@ class JobPlacements(Message):
 
 
 class Arrivals(Message):
-    """Where a worker's count of a scheduler's arrivals stood (`activities.cluster`)."""
+    """Where a worker's count of a scheduler's arrivals stood (`activities.scheduler.informer`)."""
 
     token: str  # the worker process's cache: counts of another are not comparable
     count: int
@@ -259,7 +259,7 @@ class SessionReport(Message):
     pending: int  # pods still waiting for a node after this session
     bind_failed: dict[str, str] = {}  # "<ns>/<pod>" of `bind` not bound → why (placed again)
     arrivals: Arrivals | None = None  # the count as the session read the cluster
-    # Each queue's waiting jobs (`activities.backlogs`); None: as in the last report.
+    # Each queue's waiting jobs (`activities.scheduler.backlogs`); None: as in the last report.
     backlog: Backlog | None = None
 
 

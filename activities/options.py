@@ -85,8 +85,8 @@ TEMPORAL_CALL = ActivityOptions(start_to_close=timedelta(seconds=30), retry=_ret
 # One HyperNode discovery round: list nodes and HyperNodes, then a write per change. A round that
 # fails is the next round's work, so it is tried a few times only.
 HYPERNODE_DISCOVERY = ActivityOptions(start_to_close=timedelta(minutes=2), retry=_retry(3))
-# A call to a worker cluster's apiserver (`activities.dispatch`), on the dispatcher's own task
-# queue. A cluster that does not answer is an answer (`reachable=False`), not an error: these
+# A call to a worker cluster's apiserver (`activities.dispatch.copies`), on the dispatcher's own
+# task queue. A cluster that does not answer is an answer (`reachable=False`), not an error: these
 # retries are for the unexpected only, and a permanent refusal (403, 422) is not retried.
 REMOTE_CALL = ActivityOptions(
     start_to_close=timedelta(seconds=90),

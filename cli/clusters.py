@@ -1,10 +1,10 @@
 """`caldera cluster list`: the worker clusters registered on this cluster, each probed now.
 
 A worker cluster is a Secret labelled `caldera.dev/cluster` (see `models/dispatch.py`); the
-probe is the worker's (`activities/clusters.py`), run from where the command runs, so a cluster
-the worker reaches through a network this machine is not on reads as unreachable here while
-the worker's `caldera_cluster_reachable` says 1. The table shows free/allocatable CPU (cores)
-and memory; `-o json|yaml` gives each probe whole (every resource, the probe's time).
+probe is the worker's (`activities/dispatch/clusters.py`), run from where the command runs, so a
+cluster the worker reaches through a network this machine is not on reads as unreachable here while
+the worker's `caldera_cluster_reachable` says 1. The table shows free/allocatable CPU (cores) and
+memory; `-o json|yaml` gives each probe whole (every resource, the probe's time).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Final
 
-from activities import cluster_secrets, clusters
+from activities.dispatch import cluster_secrets, clusters
 from cli import output, verbs
 from cli.clients import Connections, add_arguments, guarded
 from models.dispatch import CLUSTER_LABEL, ClusterStatus

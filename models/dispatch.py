@@ -56,7 +56,7 @@ class _Model(BaseModel):
 
 class QueueThere(_Model):
     """A job's queue as one worker cluster holds it, from one probe: the queue its copy would
-    land in there (its own name, else `default`, as `activities.dispatch` creates it) and how
+    land in there (its own name, else `default`, as `activities.dispatch.copies` creates it) and how
     much of that queue is taken. New in ClusterStatus with a default: probes recorded in
     histories before it still decode."""
 

@@ -2,7 +2,7 @@
 
 The webhook refuses a Job naming a plugin outside `IMPLEMENTED`, as Volcano's does; one that
 Volcano has and Caldera does not run yet (`VOLCANO_ONLY`) is refused with its own message
-rather than admitted and silently skipped. `activities.plugins` registers exactly
+rather than admitted and silently skipped. `activities.controllers.plugins` registers exactly
 `IMPLEMENTED` (a unit test checks).
 """
 

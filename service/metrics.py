@@ -276,8 +276,8 @@ JOB_BOUND_LATENCY: Final = Latency(
 )
 
 # -- worker: the worker clusters (the worker's registry) ---------------------------------------
-# Set by the worker's probe of the clusters registered on it (activities/clusters.py): gauges
-# per cluster, gone with the cluster's Secret, none at all while no cluster is registered.
+# Set by the worker's probe of the clusters registered on it (activities/dispatch/clusters.py):
+# gauges per cluster, gone with the cluster's Secret, none at all while no cluster is registered.
 
 CLUSTER_REACHABLE: Final = Gauge(
     "caldera_cluster_reachable",

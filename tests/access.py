@@ -58,167 +58,214 @@ Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
 # (file, client method) → permissions, per process.
 NEEDS: Final[Mapping[str, Calls]] = {
     "caldera-worker": {
-        ("activities/binding.py", "create_namespaced_pod_binding"): _p("create", "pods/binding"),
-        ("activities/binding.py", "read_namespaced_pod"): _p("get", "pods"),
-        ("activities/binding.py", "read_node"): _p("get", "nodes"),
-        ("activities/binding.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
-        ("activities/volume_binding.py", "read_namespaced_persistent_volume_claim"): _p(
+        ("activities/scheduler/binding.py", "create_namespaced_pod_binding"): _p(
+            "create", "pods/binding"
+        ),
+        ("activities/scheduler/binding.py", "read_namespaced_pod"): _p("get", "pods"),
+        ("activities/scheduler/binding.py", "read_node"): _p("get", "nodes"),
+        ("activities/scheduler/binding.py", "patch_namespaced_pod_status"): _p(
+            "patch", "pods/status"
+        ),
+        ("activities/scheduler/volume_binding.py", "read_namespaced_persistent_volume_claim"): _p(
             "get", "persistentvolumeclaims"
         ),
-        ("activities/volume_binding.py", "patch_namespaced_persistent_volume_claim"): _p(
+        ("activities/scheduler/volume_binding.py", "patch_namespaced_persistent_volume_claim"): _p(
             "patch", "persistentvolumeclaims"
         ),
-        ("activities/volume_binding.py", "read_persistent_volume"): _p("get", "persistentvolumes"),
-        ("activities/volume_binding.py", "patch_persistent_volume"): _p(
+        ("activities/scheduler/volume_binding.py", "read_persistent_volume"): _p(
+            "get", "persistentvolumes"
+        ),
+        ("activities/scheduler/volume_binding.py", "patch_persistent_volume"): _p(
             "patch", "persistentvolumes"
         ),
         # The scheduler's cluster cache: list then watch through service/reflector.py.
-        ("activities/cluster.py", "list_node"): _p("list watch", "nodes"),
-        ("activities/cluster.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
-        ("activities/cluster.py", "list_persistent_volume_claim_for_all_namespaces"): _p(
+        ("activities/scheduler/informer.py", "list_node"): _p("list watch", "nodes"),
+        ("activities/scheduler/informer.py", "list_pod_for_all_namespaces"): _p(
+            "list watch", "pods"
+        ),
+        ("activities/scheduler/informer.py", "list_persistent_volume_claim_for_all_namespaces"): _p(
             "list watch", "persistentvolumeclaims"
         ),
-        ("activities/cluster.py", "list_persistent_volume"): _p("list watch", "persistentvolumes"),
-        ("activities/cluster.py", "list_storage_class"): _p(
+        ("activities/scheduler/informer.py", "list_persistent_volume"): _p(
+            "list watch", "persistentvolumes"
+        ),
+        ("activities/scheduler/informer.py", "list_storage_class"): _p(
             "list watch", "storageclasses", "storage.k8s.io"
         ),
-        ("activities/cluster.py", "list_csi_node"): _p("list watch", "csinodes", "storage.k8s.io"),
-        ("activities/cluster.py", "list_priority_class"): _p(
+        ("activities/scheduler/informer.py", "list_csi_node"): _p(
+            "list watch", "csinodes", "storage.k8s.io"
+        ),
+        ("activities/scheduler/informer.py", "list_priority_class"): _p(
             "list watch", "priorityclasses", "scheduling.k8s.io"
         ),
-        ("activities/cluster.py", "list_pod_disruption_budget_for_all_namespaces"): _p(
+        ("activities/scheduler/informer.py", "list_pod_disruption_budget_for_all_namespaces"): _p(
             "list watch", "poddisruptionbudgets", "policy"
         ),
-        ("activities/cluster.py", "list_resource_quota_for_all_namespaces"): _p(
+        ("activities/scheduler/informer.py", "list_resource_quota_for_all_namespaces"): _p(
             "list watch", "resourcequotas"
         ),
         # Dynamic Resource Allocation in the cache: the devices, their classes, the claims.
-        ("activities/cluster.py", "list_resource_slice"): _p(
+        ("activities/scheduler/informer.py", "list_resource_slice"): _p(
             "list watch", "resourceslices", RESOURCE
         ),
-        ("activities/cluster.py", "list_device_class"): _p("list watch", "deviceclasses", RESOURCE),
-        ("activities/cluster.py", "list_resource_claim_for_all_namespaces"): _p(
+        ("activities/scheduler/informer.py", "list_device_class"): _p(
+            "list watch", "deviceclasses", RESOURCE
+        ),
+        ("activities/scheduler/informer.py", "list_resource_claim_for_all_namespaces"): _p(
             "list watch", "resourceclaims", RESOURCE
         ),
-        # A placed pod's claims before its binding (activities/resourceclaims.py): read, the
-        # finalizer by a normal update, then allocation and reservedFor in the status.
-        ("activities/resourceclaims.py", "read_namespaced_resource_claim"): _p(
+        # A placed pod's claims before its binding (activities/scheduler/resourceclaims.py): read,
+        # the finalizer by a normal update, then allocation and reservedFor in the status.
+        ("activities/scheduler/resourceclaims.py", "read_namespaced_resource_claim"): _p(
             "get", "resourceclaims", RESOURCE
         ),
-        ("activities/resourceclaims.py", "replace_namespaced_resource_claim"): _p(
+        ("activities/scheduler/resourceclaims.py", "replace_namespaced_resource_claim"): _p(
             "update", "resourceclaims", RESOURCE
         ),
-        ("activities/resourceclaims.py", "replace_namespaced_resource_claim_status"): _p(
+        ("activities/scheduler/resourceclaims.py", "replace_namespaced_resource_claim_status"): _p(
             "update", "resourceclaims/status", RESOURCE
         ),
-        ("activities/cluster.py", "list_cluster_custom_object"): (
+        ("activities/scheduler/informer.py", "list_cluster_custom_object"): (
             _p("list watch", "podgroups", SCHED)
             + _p("list watch", "queues", SCHED)
             + _p("list watch", "hypernodes", TOPOLOGY)
         ),
-        ("activities/hypernodes.py", "list_node"): _p("list", "nodes"),
-        ("activities/hypernodes.py", "list_cluster_custom_object"): _p(
+        ("activities/controllers/hypernodes.py", "list_node"): _p("list", "nodes"),
+        ("activities/controllers/hypernodes.py", "list_cluster_custom_object"): _p(
             "list", "hypernodes", TOPOLOGY
         ),
-        ("activities/hypernodes.py", "create_cluster_custom_object"): _p(
+        ("activities/controllers/hypernodes.py", "create_cluster_custom_object"): _p(
             "create", "hypernodes", TOPOLOGY
         ),
-        ("activities/hypernodes.py", "patch_cluster_custom_object"): _p(
+        ("activities/controllers/hypernodes.py", "patch_cluster_custom_object"): _p(
             "patch", "hypernodes", TOPOLOGY
         ),
-        ("activities/hypernodes.py", "patch_cluster_custom_object_status"): _p(
+        ("activities/controllers/hypernodes.py", "patch_cluster_custom_object_status"): _p(
             "patch", "hypernodes/status", TOPOLOGY
         ),
-        ("activities/hypernodes.py", "delete_cluster_custom_object"): _p(
+        ("activities/controllers/hypernodes.py", "delete_cluster_custom_object"): _p(
             "delete", "hypernodes", TOPOLOGY
         ),
         ("activities/kube_events.py", "create_namespaced_event"): _p("create", "events"),
         # batch/v1 Jobs managed by Caldera (BatchJobWorkflow): pods, status, TTL deletion.
-        ("activities/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),
-        ("activities/batchpods.py", "read_namespaced_pod"): _p("get", "pods"),
-        ("activities/batchpods.py", "patch_namespaced_pod"): _p("patch", "pods"),
-        ("activities/batchpods.py", "delete_namespaced_pod"): _p("delete", "pods"),
-        ("activities/batchjobs.py", "patch_namespaced_job_status"): _p(
+        ("activities/controllers/batchpods.py", "create_namespaced_pod"): _p("create", "pods"),
+        ("activities/controllers/batchpods.py", "read_namespaced_pod"): _p("get", "pods"),
+        ("activities/controllers/batchpods.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/controllers/batchpods.py", "delete_namespaced_pod"): _p("delete", "pods"),
+        ("activities/controllers/batchjobs.py", "patch_namespaced_job_status"): _p(
             "patch", "jobs/status", "batch"
         ),
-        ("activities/batchjobs.py", "delete_namespaced_job"): _p("delete", "jobs", "batch"),
-        ("activities/batchjobs.py", "create_namespaced_custom_object"): _p(
+        ("activities/controllers/batchjobs.py", "delete_namespaced_job"): _p(
+            "delete", "jobs", "batch"
+        ),
+        ("activities/controllers/batchjobs.py", "create_namespaced_custom_object"): _p(
             "create", "podgroups", SCHED
         ),
-        ("activities/jobs.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
-        ("activities/claims.py", "create_namespaced_persistent_volume_claim"): _p(
-            "create", "persistentvolumeclaims"
+        ("activities/controllers/jobs.py", "delete_namespaced_custom_object"): _p(
+            "delete", "jobs", BATCH
         ),
-        ("activities/claims.py", "read_namespaced_persistent_volume_claim"): _p(
+        (
+            "activities/controllers/volume_claims.py",
+            "create_namespaced_persistent_volume_claim",
+        ): _p("create", "persistentvolumeclaims"),
+        ("activities/controllers/volume_claims.py", "read_namespaced_persistent_volume_claim"): _p(
             "get", "persistentvolumeclaims"
         ),
-        ("activities/claims.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
-        ("activities/claims.py", "replace_namespaced_custom_object"): _p("update", "jobs", BATCH),
+        ("activities/controllers/volume_claims.py", "get_namespaced_custom_object"): _p(
+            "get", "jobs", BATCH
+        ),
+        ("activities/controllers/volume_claims.py", "replace_namespaced_custom_object"): _p(
+            "update", "jobs", BATCH
+        ),
         # Plugins: svc (ConfigMap, Service, NetworkPolicy), ssh (the Secret <job>-ssh) and ray
         # (the Service <job>-head-svc).
-        ("activities/plugins.py", "read_namespaced_config_map"): _p("get", "configmaps"),
+        ("activities/controllers/plugins.py", "read_namespaced_config_map"): _p(
+            "get", "configmaps"
+        ),
         # The scheduler's configuration (CALDERA_SCHEDULER_CONFIGMAP).
         ("activities/configmaps.py", "read_namespaced_config_map"): _p("get", "configmaps"),
-        ("activities/plugins.py", "create_namespaced_config_map"): _p("create", "configmaps"),
-        ("activities/plugins.py", "replace_namespaced_config_map"): _p("update", "configmaps"),
-        ("activities/plugins.py", "delete_namespaced_config_map"): _p("delete", "configmaps"),
-        ("activities/plugins.py", "create_namespaced_service"): _p("create", "services"),
-        ("activities/plugins.py", "delete_namespaced_service"): _p("delete", "services"),
-        ("activities/plugins.py", "create_namespaced_network_policy"): _p(
+        ("activities/controllers/plugins.py", "create_namespaced_config_map"): _p(
+            "create", "configmaps"
+        ),
+        ("activities/controllers/plugins.py", "replace_namespaced_config_map"): _p(
+            "update", "configmaps"
+        ),
+        ("activities/controllers/plugins.py", "delete_namespaced_config_map"): _p(
+            "delete", "configmaps"
+        ),
+        ("activities/controllers/plugins.py", "create_namespaced_service"): _p(
+            "create", "services"
+        ),
+        ("activities/controllers/plugins.py", "delete_namespaced_service"): _p(
+            "delete", "services"
+        ),
+        ("activities/controllers/plugins.py", "create_namespaced_network_policy"): _p(
             "create", "networkpolicies", "networking.k8s.io"
         ),
-        ("activities/plugins.py", "delete_namespaced_network_policy"): _p(
+        ("activities/controllers/plugins.py", "delete_namespaced_network_policy"): _p(
             "delete", "networkpolicies", "networking.k8s.io"
         ),
-        ("activities/plugins.py", "read_namespaced_secret"): _p("get", "secrets"),
-        ("activities/plugins.py", "create_namespaced_secret"): _p("create", "secrets"),
-        ("activities/plugins.py", "replace_namespaced_secret"): _p("update", "secrets"),
-        ("activities/plugins.py", "delete_namespaced_secret"): _p("delete", "secrets"),
-        ("activities/podgroups.py", "list_priority_class"): _p(
+        ("activities/controllers/plugins.py", "read_namespaced_secret"): _p("get", "secrets"),
+        ("activities/controllers/plugins.py", "create_namespaced_secret"): _p("create", "secrets"),
+        ("activities/controllers/plugins.py", "replace_namespaced_secret"): _p("update", "secrets"),
+        ("activities/controllers/plugins.py", "delete_namespaced_secret"): _p("delete", "secrets"),
+        ("activities/controllers/podgroups.py", "list_priority_class"): _p(
             "list", "priorityclasses", "scheduling.k8s.io"
         ),
-        ("activities/podgroups.py", "create_namespaced_custom_object"): _p(
+        ("activities/controllers/podgroups.py", "create_namespaced_custom_object"): _p(
             "create", "podgroups", SCHED
         ),
-        ("activities/podgroups.py", "get_namespaced_custom_object"): _p("get", "podgroups", SCHED),
-        ("activities/podgroups.py", "patch_namespaced_custom_object"): _p(
+        ("activities/controllers/podgroups.py", "get_namespaced_custom_object"): _p(
+            "get", "podgroups", SCHED
+        ),
+        ("activities/controllers/podgroups.py", "patch_namespaced_custom_object"): _p(
             "patch", "podgroups", SCHED
         ),
-        ("activities/podgroups.py", "delete_namespaced_custom_object"): _p(
+        ("activities/controllers/podgroups.py", "delete_namespaced_custom_object"): _p(
             "delete", "podgroups", SCHED
         ),
         # PodGroups for pods Caldera did not create (PodGroupWorkflow).
-        ("activities/workloads.py", "read_namespaced_replica_set"): _p(
+        ("activities/controllers/workloads.py", "read_namespaced_replica_set"): _p(
             "get", "replicasets", "apps"
         ),
-        ("activities/workloads.py", "read_namespaced_stateful_set"): _p(
+        ("activities/controllers/workloads.py", "read_namespaced_stateful_set"): _p(
             "get", "statefulsets", "apps"
         ),
-        ("activities/workloads.py", "read_namespaced_daemon_set"): _p("get", "daemonsets", "apps"),
-        ("activities/workloads.py", "read_namespaced_deployment"): _p("get", "deployments", "apps"),
-        ("activities/workloads.py", "read_namespaced_job"): _p("get", "jobs", "batch"),
-        ("activities/workloads.py", "create_namespaced_custom_object"): _p(
+        ("activities/controllers/workloads.py", "read_namespaced_daemon_set"): _p(
+            "get", "daemonsets", "apps"
+        ),
+        ("activities/controllers/workloads.py", "read_namespaced_deployment"): _p(
+            "get", "deployments", "apps"
+        ),
+        ("activities/controllers/workloads.py", "read_namespaced_job"): _p("get", "jobs", "batch"),
+        ("activities/controllers/workloads.py", "create_namespaced_custom_object"): _p(
             "create", "podgroups", SCHED
         ),
-        ("activities/workloads.py", "get_namespaced_custom_object"): _p("get", "podgroups", SCHED),
-        ("activities/workloads.py", "patch_namespaced_custom_object"): _p(
+        ("activities/controllers/workloads.py", "get_namespaced_custom_object"): _p(
+            "get", "podgroups", SCHED
+        ),
+        ("activities/controllers/workloads.py", "patch_namespaced_custom_object"): _p(
             "patch", "podgroups", SCHED
         ),
-        ("activities/workloads.py", "patch_namespaced_pod"): _p("patch", "pods"),
-        ("activities/evictions.py", "patch_namespaced_pod_status"): _p("patch", "pods/status"),
-        ("activities/evictions.py", "delete_namespaced_pod"): _p("delete", "pods"),
-        ("activities/pods.py", "create_namespaced_pod"): _p("create", "pods"),
-        ("activities/pods.py", "patch_namespaced_pod"): _p("patch", "pods"),
-        ("activities/pods.py", "read_namespaced_pod"): _p("get", "pods"),
-        ("activities/pods.py", "delete_namespaced_pod"): _p("delete", "pods"),
-        ("activities/queues.py", "patch_cluster_custom_object"): _p("patch", "queues", SCHED),
-        ("activities/queues.py", "patch_cluster_custom_object_status"): _p(
+        ("activities/controllers/workloads.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/scheduler/evictions.py", "patch_namespaced_pod_status"): _p(
+            "patch", "pods/status"
+        ),
+        ("activities/scheduler/evictions.py", "delete_namespaced_pod"): _p("delete", "pods"),
+        ("activities/controllers/pods.py", "create_namespaced_pod"): _p("create", "pods"),
+        ("activities/controllers/pods.py", "patch_namespaced_pod"): _p("patch", "pods"),
+        ("activities/controllers/pods.py", "read_namespaced_pod"): _p("get", "pods"),
+        ("activities/controllers/pods.py", "delete_namespaced_pod"): _p("delete", "pods"),
+        ("activities/controllers/queues.py", "patch_cluster_custom_object"): _p(
+            "patch", "queues", SCHED
+        ),
+        ("activities/controllers/queues.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
         ),
-        ("activities/sessions.py", "patch_namespaced_custom_object_status"): _p(
+        ("activities/scheduler/sessions.py", "patch_namespaced_custom_object_status"): _p(
             "patch", "podgroups/status", SCHED
         ),
-        ("activities/sessions.py", "patch_cluster_custom_object_status"): _p(
+        ("activities/scheduler/sessions.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
         ),
         # Job, CronJob and JobFlow status (write_job_status, write_cron_job_status,
@@ -229,42 +276,57 @@ NEEDS: Final[Mapping[str, Calls]] = {
             + _p("patch", "jobflows/status", FLOW)
         ),
         # JobFlows (JobFlowWorkflow): Jobs from JobTemplates, the flow's and templates' status.
-        ("activities/jobflows.py", "get_namespaced_custom_object"): _p("get", "jobtemplates", FLOW),
-        ("activities/jobflows.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
-        ("activities/jobflows.py", "delete_namespaced_custom_object"): _p("delete", "jobs", BATCH),
-        ("activities/jobflows.py", "list_namespaced_custom_object"): _p("list", "jobs", BATCH),
-        ("activities/jobflows.py", "replace_namespaced_custom_object_status"): _p(
+        ("activities/controllers/jobflows.py", "get_namespaced_custom_object"): _p(
+            "get", "jobtemplates", FLOW
+        ),
+        ("activities/controllers/jobflows.py", "create_namespaced_custom_object"): _p(
+            "create", "jobs", BATCH
+        ),
+        ("activities/controllers/jobflows.py", "delete_namespaced_custom_object"): _p(
+            "delete", "jobs", BATCH
+        ),
+        ("activities/controllers/jobflows.py", "list_namespaced_custom_object"): _p(
+            "list", "jobs", BATCH
+        ),
+        ("activities/controllers/jobflows.py", "replace_namespaced_custom_object_status"): _p(
             "update", "jobtemplates/status", FLOW
         ),
         # CronJobs (CronRunWorkflow): each run's Job, read back when its name is taken.
-        ("activities/cronjobs.py", "create_namespaced_custom_object"): _p("create", "jobs", BATCH),
-        ("activities/cronjobs.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
-        # Worker clusters (activities/cluster_secrets.py): their registration Secrets, labelled,
-        # in Caldera's namespace alone. The probe's own calls (activities/clusters.py) go to the
-        # worker clusters, with the Secret's kubeconfig: nothing of the manager's.
-        ("activities/cluster_secrets.py", "list_namespaced_secret"): _p(
+        ("activities/controllers/cronjobs.py", "create_namespaced_custom_object"): _p(
+            "create", "jobs", BATCH
+        ),
+        ("activities/controllers/cronjobs.py", "get_namespaced_custom_object"): _p(
+            "get", "jobs", BATCH
+        ),
+        # Worker clusters (activities/dispatch/cluster_secrets.py): their registration Secrets,
+        # labelled, in Caldera's namespace alone. The probe's own calls
+        # (activities/dispatch/clusters.py) go to the worker clusters, with the Secret's kubeconfig:
+        # nothing of the manager's.
+        ("activities/dispatch/cluster_secrets.py", "list_namespaced_secret"): _p(
             "list", "secrets", namespace=NAMESPACE
         ),
-        ("activities/clusters.py", "get_code"): (),
-        ("activities/clusters.py", "list_node"): (),
-        ("activities/clusters.py", "list_pod_for_all_namespaces"): (),
-        ("activities/probes.py", "get_cluster_custom_object"): (),  # the job's queue there
+        ("activities/dispatch/clusters.py", "get_code"): (),
+        ("activities/dispatch/clusters.py", "list_node"): (),
+        ("activities/dispatch/clusters.py", "list_pod_for_all_namespaces"): (),
+        ("activities/dispatch/probes.py", "get_cluster_custom_object"): (),  # the job's queue there
         # Dispatched Jobs (DispatchWorkflow): the manager's Job gets its dispatched-to
-        # annotation by a read and an update (activities/mirroring.py; its status and Events
-        # go by the writes above). The calls to the copies go to the worker clusters, with the
-        # Secret's kubeconfig: nothing of the manager's.
-        ("activities/mirroring.py", "get_namespaced_custom_object"): _p("get", "jobs", BATCH),
-        ("activities/mirroring.py", "replace_namespaced_custom_object"): _p(
+        # annotation by a read and an update (activities/dispatch/mirroring.py; its status and
+        # Events go by the writes above). The calls to the copies go to the worker clusters, with
+        # the Secret's kubeconfig: nothing of the manager's.
+        ("activities/dispatch/mirroring.py", "get_namespaced_custom_object"): _p(
+            "get", "jobs", BATCH
+        ),
+        ("activities/dispatch/mirroring.py", "replace_namespaced_custom_object"): _p(
             "update", "jobs", BATCH
         ),
-        ("activities/remote.py", "get_namespaced_custom_object"): (),
-        ("activities/dispatch.py", "create_namespace"): (),
-        ("activities/dispatch.py", "get_cluster_custom_object"): (),
-        ("activities/dispatch.py", "create_namespaced_custom_object"): (),
-        ("activities/dispatch.py", "delete_namespaced_custom_object"): (),
-        ("activities/dispatch.py", "replace_namespaced_custom_object"): (),  # a spec change
-        ("activities/follow.py", "patch_namespaced_custom_object"): (),
-        ("activities/follow.py", "list_namespaced_event"): (),
+        ("activities/dispatch/remote.py", "get_namespaced_custom_object"): (),
+        ("activities/dispatch/copies.py", "create_namespace"): (),
+        ("activities/dispatch/copies.py", "get_cluster_custom_object"): (),
+        ("activities/dispatch/copies.py", "create_namespaced_custom_object"): (),
+        ("activities/dispatch/copies.py", "delete_namespaced_custom_object"): (),
+        ("activities/dispatch/copies.py", "replace_namespaced_custom_object"): (),  # a spec change
+        ("activities/dispatch/follow.py", "patch_namespaced_custom_object"): (),
+        ("activities/dispatch/follow.py", "list_namespaced_event"): (),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
@@ -303,11 +365,12 @@ IMPLICIT: Final[Mapping[str, tuple[Permission, ...]]] = {
     "caldera-worker": (
         _p("update", "jobs/finalizers", BATCH)
         + _p("update", "jobs/finalizers", "batch")
-        # The PodGroup of a bare pod blocks the pod's deletion (activities/workloads.py).
+        # The PodGroup of a bare pod blocks the pod's deletion
+        # (activities/controllers/workloads.py).
         + _p("update", "pods/finalizers")
-        # A flow's Jobs block the JobFlow's deletion (activities/jobflows.py).
+        # A flow's Jobs block the JobFlow's deletion (activities/controllers/jobflows.py).
         + _p("update", "jobflows/finalizers", FLOW)
-        # A CronJob's Jobs block the CronJob's deletion (activities/cronjobs.py).
+        # A CronJob's Jobs block the CronJob's deletion (activities/controllers/cronjobs.py).
         + _p("update", "cronjobs/finalizers", BATCH)
         # A claim's status update that changes allocation or reservedFor is also checked
         # against the synthetic resourceclaims/binding (apiserver 1.36+, the gate

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import batchjobs, batchpods, options
+    from activities import options
+    from activities.controllers import batchjobs, batchpods
     from activities.messages import (
         BatchJobInput,
         BatchJobStatusInput,

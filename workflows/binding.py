@@ -7,13 +7,14 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import binding, options
+    from activities import options
     from activities.messages import (
         BindPlacementsInput,
         BindPodsResult,
         MarkUnschedulableInput,
         Unschedulable,
     )
+    from activities.scheduler import binding
     from controllers.effects import BindPlacements, MarkUnschedulable, TellScheduler
     from models.signals import scheduler as scheduler_signals
     from workflows import activity_call

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import cronjobs, jobs, options, schedules
+    from activities import options
+    from activities.controllers import cronjobs, jobs, schedules
     from activities.messages import DeleteJobInput
     from controllers import effects as fx
     from controllers.cronjob import controller, due

@@ -24,7 +24,8 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import cronjobs, jobs, options
+    from activities import options
+    from activities.controllers import cronjobs, jobs
     from activities.messages import DeleteJobInput
     from controllers.cronjob.runs import FINISHED
     from models import keys

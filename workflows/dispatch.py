@@ -4,7 +4,7 @@ queue names `extendClusters`, in place of its JobWorkflow.
 
 It runs on the entity shell (`workflows.entity`) with the dispatch core
 (`controllers.dispatch`): the core decides where the job goes, what is mirrored, when it
-moves; this shell runs the activities (`activities.dispatch`, `.follow` on the dispatcher's
+moves; this shell runs the activities (`activities.dispatch.copies`, `.follow` on the dispatcher's
 task queue, `.mirroring` on the manager, local) and keeps one long poll of the current copy
 running beside the inbox, so a Command or the Job's deletion never waits for a poll to end.
 Each answer goes back to the core as an input; the history is the job's story (where it went,
@@ -31,7 +31,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import dispatch, follow, jobs, mirroring, options
+    from activities import options
+    from activities.controllers import jobs
+    from activities.dispatch import copies, follow, mirroring
     from activities.messages import DeleteJobInput
     from controllers import effects as fx
     from controllers.dispatch import controller, steps
@@ -220,8 +222,8 @@ class DispatchWorkflow(VolcanoCommands):
                 self._report(probed)
             case dfx.CreateCopy():
                 made = await activity_call.run(
-                    dispatch.create_copy,
-                    dispatch.CreateCopyInput(
+                    copies.create_copy,
+                    copies.CreateCopyInput(
                         **self._copy(effect.target),
                         job=effect.job,
                         lease_seconds=effect.lease_seconds,
@@ -280,8 +282,8 @@ class DispatchWorkflow(VolcanoCommands):
     async def _probe(self, effect: dfx.ProbeClusters) -> Probed:
         try:
             return await activity_call.run(
-                dispatch.probe_clusters,
-                dispatch.ProbeInput(clusters=effect.clusters, queue=effect.queue),
+                copies.probe_clusters,
+                copies.ProbeInput(clusters=effect.clusters, queue=effect.queue),
                 options.REMOTE_CALL,
                 "probe clusters " + ", ".join(effect.clusters),
             )
@@ -293,8 +295,8 @@ class DispatchWorkflow(VolcanoCommands):
         target = effect.target
         try:
             return await activity_call.run(
-                dispatch.delete_copy,
-                dispatch.DeleteCopyInput(**self._copy(target), why=effect.why),
+                copies.delete_copy,
+                copies.DeleteCopyInput(**self._copy(target), why=effect.why),
                 options.REMOTE_CALL,
                 f"delete copy on {steps.described(target)}: {effect.why}",
             )
@@ -308,8 +310,8 @@ class DispatchWorkflow(VolcanoCommands):
         target = effect.target
         try:
             return await activity_call.run(
-                dispatch.update_copy,
-                dispatch.UpdateCopyInput(**self._copy(target), job=effect.job),
+                copies.update_copy,
+                copies.UpdateCopyInput(**self._copy(target), job=effect.job),
                 options.REMOTE_CALL,
                 f"pass the spec change to {steps.described(target)}",
             )
@@ -323,8 +325,8 @@ class DispatchWorkflow(VolcanoCommands):
         target, command = effect.target, effect.command
         try:
             return await activity_call.run(
-                dispatch.send_command,
-                dispatch.SendCommandInput(
+                copies.send_command,
+                copies.SendCommandInput(
                     **self._copy(target), command=command, serial=effect.serial
                 ),
                 options.REMOTE_CALL,

@@ -22,7 +22,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import options, pods
+    from activities import options
+    from activities.controllers import pods
     from activities.messages import PodsInput, RecordEventInput
     from controllers import effects as fx
     from controllers.outcomes import ActionFailed, AnyOutcome, BindOutcome, PodsAbsent, TimerFired

@@ -21,7 +21,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import hypernodes, options
+    from activities import options
+    from activities.controllers import hypernodes
     from workflows import activity_call
     from workflows.inbox import continue_due
 

@@ -29,9 +29,10 @@ from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import claims, jobs, options
+    from activities import options
+    from activities.controllers import jobs, volume_claims
+    from activities.controllers.plugins import PluginsInput, ensure_plugins, remove_plugins
     from activities.messages import DeleteJobInput, JobInput
-    from activities.plugins import PluginsInput, ensure_plugins, remove_plugins
     from controllers import effects as fx
     from controllers.job import clock, controller, lease, markers, reconcile, results, views
     from controllers.job import effects as job_fx
@@ -207,7 +208,7 @@ class JobWorkflow(JobShell[JobRecord], VolcanoCommands):
                 )
             case job_fx.EnsureVolumes():
                 ensured = await activity_call.run(
-                    claims.ensure_volumes,
+                    volume_claims.ensure_volumes,
                     JobInput(job=effect.job),
                     options.KUBE_WRITE,
                     "ensure volumes",

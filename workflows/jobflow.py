@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import jobflows, options
+    from activities import options
+    from activities.controllers import jobflows
     from controllers.jobflow import controller
     from controllers.jobflow import effects as jf_fx
     from controllers.jobflow.state import FlowRecord

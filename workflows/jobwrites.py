@@ -15,7 +15,8 @@ from typing import assert_never
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import options, podgroups, pods, status
+    from activities import options, status
+    from activities.controllers import podgroups, pods
     from activities.messages import (
         CreatePodsInput,
         CreatePodsStep,

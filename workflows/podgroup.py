@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities import options, workloads
+    from activities import options
+    from activities.controllers import workloads
     from controllers.outcomes import AnyOutcome
     from controllers.podgroup import controller
     from controllers.podgroup import effects as pg_fx

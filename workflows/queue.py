@@ -19,7 +19,8 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import options, queues
+    from activities import options
+    from activities.controllers import queues
     from activities.messages import PatchQueueInput, QueueStatusInput
     from controllers.outcomes import AnyOutcome
     from controllers.parsed import ParsedQueue

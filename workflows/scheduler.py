@@ -12,11 +12,11 @@ Patches in force:
 - `caldera-session-folds-binding` (asked once per run): one activity per session and nothing
   else. A session binds what the previous one placed (recorded as assumptions when it
   returned), or, with nothing to bind, first waits for work in the worker next to the cluster cache
-  (`activities.cluster`: a pod waiting for a node, a new PodGroup) for up to the period. So a
-  session costs one activity and one workflow task: no timer, no `work_arrived` signals, no
-  second activity to bind (the binding runs beside the session's own reads and writes, as it
-  ran beside the next session before). Gangs with volumes to bind still go to `bind_session`
-  in the background (volume binding may wait minutes for a provisioner).
+  (`activities.scheduler.informer`: a pod waiting for a node, a new PodGroup) for up to the period.
+  So a session costs one activity and one workflow task: no timer, no `work_arrived` signals, no
+  second activity to bind (the binding runs beside the session's own reads and writes, as it ran
+  beside the next session before). Gangs with volumes to bind still go to `bind_session` in the
+  background (volume binding may wait minutes for a provisioner).
 - `caldera-handoffs-in-background` (before: `handoffs-in-background`, still honoured in
   histories that hold it): a session's placements are carried out while the next session
   runs (before it, each session waited for them all).
@@ -40,7 +40,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import binding, options, sessions
+    from activities import options
     from activities.messages import (
         Arrivals,
         BindSessionInput,
@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         SessionInput,
         SessionReport,
     )
+    from activities.scheduler import binding, sessions
     from controllers.scheduler import session
     from controllers.scheduler.session import SchedulerState
     from models import task_queues

@@ -1,6 +1,6 @@
 """Short Kubernetes writes as the entity shell carries them out: each alone, or the consecutive
-ones of one decision together, by one local activity (`activities.writes.apply_writes`), so the
-history holds one marker per decision instead of one per write.
+ones of one decision together, by one local activity (`activities.controllers.writes.apply_writes`),
+so the history holds one marker per decision instead of one per write.
 
 The kind says which of its effects are such writes (`Batches`); the shell stays kind-agnostic
 and hands each failure back as it always did, one `ActionFailed` per failed effect, whichever
@@ -21,7 +21,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities import kube_events, options, writes
+    from activities import kube_events, options
+    from activities.controllers import writes
     from activities.messages import (
         NAMESPACE_GONE,
         RecordEventInput,

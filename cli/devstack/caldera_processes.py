@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from activities import scheduler_conf
+from activities.scheduler import scheduler_conf
 from admission import server as admission_server
 from cli.devstack import controlplane, processes, webhook
 from cli.devstack.processes import Process

@@ -4,7 +4,8 @@ makes them: pure builders.
 Kept beside the activities that send them, and free of I/O so they are unit-tested alone.
 Pod and PodGroup names are deterministic (`<job>-<task>-<index>`, `<job>-<uid>`), so a retried
 activity finds what an earlier attempt created; a claim name the controller makes has a random
-part, drawn by `activities.claims` and kept in the Job's spec, which pods read it from.
+part, drawn by `activities.controllers.volume_claims` and kept in the Job's spec, which pods read it
+from.
 """
 
 from __future__ import annotations

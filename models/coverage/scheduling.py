@@ -75,7 +75,7 @@ PODGROUP_FIELDS: Final[Mapping[str, Coverage]] = {
     "spec.networkTopology.highestTierAllowed": Honoured(_TOPOLOGY),
     "spec.networkTopology.highestTierName": Honoured(_TOPOLOGY),
     "spec.subGroupPolicy[].name": Honoured(
-        f"{_SUB_GROUPS}, controllers/job/subgroups.py, activities/podgroups.py",
+        f"{_SUB_GROUPS}, controllers/job/subgroups.py, activities/controllers/podgroups.py",
         "the job controller writes one policy per task with a partitionPolicy, as Volcano's "
         "does; each sub-group (partition) is placed as a gang of its own within its own network "
         "tier, and the job is ready once minSubGroups of them are whole",

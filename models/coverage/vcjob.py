@@ -17,7 +17,7 @@ _POLICY_NOTE: Final = "event or exit code → action, at once or after `timeout`
 # The task's partitions as PodGroup sub-groups (`subGroupPolicy`): written by the job
 # controller, placed by the scheduler.
 _SUB_GROUPS: Final = (
-    "controllers/job/subgroups.py, activities/podgroups.py, "
+    "controllers/job/subgroups.py, activities/controllers/podgroups.py, "
     "scheduling/api/subgroups.py, scheduling/actions/subgroups.py"
 )
 _PARTITIONS_PLACED: Final = (
@@ -44,13 +44,16 @@ FIELDS: Final[Mapping[str, Coverage]] = {
         "the pods' schedulerName; the Caldera scheduler of that name places them",
     ),
     "spec.minAvailable": Honoured(
-        "activities/podgroups.py, controllers/job/status.py", "the PodGroup's minMember"
+        "activities/controllers/podgroups.py, controllers/job/status.py", "the PodGroup's minMember"
     ),
     "spec.volumes[].mountPath": Honoured("controllers/job/podspec.py"),
     "spec.volumes[].volumeClaimName": Honoured(
-        "activities/claims.py, controllers/job/podspec.py", "written back when generated"
+        "activities/controllers/volume_claims.py, controllers/job/podspec.py",
+        "written back when generated",
     ),
-    "spec.volumes[].volumeClaim": Honoured("activities/claims.py", "the PVC created for the job"),
+    "spec.volumes[].volumeClaim": Honoured(
+        "activities/controllers/volume_claims.py", "the PVC created for the job"
+    ),
     "spec.tasks[].name": Honoured("controllers/job/podspec.py", "pod names, labels and roles"),
     "spec.tasks[].replicas": Honoured("controllers/job/reconcile.py, controllers/job/podspec.py"),
     "spec.tasks[].minAvailable": Honoured(
@@ -103,23 +106,25 @@ FIELDS: Final[Mapping[str, Coverage]] = {
         "ed72c7c); Caldera does the same"
     ),
     "spec.queue": Honoured(
-        "activities/podgroups.py, controllers/job/podspec.py, admission/rules.py",
+        "activities/controllers/podgroups.py, controllers/job/podspec.py, admission/rules.py",
         "the PodGroup's queue; the webhook refuses a queue that is missing, closed or not a leaf",
     ),
     "spec.maxRetry": Honoured("controllers/job/status.py, controllers/job/reconcile.py"),
     "spec.ttlSecondsAfterFinished": Honoured("controllers/job/clock.py"),
     "spec.priorityClassName": Honoured(
-        "controllers/job/podspec.py, activities/podgroups.py", "the pods' and the PodGroup's"
+        "controllers/job/podspec.py, activities/controllers/podgroups.py",
+        "the pods' and the PodGroup's",
     ),
     "spec.minSuccess": Honoured("controllers/job/status.py"),
     "spec.networkTopology.mode": Honoured(
-        "activities/podgroups.py, scheduling/api/topology.py", "copied to the PodGroup at creation"
+        "activities/controllers/podgroups.py, scheduling/api/topology.py",
+        "copied to the PodGroup at creation",
     ),
     "spec.networkTopology.highestTierAllowed": Honoured(
-        "activities/podgroups.py, scheduling/api/topology.py"
+        "activities/controllers/podgroups.py, scheduling/api/topology.py"
     ),
     "spec.networkTopology.highestTierName": Honoured(
-        "activities/podgroups.py, scheduling/api/topology.py"
+        "activities/controllers/podgroups.py, scheduling/api/topology.py"
     ),
 }
 

@@ -11,8 +11,8 @@ Answers are read leniently (`extra="ignore"`), as Go's decoder skips unknown mem
 `ExtenderPort` is the boundary: the session calls it with these models and gets models back,
 or a `Failure` (no answer, a status other than 200, a body that does not decode, a timeout).
 What a failure means (`extender.ignorable`) is the session's decision (`plugins.extender`);
-the HTTP client lives in the shell (`activities.extender`). Predicate requests go as one batch
-per task, one request per candidate node as Volcano's protocol has them, so the shell can send
+the HTTP client lives in the shell (`activities.scheduler.extender`). Predicate requests go as one
+batch per task, one request per candidate node as Volcano's protocol has them, so the shell can send
 them side by side.
 
 Must not import anything with I/O: this module is pure.

@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, kube, volume_binding
+from activities import kube
 from activities.messages import (
     BindPodsInput,
     BindSessionInput,
@@ -23,6 +23,7 @@ from activities.messages import (
     Unschedulable,
     VolumesInput,
 )
+from activities.scheduler import binding, volume_binding
 from models.signals import scheduler as scheduler_signals
 from tests.e2e.conftest import NODES, E2EStack, eventually
 

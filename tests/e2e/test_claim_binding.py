@@ -18,8 +18,9 @@ import pytest
 from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, cluster, kube, resourceclaims
+from activities import kube
 from activities.messages import BindPlacementsInput, BindPodsResult
+from activities.scheduler import binding, informer, resourceclaims
 from models.signals.scheduler import ClaimPlan, DeviceResult, PlacedPod
 from tests.e2e.conftest import NODES, E2EStack, eventually
 
@@ -248,7 +249,7 @@ def test_a_binding_the_apiserver_refuses_reverts_the_allocation(
 def test_the_cluster_cache_lists_and_watches_the_dra_kinds(
     api: client.ApiClient, namespace: str, devices: str
 ) -> None:
-    cache = cluster.ClusterCache({k: v for k, v in cluster._calls(api).items() if k in DRA_KINDS})
+    cache = informer.ClusterCache({k: v for k, v in informer._calls(api).items() if k in DRA_KINDS})
     cache.start()
     try:
         assert cache.wait_synced(30) == []

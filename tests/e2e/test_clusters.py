@@ -21,7 +21,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from activities import clusters
+from activities.dispatch import clusters
 from cli.devstack import clusters as dev_clusters
 from cli.devstack import processes
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, dispatch_workflow_id

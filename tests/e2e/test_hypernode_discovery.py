@@ -24,7 +24,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
-from activities import controller_conf, hypernodes, kube
+from activities import kube
+from activities.controllers import controller_conf, hypernodes
 from cli.devstack import controlplane
 from cli.devstack.nodes import NodeTemplate
 from models import topology

@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client
 from temporalio.testing import ActivityEnvironment
 
-import activities.plugins as plugins
+import activities.controllers.plugins as plugins
 from activities import kube
 from controllers.job import plugins as job_plugins
 from controllers.job import podspec

@@ -22,7 +22,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities import dispatch, follow, mirroring
+from activities.dispatch import copies, follow, mirroring
 from activities.messages import DeleteJobInput, Done, RecordEventInput
 from controllers.dispatch import mirror
 from controllers.dispatch.results import (
@@ -134,7 +134,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         return Done()
 
     @activity.defn(name="probe_clusters")
-    async def probe_clusters(r: dispatch.ProbeInput) -> Probed:
+    async def probe_clusters(r: copies.ProbeInput) -> Probed:
         statuses = []
         for name in r.clusters:
             c = world.clusters[name]
@@ -147,7 +147,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         return Probed(statuses=statuses)
 
     @activity.defn(name="create_copy")
-    async def create_copy(r: dispatch.CreateCopyInput) -> CopyMade:
+    async def create_copy(r: copies.CreateCopyInput) -> CopyMade:
         c = world.clusters[r.target.cluster]
         answer = CopyMade(cluster=c.name, generation=r.target.generation)
         if not c.reachable:
@@ -195,7 +195,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
             await asyncio.sleep(0.02)
 
     @activity.defn(name="update_copy")
-    async def update_copy(r: dispatch.UpdateCopyInput) -> CopyUpdated:
+    async def update_copy(r: copies.UpdateCopyInput) -> CopyUpdated:
         c = world.clusters[r.target.cluster]
         answer = CopyUpdated(cluster=c.name, generation=r.target.generation)
         if not c.reachable:
@@ -214,7 +214,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         return answer
 
     @activity.defn(name="delete_copy")
-    async def delete_copy(r: dispatch.DeleteCopyInput) -> CopyDeleted:
+    async def delete_copy(r: copies.DeleteCopyInput) -> CopyDeleted:
         c = world.clusters[r.target.cluster]
         answer = CopyDeleted(cluster=c.name, generation=r.target.generation)
         if not c.reachable:
@@ -231,7 +231,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         return answer.model_copy(update={"phase": mirror.phase_of(copy.status)})
 
     @activity.defn(name="send_command")
-    async def send_command(r: dispatch.SendCommandInput) -> CommandSent:
+    async def send_command(r: copies.SendCommandInput) -> CommandSent:
         c = world.clusters[r.target.cluster]
         answer = CommandSent(cluster=c.name, generation=r.target.generation, command=r.command)
         if not c.reachable:

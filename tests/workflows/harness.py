@@ -22,8 +22,9 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities import writes
-from activities.claims import missing_claim
+from activities.controllers import writes
+from activities.controllers.plugins import PluginsInput, PluginsResult
+from activities.controllers.volume_claims import missing_claim
 from activities.messages import (
     BindPlacementsInput,
     BindPodsResult,
@@ -39,7 +40,6 @@ from activities.messages import (
     WritesResult,
     WriteStep,
 )
-from activities.plugins import PluginsInput, PluginsResult
 from models.signals import job as job_signals
 from models.signals.job import PodSnapshot
 from workflows import sandbox
@@ -164,8 +164,9 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
 
 
 def together(alone: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
-    """`apply_writes`, the real one's order and error handling (`activities.writes`) over the
-    fakes of the steps' own activities: every step is recorded under its own activity's name
+    """`apply_writes`, the real one's order and error handling (`activities.controllers.writes`)
+    over the fakes of the steps' own activities: every step is recorded under its own activity's
+    name
     and input, as if it had run alone."""
     convert = pydantic_data_converter.payload_converter
 

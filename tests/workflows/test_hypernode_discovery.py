@@ -21,7 +21,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
-from activities.hypernodes import DiscoverHyperNodesInput, DiscoverHyperNodesResult
+from activities.controllers.hypernodes import DiscoverHyperNodesInput, DiscoverHyperNodesResult
 from workflows import sandbox
 from workflows.hypernode_discovery import (
     HyperNodeDiscoveryInput,

@@ -18,7 +18,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from activities import jobflows
+from activities.controllers import jobflows
 from activities.messages import Done
 from models import keys
 from models.jobflow import DependsOn, Flow, JobFlowSpec

@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.testing import WorkflowEnvironment
 
-from activities import workloads
+from activities.controllers import workloads
 from activities.messages import Done
 from models import keys, labels
 from models.meta import OwnerReference

@@ -6,8 +6,8 @@ framework's processes together (each module says how). `on_pod_create` and the m
 builders in the plugin modules are pure and deterministic: the pod builder may run them
 anywhere, even inside a workflow, and they are unit-tested as tables. Nothing here imports
 temporalio or kubernetes; the activities that create and delete the objects (Volcano's
-OnJobAdd/OnJobUpdate and OnJobDelete) are `activities.plugins`, and the one random step, an ssh
-key pair, is made there too.
+OnJobAdd/OnJobUpdate and OnJobDelete) are `activities.controllers.plugins`, and the one random step,
+an ssh key pair, is made there too.
 
 Volcano's order over `spec.plugins` is Go map order, i.e. random; here it is sorted by name so
 that pods and histories are reproducible, except that hcclrank runs last: it reads the RANK env

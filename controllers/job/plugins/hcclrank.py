@@ -3,8 +3,8 @@
 Ascend NPU training (HCCL, Huawei's collective communication library) takes each pod's rank
 from that annotation rather than from the pod's env. A pod whose template already sets it
 keeps it; otherwise the first `RANK` env of its containers is used (the pytorch plugin writes
-one, which is why `activities.plugins` runs this plugin after the others); otherwise a master
-pod's rank is its index and a worker's is the master task's replicas + its index. Pods of
+one, which is why `activities.controllers.plugins` runs this plugin after the others); otherwise a
+master pod's rank is its index and a worker's is the master task's replicas + its index. Pods of
 other tasks get none.
 
 Unlike the other plugins its job add records no `controlledResources` marker, as in Volcano,

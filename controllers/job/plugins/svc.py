@@ -7,7 +7,7 @@ every pod, creates that Service (`<job>`), publishes each task's host list in a 
 the job's own pods with a NetworkPolicy (`<job>`). MPI, PyTorch and TensorFlow jobs depend on it.
 
 Pure builders only: the manifests and the pod mutation. Creating and deleting the objects is
-the activities' job (`activities.plugins`).
+the activities' job (`activities.controllers.plugins`).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from activities import backlogs
 from activities.messages import Arrivals, SessionInput
+from activities.scheduler import backlogs
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.api.backlog import Backlog, QueueBacklog, Waiting

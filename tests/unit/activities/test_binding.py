@@ -19,8 +19,9 @@ import pytest
 from kubernetes.client import ApiException
 from temporalio.testing import ActivityEnvironment
 
-from activities import binding, kube, resourceclaims
+from activities import kube
 from activities.messages import BindPlacementsInput, BindPodsResult, JobPlacements
+from activities.scheduler import binding, resourceclaims
 from models.signals.scheduler import ClaimPlan, DeviceResult, PlacedPod
 
 pytestmark = pytest.mark.unit

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from kubernetes import client
 
-from activities import cluster_secrets, clusters
-from activities.cluster_secrets import ClusterUnusable, Registration
+from activities.dispatch import cluster_secrets, clusters
+from activities.dispatch.cluster_secrets import ClusterUnusable, Registration
 from cli.devstack import processes
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, ClusterStatus
 from service import worker_registry

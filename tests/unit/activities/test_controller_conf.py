@@ -9,7 +9,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from temporalio.exceptions import ApplicationError
 
-from activities import controller_conf, kube
+from activities import kube
+from activities.controllers import controller_conf
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,9 @@ from kubernetes.client import ApiException
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import cluster, evictions, kube, kube_events, scheduler_conf, sessions
+from activities import kube, kube_events
 from activities.messages import RecordEventInput, SessionInput
+from activities.scheduler import evictions, informer, scheduler_conf, sessions
 from models import vcjob
 from models.keys import JobKey
 from scheduling.api.result import Eviction, EvictReason
@@ -165,7 +166,7 @@ def _world() -> dict[str, list[Obj]]:
 
 
 def _session(monkeypatch: pytest.MonkeyPatch, core: FakeCore) -> None:
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(_world()))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache(_world()))
     _install(monkeypatch, core)
     request = SessionInput(scheduler_name="volcano", session=1, assumed={})
     ActivityEnvironment().run(sessions.schedule_session, request)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from activities import extender as http_extender
+from activities.scheduler import extender as http_extender
 from scheduling.api import extender as wire
 from scheduling.plugins import extender
 from tests.unit.scheduling.builders import gang, make_nodes, snapshot

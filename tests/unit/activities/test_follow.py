@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.follow import lapsed
+from activities.dispatch.follow import lapsed
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 S = timedelta(seconds=1)

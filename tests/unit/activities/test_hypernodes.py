@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import controller_conf, hypernodes, kube
-from activities.hypernodes import DiscoverHyperNodesInput, DiscoverHyperNodesResult
+from activities import kube
+from activities.controllers import controller_conf, hypernodes
+from activities.controllers.hypernodes import DiscoverHyperNodesInput, DiscoverHyperNodesResult
 from models import topology
 
 pytestmark = pytest.mark.unit

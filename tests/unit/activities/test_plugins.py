@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import plugins
+from activities.controllers import plugins
 from controllers.job import plugins as job_plugins
 from tests.builders import make_job
 from tests.unit.controllers.job.plugins import owned

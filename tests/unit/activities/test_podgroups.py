@@ -11,7 +11,8 @@ import pytest
 from kubernetes.client import ApiException
 from temporalio.testing import ActivityEnvironment
 
-from activities import kube, podgroups
+from activities import kube
+from activities.controllers import podgroups
 from activities.messages import EnsurePodGroupInput
 from controllers.job import subgroups
 from models.vcjob import Job

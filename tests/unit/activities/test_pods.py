@@ -10,7 +10,7 @@ import time
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import pods
+from activities.controllers import pods
 from activities.messages import CreatePodsInput
 from tests.builders import make_job
 

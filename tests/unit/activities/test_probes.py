@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from activities import cluster_secrets, clusters, probes
-from activities.shared_reads import SharedReads
+from activities.dispatch import cluster_secrets, clusters, probes
+from activities.dispatch.shared_reads import SharedReads
 from cli.devstack import processes
 from models.dispatch import QueueThere
 from tests.unit.activities.test_clusters import VERSION

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import kube, scheduler_conf
+from activities import kube
+from activities.scheduler import scheduler_conf
 from scheduling.framework.conf import VOLCANO_DEFAULT
 from scheduling.framework.session_config import Action
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities import session_metrics
+from activities.scheduler import session_metrics
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.actions.registry import run_session

@@ -16,7 +16,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import backlogs, binding, cluster, kube, kube_events, options, sessions
+from activities import kube, kube_events, options
 from activities.messages import (
     Arrivals,
     JobPlacements,
@@ -24,6 +24,7 @@ from activities.messages import (
     SessionInput,
     SessionReport,
 )
+from activities.scheduler import backlogs, binding, informer, sessions
 from models import vcjob
 from models.keys import QueueName
 from models.signals import scheduler as scheduler_signals
@@ -125,7 +126,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[RecordEventInput, bo
 def _session(
     monkeypatch: pytest.MonkeyPatch, world: dict[str, list[Obj]], number: int = 1, **assumed: str
 ) -> SessionReport:
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache(world))
     request = SessionInput(scheduler_name="volcano", session=number, assumed=assumed)
     report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, request)
     return report
@@ -214,7 +215,7 @@ def test_an_assumed_pod_seen_bound_is_confirmed(
 def test_a_session_before_the_cache_synced_fails_and_is_retried(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi
 ) -> None:
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache({}, missing=["nodes", "pods"]))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache({}, missing=["nodes", "pods"]))
     request = SessionInput(scheduler_name="volcano", session=1, assumed={})
     with pytest.raises(ApplicationError, match="not synced yet: nodes, pods") as failure:
         ActivityEnvironment().run(sessions.schedule_session, request)
@@ -226,7 +227,7 @@ def test_a_session_heartbeats_so_one_on_a_dead_worker_is_retried_soon(
 ) -> None:
     """Regression (chaos soak): a session running on a killed worker was retried only when its
     60 s ran out, twice, so with the worker killed every 20 s scheduling stopped for minutes."""
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(_world(gang("beat", 2))))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache(_world(gang("beat", 2))))
     env = ActivityEnvironment()
     beats: list[tuple[Any, ...]] = []
     env.on_heartbeat = lambda *details: beats.append(details)
@@ -243,7 +244,7 @@ def test_a_session_binds_what_the_last_one_placed_and_reports_what_it_could_not_
 ) -> None:
     world = _world(gang("run", 1, phase="Inqueue"), nodes=2)
     cache = FakeCache(world)
-    monkeypatch.setattr(cluster, "cluster", lambda: cache)
+    monkeypatch.setattr(informer, "cluster", lambda: cache)
     handed: list[list[JobPlacements]] = []
 
     def bind_gangs(jobs: list[JobPlacements], timeout: float) -> tuple[int, dict[str, str]]:
@@ -277,7 +278,7 @@ def test_a_session_with_nothing_to_bind_waits_for_work_from_the_last_mark(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
     cache = FakeCache(_world())
-    monkeypatch.setattr(cluster, "cluster", lambda: cache)
+    monkeypatch.setattr(informer, "cluster", lambda: cache)
     mark = Arrivals(token="fake", count=3)
     request = SessionInput(
         scheduler_name="volcano", session=5, assumed={}, wait_seconds=2.0, since=mark
@@ -293,7 +294,7 @@ def test_a_gang_gets_one_status_write_once_its_pods_are_seen_bound(
     """Volcano writes Scheduled when it allocates and Running once the pods are bound; here the
     status waits while the gang is placed and bound, and is written once, Running."""
     world = _world(gang("run", 1, phase="Inqueue"))
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache(world))
     monkeypatch.setattr(binding, "bind_gangs", lambda jobs, timeout: (1, {}))
     placing = SessionInput(scheduler_name="volcano", session=1, assumed={}, bind_next=True)
     report: SessionReport = ActivityEnvironment().run(sessions.schedule_session, placing)
@@ -319,7 +320,7 @@ def test_the_report_says_who_waits_by_job_name_and_then_only_when_it_changes(
     monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
 ) -> None:
     world = _world(gang("big", 6, cpu="1"))  # never fits: waits in queue `default`
-    monkeypatch.setattr(cluster, "cluster", lambda: FakeCache(world))
+    monkeypatch.setattr(informer, "cluster", lambda: FakeCache(world))
     mark = Arrivals(token="fake", count=7)  # where the fake cache's arrivals stand
     backlogs.forget()  # what other tests' sessions reported
 

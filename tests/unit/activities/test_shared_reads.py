@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from activities.shared_reads import SharedReads
+from activities.dispatch.shared_reads import SharedReads
 
 pytestmark = pytest.mark.unit
 

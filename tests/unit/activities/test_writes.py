@@ -16,7 +16,8 @@ from kubernetes import client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.testing import ActivityEnvironment
 
-from activities import kube, writes
+from activities import kube
+from activities.controllers import writes
 from activities.messages import (
     CreatePodsInput,
     CreatePodsResult,

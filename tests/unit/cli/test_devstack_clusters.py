@@ -8,7 +8,7 @@ import base64
 import pytest
 import yaml
 
-from activities import cluster_secrets
+from activities.dispatch import cluster_secrets
 from cli.devstack import clusters, stack
 from cli.devstack.controlplane import ControlPlane
 from cli.devstack.processes import Process

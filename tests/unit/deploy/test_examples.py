@@ -78,7 +78,7 @@ def test_the_cluster_examples_register_a_cluster_and_dispatch_a_job_it_admits() 
     Job in it passes the webhook's rules (tests/e2e/test_dispatch.py runs it)."""
     import base64
 
-    from activities import cluster_secrets
+    from activities.dispatch import cluster_secrets
     from models import kubeconfig
     from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
 

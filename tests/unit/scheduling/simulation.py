@@ -29,7 +29,7 @@ class Cluster:
     nodes: list[Obj]
     queues: list[Obj]
     lag: int = 0  # sessions an evicted pod takes to go away
-    hold: bool = False  # the shell's held status writes (activities.sessions._held)
+    hold: bool = False  # the shell's held status writes (activities.scheduler.sessions._held)
     groups: dict[str, Obj] = field(default_factory=dict)
     pods: dict[str, Obj] = field(default_factory=dict)
     cpu: dict[str, str] = field(default_factory=dict)  # job -> its pod's request

@@ -1,4 +1,5 @@
-"""Job-level side effects: the TTL deletion (the volumes have `activities.claims`)."""
+"""Job-level side effects: the TTL deletion (the volumes have
+`activities.controllers.volume_claims`)."""
 
 from __future__ import annotations
 

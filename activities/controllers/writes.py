@@ -26,7 +26,8 @@ from typing import assert_never
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, FailureError
 
-from activities import options, podgroups, pods, status
+from activities import options, status
+from activities.controllers import podgroups, pods
 from activities.messages import (
     NAMESPACE_GONE,
     CreatePodsResult,

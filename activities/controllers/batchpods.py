@@ -19,6 +19,7 @@ from kubernetes.client import ApiException
 from temporalio import activity
 
 from activities import errors, kube, kube_events
+from activities.controllers.pods import batch_done, slow_start_batches
 from activities.messages import (
     CreateJobPodsInput,
     CreateJobPodsResult,
@@ -26,7 +27,6 @@ from activities.messages import (
     Done,
     RemoveFinalizersInput,
 )
-from activities.pods import batch_done, slow_start_batches
 from controllers.batchjob import podspec
 from models import batchv1
 from models.batchv1 import CreatedPod, NewPod

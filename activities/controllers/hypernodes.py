@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities import controller_conf, errors, kube
+from activities import errors, kube
+from activities.controllers import controller_conf
 from controllers.hypernode import discovery
 from controllers.hypernode.members import NodeLabels
 from models import topology

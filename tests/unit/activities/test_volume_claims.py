@@ -15,7 +15,8 @@ from kubernetes.client import ApiException
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import claims, kube, kube_events, options
+from activities import kube, kube_events, options
+from activities.controllers import volume_claims
 from activities.messages import JobInput, RecordEventInput, VolumesResult
 from controllers.job import podspec
 from models.vcjob import Job
@@ -86,7 +87,9 @@ def _run(
     monkeypatch.setattr(kube, "custom", lambda: api)
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, attempt=attempt)
-    result: VolumesResult = env.run(claims.ensure_volumes, JobInput(job=Job.model_validate(job)))
+    result: VolumesResult = env.run(
+        volume_claims.ensure_volumes, JobInput(job=Job.model_validate(job))
+    )
     return result
 
 
@@ -156,7 +159,7 @@ def test_a_job_replaced_meanwhile_is_not_written(
     api = FakeApi(stored, claims=set())
     with pytest.raises(ApplicationError) as err:
         _run(api, monkeypatch, job)
-    assert err.value.type == claims.JOB_GONE and err.value.non_retryable
+    assert err.value.type == volume_claims.JOB_GONE and err.value.non_retryable
     assert api.calls == []
 
 

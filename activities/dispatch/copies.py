@@ -1,5 +1,5 @@
 """The DispatchWorkflow's calls to worker clusters: probe them, create a copy, delete it
-(fenced), hand it a Command; `activities.follow` follows it. I/O only: what to write is
+(fenced), hand it a Command; `activities.dispatch.follow` follows it. I/O only: what to write is
 `controllers.dispatch.copies`.
 
 Every call is idempotent, so a retry or a worker restarted mid-call does no harm: a copy is
@@ -7,7 +7,7 @@ created if absent, and one found is the same copy only if its origin uid and gen
 so; a delete reads the Job first and deletes it only if it is that copy, with its uid as the
 precondition; a Command has a name of its own. A cluster that cannot be reached is an answer
 (`reachable=False`) for the core to decide on, not an exception to retry: that is what
-failover is for (`activities.remote`). They run on their own task queue
+failover is for (`activities.dispatch.remote`). They run on their own task queue
 (`task_queues.DISPATCH`).
 """
 
@@ -21,10 +21,11 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import clusters, errors, kube, probes, remote
-from activities.follow import follow_copy
+from activities import errors, kube
+from activities.dispatch import clusters, probes, remote
+from activities.dispatch.follow import follow_copy
+from activities.dispatch.remote import CopyInput, Unreachable
 from activities.messages import Message
-from activities.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import CommandSent, CopyDeleted, CopyMade, CopyUpdated, Probed
 from models import bus, scheduling, vcjob

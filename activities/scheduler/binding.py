@@ -3,12 +3,12 @@
 `bind_session` (every gang of a scheduling session), `bind_placements` (one gang, for a
 JobWorkflow that still gets its placements) and `mark_unschedulable` are the activities; the
 rest are their steps.
-Volume binding (`activities/volume_binding.py`) comes first for the pods that have volumes.
-Node binding posts `pods/binding`; a pod already bound where it was placed is success, anything
-else is reported per pod so the scheduler retries it in a later scheduling session rather than
-failing the whole gang. A pod's ResourceClaims are allocated and reserved for it just before
-(`activities.resourceclaims`, kube-scheduler's DynamicResources PreBind), and released again
-when its binding fails (Unreserve).
+Volume binding (`activities/scheduler/volume_binding.py`) comes first for the pods that have
+volumes. Node binding posts `pods/binding`; a pod already bound where it was placed is success,
+anything else is reported per pod so the scheduler retries it in a later scheduling session rather
+than failing the whole gang. A pod's ResourceClaims are allocated and reserved for it just before
+(`activities.scheduler.resourceclaims`, kube-scheduler's DynamicResources PreBind), and released
+again when its binding fails (Unreserve).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from kubernetes import client
 from temporalio import activity
 
-from activities import cluster, errors, kube, resourceclaims, volume_binding
+from activities import errors, kube
 from activities.messages import (
     BindPlacementsInput,
     BindPodsInput,
@@ -34,6 +34,7 @@ from activities.messages import (
     MarkUnschedulableInput,
     Unschedulable,
 )
+from activities.scheduler import informer, resourceclaims, volume_binding
 from models.signals import scheduler as scheduler_signals
 from service import metrics
 
@@ -44,7 +45,7 @@ _PARALLEL = 16
 def _node_exists(name: str) -> bool:
     """From the scheduler's cluster cache where this worker runs one (the session placed on
     what it saw, so this costs no request), else read from the apiserver."""
-    known = cluster.node_known(name)
+    known = informer.node_known(name)
     if known is not None:
         return known
     try:

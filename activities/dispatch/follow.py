@@ -17,8 +17,9 @@ from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import errors, kube, remote
-from activities.remote import CopyInput, Unreachable
+from activities import errors, kube
+from activities.dispatch import remote
+from activities.dispatch.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import EventMark, Followed, RemoteEvent
 from models import vcjob

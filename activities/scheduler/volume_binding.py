@@ -3,8 +3,8 @@
 Writes what the PV controller and provisioners wait for (a PV `claimRef` for a static match,
 the `selected-node` annotation on a claim to provision) and waits, heartbeating, until the
 claims are bound; `revert_volumes` undoes what is not bound yet when that fails. Apart from the
-node bindings (`activities/binding.py`) because it talks to other objects (PVs and PVCs), waits
-on other controllers, and fails a pod by other rules (`VolumeBindingFailed`, a timeout).
+node bindings (`activities/scheduler/binding.py`) because it talks to other objects (PVs and PVCs),
+waits on other controllers, and fails a pod by other rules (`VolumeBindingFailed`, a timeout).
 """
 
 from __future__ import annotations

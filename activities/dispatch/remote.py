@@ -1,8 +1,8 @@
-"""Talking to a worker cluster from the manager: its client (`activities.cluster_secrets`, from
-its Secret), one request at a time with a short timeout, and the one rule for what counts as the
-cluster not answering (`Unreachable`: no usable Secret, no connection, credentials refused, a
-server error), which the dispatcher's activities report as an answer rather than raise.
-Everything else an apiserver says goes through `errors.kube_call` as for the manager's own.
+"""Talking to a worker cluster from the manager: its client (`activities.dispatch.cluster_secrets`,
+from its Secret), one request at a time with a short timeout, and the one rule for what counts as
+the cluster not answering (`Unreachable`: no usable Secret, no connection, credentials refused, a
+server error), which the dispatcher's activities report as an answer rather than raise. Everything
+else an apiserver says goes through `errors.kube_call` as for the manager's own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any, Final, TypeVar
 import urllib3
 from kubernetes import client
 
-from activities import cluster_secrets, clusters, errors, kube
+from activities import errors, kube
+from activities.dispatch import cluster_secrets, clusters
 from activities.messages import Message
 from controllers.dispatch import copies
 from models import vcjob

@@ -8,7 +8,7 @@ The figures are as old as `MAX_AGE` at most, the grain of a choice that the work
 own scheduler refines anyway.
 
 The queue (`QueueThere`): the queue a copy lands in there is the job's own if the cluster has
-a queue of that name, else `default` (`activities.dispatch.create_copy`); its state,
+a queue of that name, else `default` (`activities.dispatch.copies.create_copy`); its state,
 capability and use decide whether, and how much, the copy could run there
 (`controllers.dispatch.choose`). Reading it needs what creating a copy needs already: get
 Queues. A queue that cannot be read is said in `QueueThere.error`, never raised.
@@ -24,8 +24,8 @@ from typing import Any, Final
 import urllib3
 from kubernetes import client
 
-from activities import clusters
-from activities.shared_reads import SharedReads
+from activities.dispatch import clusters
+from activities.dispatch.shared_reads import SharedReads
 from models import scheduling
 from models.dispatch import ClusterStatus
 from scheduling.api import queue_usage

@@ -3,11 +3,11 @@
 `probe` asks a cluster what the dispatcher and `caldera cluster list` need: whether it answers
 (a short-timeout GET /version), its nodes, and its capacity (`scheduling.api.cluster_capacity`);
 `read` is the same read with what the pods hold by queue (`scheduling.api.queue_usage`) and the
-client, for the dispatcher's probe of a job's queue there (`activities.probes`). The cluster's
-Secret and client are `activities/cluster_secrets.py`'s. A bad cluster never raises to the
-caller: no Secret, a Secret without `kubeconfig`, a kubeconfig that does not parse or is
-refused, an apiserver that does not answer or refuses the credentials, each becomes one
-sentence in `ClusterStatus.error`.
+client, for the dispatcher's probe of a job's queue there (`activities.dispatch.probes`). The
+cluster's Secret and client are `activities/dispatch/cluster_secrets.py`'s. A bad cluster never
+raises to the caller: no Secret, a Secret without `kubeconfig`, a kubeconfig that does not parse or
+is refused, an apiserver that does not answer or refuses the credentials, each becomes one sentence
+in `ClusterStatus.error`.
 
 `ProbeLoop` runs in the worker and publishes the probes as `caldera_cluster_*` gauges
 (`service.worker_registry.CLUSTERS`). With no cluster registered it costs one list of labelled
@@ -29,8 +29,9 @@ import urllib3
 from kubernetes import client
 from temporalio import activity
 
-from activities import cluster_secrets, kube
-from activities.cluster_secrets import Registration
+from activities import kube
+from activities.dispatch import cluster_secrets
+from activities.dispatch.cluster_secrets import Registration
 from models.dispatch import ClusterStatus
 from models.quantity import parse_quantity
 from scheduling.api import queue_usage

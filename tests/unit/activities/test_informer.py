@@ -8,9 +8,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from activities import cluster
-from activities.cluster import ClusterCache, Store
 from activities.messages import Arrivals
+from activities.scheduler import informer
+from activities.scheduler.informer import ClusterCache, Store
 from service import reflector
 
 pytestmark = pytest.mark.unit
@@ -111,7 +111,7 @@ def test_a_kind_the_apiserver_does_not_serve_counts_as_listed_and_empty() -> Non
             watching.set()
         _not_served()
 
-    cache = ClusterCache({"slices": cluster._optional("slices", slices)})
+    cache = ClusterCache({"slices": informer._optional("slices", slices)})
     cache.start()
     try:
         assert cache.wait_synced(10.0) == []
@@ -130,16 +130,16 @@ def test_other_errors_of_an_optional_kind_are_not_taken_for_an_empty_list() -> N
         raise ApiException(status=403, reason="Forbidden")
 
     with pytest.raises(ApiException):
-        cluster._optional("slices", forbidden)(limit=1)
+        informer._optional("slices", forbidden)(limit=1)
 
 
 def test_an_idle_watch_ends_at_the_servers_timeout() -> None:
-    idle = cluster._optional("slices", _not_served)(watch=True, timeout_seconds=0)
+    idle = informer._optional("slices", _not_served)(watch=True, timeout_seconds=0)
     assert list(idle.stream(amt=None, decode_content=False)) == []
     idle.close()
     idle.release_conn()
 
 
 def test_the_cache_lists_the_dra_kinds() -> None:
-    calls = cluster._calls(client.ApiClient())
+    calls = informer._calls(client.ApiClient())
     assert {"slices", "deviceclasses", "resourceclaims"} <= set(calls)

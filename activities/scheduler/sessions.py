@@ -8,8 +8,8 @@ which volumes it gets (`placements`, `volumes`). This shell reads the cluster ca
 those planners read (`observed`), and performs the writes they plan, in their order, so an idle
 cluster costs reads only. Placements are returned, not bound: the SchedulerWorkflow records them
 as assumptions and hands them to the next session (or, with volumes to bind, to `bind_session`).
-Victims of reclaim and preempt are evicted here (`activities.evictions`), after the statuses
-are written.
+Victims of reclaim and preempt are evicted here (`activities.scheduler.evictions`), after the
+statuses are written.
 """
 
 from __future__ import annotations
@@ -25,18 +25,7 @@ from typing import Final, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import (
-    backlogs,
-    binding,
-    cluster,
-    errors,
-    evictions,
-    extender,
-    kube,
-    kube_events,
-    scheduler_conf,
-    session_metrics,
-)
+from activities import errors, kube, kube_events
 from activities.messages import (
     BindSessionInput,
     JobPlacements,
@@ -44,6 +33,15 @@ from activities.messages import (
     SessionInput,
     SessionReport,
     Unschedulable,
+)
+from activities.scheduler import (
+    backlogs,
+    binding,
+    evictions,
+    extender,
+    informer,
+    scheduler_conf,
+    session_metrics,
 )
 from models import scheduling
 from models.keys import JobKey
@@ -76,9 +74,9 @@ _BINDING: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-
 _PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
 
 
-def _cache() -> cluster.ClusterCache:
-    cache = cluster.cluster()
-    missing = cache.wait_synced(cluster.SYNC_TIMEOUT)
+def _cache() -> informer.ClusterCache:
+    cache = informer.cluster()
+    missing = cache.wait_synced(informer.SYNC_TIMEOUT)
     if missing:
         raise ApplicationError(f"cluster cache not synced yet: {', '.join(missing)}")
     return cache

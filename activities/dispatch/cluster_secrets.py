@@ -6,8 +6,8 @@ key holds a kubeconfig for it (`models/dispatch.py` says why a Secret). Its clie
 once per process and kept while the Secret stays the same (uid and resourceVersion): editing
 the Secret, say to rotate a token, gives the next caller a client of the new kubeconfig. A
 kubeconfig that does not parse or is refused (`models.kubeconfig`) is `ClusterUnusable`, with
-one sentence saying why. Apart from the probes (`activities/clusters.py`) because the
-activities that write to a worker cluster (`activities/remote.py`) need its client, not its
+one sentence saying why. Apart from the probes (`activities/dispatch/clusters.py`) because the
+activities that write to a worker cluster (`activities/dispatch/remote.py`) need its client, not its
 probe.
 """
 
@@ -27,7 +27,7 @@ from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 from activities import kube
-from activities.shared_reads import SharedReads
+from activities.dispatch.shared_reads import SharedReads
 from models import kubeconfig
 from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
 
