@@ -28,6 +28,7 @@ from scheduling.api import jobs
 from scheduling.api.snapshot import (
     JobInfo,
     PodKey,
+    TaskInfo,
     TaskStatus,
 )
 from scheduling.framework import ordering, pipelining
@@ -52,6 +53,8 @@ def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, l
             state.set_phase(key, PodGroupPhase.INQUEUE)
         if key in state.invalid:
             continue
+        if not any(_placeable(t) for t in state.tasks_of(key)):
+            continue  # nothing to place: Volcano's empty worksheet, not tried
         topology = state.snapshot.topology
         if job.network_topology is not None and not topology.ready:
             state.job_errors[key] = f"HyperNodes are not ready for scheduling: {topology.problem}"
@@ -60,10 +63,15 @@ def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, l
     return by_queue
 
 
+def _placeable(task: TaskInfo) -> bool:
+    """A task allocate places: pending and asking for room (backfill takes best-effort ones)."""
+    return task.status is TaskStatus.PENDING and not task.best_effort
+
+
 def _pending(
     state: SessionState, key: JobKey, buckets: tasktopology.JobBuckets | None
 ) -> deque[PodKey]:
-    tasks = [t for t in state.tasks_of(key) if t.status is TaskStatus.PENDING and not t.best_effort]
+    tasks = [t for t in state.tasks_of(key) if _placeable(t)]
     tasks.sort(key=lambda t: ordering.job_task_order(state, t, buckets))
     return deque(t.key for t in tasks)
 

@@ -11,18 +11,30 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 from scheduling.api import jobs
-from scheduling.api.snapshot import TaskStatus
+from scheduling.api.snapshot import TaskInfo, TaskStatus
 from scheduling.framework import ordering
 from scheduling.framework.session_config import SessionConfig
 from scheduling.framework.state import SessionState
 from scheduling.plugins import extender, predicates, scoring
 
 
+def _best_effort(task: TaskInfo) -> bool:
+    """A task backfill places: pending, asking for nothing, not gated."""
+    return task.status is TaskStatus.PENDING and task.best_effort and not task.gated
+
+
 def backfill(state: SessionState, config: SessionConfig) -> None:
     """Place pending best-effort tasks of admitted, valid jobs, in queue/job/task order."""
     nodes = sorted(state.nodes)
+    waiting = {
+        k: tasks
+        for k, j in state.jobs.items()
+        if not j.is_pending
+        and k not in state.invalid
+        and (tasks := [t for t in state.tasks_of(k) if _best_effort(t)])
+    }
     keys = sorted(
-        (k for k, j in state.jobs.items() if not j.is_pending and k not in state.invalid),
+        waiting,
         key=lambda k: (
             ordering.queue_order(state, state.jobs[k].queue),
             ordering.job_order(state, k),
@@ -30,12 +42,7 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
     )
     for key in keys:
         job = state.jobs[key]
-        tasks = [
-            t
-            for t in state.tasks_of(key)
-            if t.status is TaskStatus.PENDING and t.best_effort and not t.gated
-        ]
-        for task in sorted(tasks, key=ordering.task_order):
+        for task in sorted(waiting[key], key=ordering.task_order):
             reasons = {
                 n: predicates.check(
                     task,

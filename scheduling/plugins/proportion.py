@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from models.keys import QueueName
 from models.scheduling import QueueState
 from scheduling.api import jobs
-from scheduling.api.snapshot import QueueInfo, Snapshot, TaskStatus
+from scheduling.api.snapshot import JobInfo, QueueInfo, Snapshot, TaskStatus
 from scheduling.api.vectors import EMPTY, Missing, Resources, dominant_share, total
 
 
@@ -47,17 +47,20 @@ class QueueDemand(BaseModel):
 def demands(snapshot: Snapshot) -> list[QueueDemand]:
     """One demand per queue that has at least one job in the session, by name."""
     result = []
+    by_queue: dict[str, list[JobInfo]] = {}
+    for job in snapshot.jobs:
+        by_queue.setdefault(job.queue, []).append(job)
     for queue in snapshot.queues:
-        members = [j for j in snapshot.jobs if j.queue == queue.name]
+        members = by_queue.get(queue.name)
         if not members:
             continue
-        held, pending, reserved, lendable = EMPTY, EMPTY, EMPTY, EMPTY
-        for job in members:
-            tasks = snapshot.tasks_of(job.key)
-            held = held.add(jobs.allocated(tasks))
-            pending = pending.add(total(t.request for t in tasks if t.status is TaskStatus.PENDING))
-            reserved = reserved.add(jobs.inqueue(job, tasks))
-            lendable = lendable.add(jobs.elastic(job, tasks))
+        tasks_of = [(job, snapshot.tasks_of(job.key)) for job in members]
+        held = total(jobs.allocated(tasks) for _, tasks in tasks_of)
+        pending = total(
+            t.request for _, tasks in tasks_of for t in tasks if t.status is TaskStatus.PENDING
+        )
+        reserved = total(jobs.inqueue(job, tasks) for job, tasks in tasks_of)
+        lendable = total(jobs.elastic(job, tasks) for job, tasks in tasks_of)
         result.append(
             QueueDemand(
                 name=queue.name,

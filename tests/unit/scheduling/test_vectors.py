@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from pydantic import ValidationError
 
 from scheduling.api.vectors import (
     EMPTY,
@@ -167,3 +168,22 @@ def test_fractions_and_integers_survive_json() -> None:
 
 def test_quantities_round_up_like_volcano() -> None:
     assert Resources.from_resource_list({"cpu": "0.0001", "memory": "0.5"}) == r(1, 1)
+
+
+def test_the_fast_constructor_makes_the_same_vector_as_validation() -> None:
+    """`Resources.of` skips pydantic's construction: it must still be a whole model."""
+    fast = Resources.of(1500, 2048, 3, {"nvidia.com/gpu": 2000, "a.b/c": 1})
+    slow = Resources.model_validate(
+        {
+            "milli_cpu": 1500,
+            "memory": 2048,
+            "pods": 3,
+            "scalars": {"nvidia.com/gpu": 2000, "a.b/c": 1},
+        }
+    )
+    assert fast == slow and fast.model_dump() == slow.model_dump()
+    assert list(fast.scalars) == ["a.b/c", "nvidia.com/gpu"]
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_copy(update={"pods": 4}).pods == 4
+    with pytest.raises(ValidationError):
+        fast.pods = 5  # type: ignore[misc]
