@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -51,7 +52,7 @@ from scheduling.api.result import Placement
 from scheduling.cache import placements, writes
 from scheduling.cache.objects import snapshot_from_objects
 from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
-from scheduling.cache.tasks import ParseMemo
+from scheduling.cache.tasks import ParseMemo, Versioned
 from scheduling.cache.volumes import Storage
 from scheduling.cache.writes import (
     GroupStatusWrite,
@@ -72,6 +73,20 @@ _BINDING: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-
 
 # One per scheduler: its SchedulerWorkflow runs its sessions one at a time.
 _PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
+_SEEN_PODS: Final[collections.defaultdict[str, Versioned[ObservedPod]]] = collections.defaultdict(
+    Versioned
+)
+_SEEN_GROUPS: Final[collections.defaultdict[str, Versioned[ObservedGroup]]] = (
+    collections.defaultdict(Versioned)
+)
+
+
+def _observed(
+    memo: Versioned[T], objects: list[dict[str, Any]], parse: Callable[[dict[str, Any]], T]
+) -> list[T]:
+    """`parse` of each object, made again only for objects changed since the last session."""
+    memo.begin()
+    return [memo.get(o, None, functools.partial(parse, o)) for o in objects]
 
 
 def _cache() -> informer.ClusterCache:
@@ -244,8 +259,11 @@ def _session(request: SessionInput) -> SessionReport:
     result = run_session(snapshot, settings, extender.port(settings.extender))
     session_metrics.publish(result.queues)  # Volcano's volcano_queue_* gauges
     clock.lap("decide")
-    groups = {g.key: g for g in map(ObservedGroup.parse, world["podgroups"])}
-    pods = {p.key: p for p in map(ObservedPod.parse, world["pods"])}
+    name = request.scheduler_name
+    groups = {
+        g.key: g for g in _observed(_SEEN_GROUPS[name], world["podgroups"], ObservedGroup.parse)
+    }
+    pods = {p.key: p for p in _observed(_SEEN_PODS[name], world["pods"], ObservedPod.parse)}
     queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
     session = request.session
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)

@@ -175,10 +175,13 @@ def snapshot_from_objects(
     known = {q.name for q in queue_infos}
     jobs: dict[JobKey, JobInfo] = {}
     for raw in podgroups:
-        group = PodGroup.load(dict(raw))
-        pc = group.spec.priority_class_name
-        priority = classes.get(pc or "", default_priority or 0)
-        job = job_info(group, priority, default_queue)
+
+        def parsed(raw: Obj = raw) -> JobInfo:
+            group = PodGroup.load(dict(raw))
+            pc = group.spec.priority_class_name
+            return job_info(group, classes.get(pc or "", default_priority or 0), default_queue)
+
+        job = memo.job(raw, (default_queue, default_priority), parsed)
         if job.queue in known:
             jobs[job.key] = job
     tasks: list[TaskInfo] = []

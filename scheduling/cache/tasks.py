@@ -13,9 +13,9 @@ Must not import anything with I/O: this module is pure.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from models import labels
 from models.duration import parse_duration
@@ -24,7 +24,7 @@ from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, To
 from scheduling.api.devices import DeviceWorld, device_dimension
 from scheduling.api.podterms import host_ports, pod_affinity, spread_constraints
 from scheduling.api.requests import Obj, as_list, as_obj, pod_request
-from scheduling.api.snapshot import EPOCH, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.api.snapshot import EPOCH, JobInfo, NodeName, PodKey, TaskInfo, TaskStatus
 from scheduling.api.vectors import EMPTY, Resources
 
 # Keys Volcano reads on pods that models/labels.py does not spell yet.
@@ -226,6 +226,7 @@ def group_of(pod: Obj) -> str:
     return annotations.get(labels.GROUP_NAME) or annotations.get(VOLCANO_GROUP_NAME, "")
 
 
+T = TypeVar("T")
 _Version = tuple[str, str]  # (uid, resourceVersion): one state of one object
 
 
@@ -235,29 +236,51 @@ def _version(obj: Obj) -> _Version | None:
     return (str(uid), str(rv)) if uid and rv else None
 
 
+class Versioned(Generic[T]):
+    """Values made from objects the previous session saw, by (uid, resourceVersion) and what
+    else the value depends on: a change to an object gives it a new resourceVersion, so a
+    session makes values only for what changed since. What a session does not use is dropped
+    by the next, so it holds one cluster's worth."""
+
+    def __init__(self) -> None:
+        self._last: dict[Hashable, T] = {}
+        self._used: dict[Hashable, T] = {}
+
+    def begin(self, keep: bool = True) -> None:
+        """A session starts: what the last one used is kept (`keep`), else nothing is."""
+        self._last, self._used = (self._used if keep else {}), {}
+
+    def get(self, obj: Obj, depends: Hashable, make: Callable[[], T]) -> T:
+        version = _version(obj)
+        if version is None:
+            return make()
+        key = (version, depends)
+        found = self._last.get(key)
+        if found is None:
+            found = make()
+        self._used[key] = found
+        return found
+
+
 class ParseMemo:
-    """Pods parsed as tasks in the previous session, by (uid, resourceVersion): a change to a
-    pod gives it a new resourceVersion, so a session parses only the pods that changed since.
-    Entries not used by a session are dropped by the next, so it holds one cluster's worth."""
+    """Pods parsed as tasks and PodGroups as jobs in the previous session (`Versioned`); a
+    change of the priority classes, which both read, drops them all."""
 
     def __init__(self) -> None:
         self._classes: tuple[tuple[str, int], ...] = ()
-        self._tasks: dict[tuple[_Version, JobKey], TaskInfo] = {}
-        self._used: dict[tuple[_Version, JobKey], TaskInfo] = {}
+        self._tasks: Versioned[TaskInfo] = Versioned()
+        self._jobs: Versioned[JobInfo] = Versioned()
 
     def begin(self, classes: Mapping[str, int]) -> None:
         """A session starts: what the last one used is kept; priorities changed: nothing is."""
         current = tuple(sorted(classes.items()))
-        self._tasks = self._used if current == self._classes else {}
-        self._classes, self._used = current, {}
+        keep = current == self._classes
+        self._tasks.begin(keep)
+        self._jobs.begin(keep)
+        self._classes = current
 
     def task(self, pod: Obj, job: JobKey, classes: Mapping[str, int]) -> TaskInfo:
-        version = _version(pod)
-        if version is None:
-            return task_info(pod, job, classes)
-        key = (version, job)
-        found = self._tasks.get(key)
-        if found is None:
-            found = task_info(pod, job, classes)
-        self._used[key] = found
-        return found
+        return self._tasks.get(pod, job, lambda: task_info(pod, job, classes))
+
+    def job(self, group: Obj, depends: Hashable, make: Callable[[], JobInfo]) -> JobInfo:
+        return self._jobs.get(group, depends, make)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from models.scheduling import PodGroupPhase, QueueState
 from scheduling.api.snapshot import JobInfo, PodKey, QueueInfo, Snapshot, TaskInfo, TaskStatus
 from scheduling.api.vectors import Resources
 from scheduling.cache.objects import snapshot_from_objects
-from scheduling.cache.tasks import ParseMemo, task_status
+from scheduling.cache.tasks import ParseMemo, Versioned, task_status
 from scheduling.cache.volumes import Storage
 from tests.unit.scheduling.builders import (
     gang,
@@ -242,6 +243,46 @@ def test_a_memo_forgets_everything_when_priority_classes_change() -> None:
     high = {"metadata": {"name": "high"}, "value": 1000}
     assert snapshot([], gangs=gangs, memo=memo, priority_classes=[low]).tasks[0].priority == 10
     assert snapshot([], gangs=gangs, memo=memo, priority_classes=[high]).tasks[0].priority == 1000
+
+
+def test_a_memo_reads_only_the_pod_groups_that_changed_and_follows_their_priority() -> None:
+    memo = ParseMemo()
+    group = _versioned(make_podgroup("a", priorityClassName="high"), "1")
+    gangs = [(group, [_versioned(make_pod("a-worker-0", group="a").obj(), "1")])]
+    low = [{"metadata": {"name": "high"}, "value": 10}]
+    first = snapshot([], gangs=gangs, memo=memo, priority_classes=low)
+    again = snapshot([], gangs=gangs, memo=memo, priority_classes=low)
+    assert again.jobs[0] is first.jobs[0] and first.jobs[0].priority == 10  # not read again
+    grown = _versioned(make_podgroup("a", 3, priorityClassName="high"), "2")
+    changed = snapshot([], gangs=[(grown, gangs[0][1])], memo=memo, priority_classes=low)
+    assert changed.jobs[0].min_member == 3
+    high = [{"metadata": {"name": "high"}, "value": 1000}]
+    assert snapshot([], gangs=gangs, memo=memo, priority_classes=high).jobs[0].priority == 1000
+
+
+def test_a_versioned_memo_keeps_what_the_last_session_used_and_no_more() -> None:
+    memo: Versioned[list[str]] = Versioned()
+    made: list[str] = []
+
+    def make(name: str) -> Callable[[], list[str]]:
+        def value() -> list[str]:
+            made.append(name)
+            return [name]
+
+        return value
+
+    a1, b1 = _versioned(make_pod("a").obj(), "1"), _versioned(make_pod("b").obj(), "1")
+    memo.begin()
+    first = memo.get(a1, None, make("a"))
+    memo.get(b1, None, make("b"))
+    memo.begin()
+    assert memo.get(a1, None, make("a")) is first  # same version: not made again
+    memo.begin()  # b was not used by the last session: dropped
+    memo.get(b1, None, make("b"))
+    memo.get(_versioned(make_pod("a").obj(), "2"), None, make("a"))  # a new version
+    memo.begin(keep=False)
+    memo.get(a1, None, make("a"))
+    assert made == ["a", "b", "b", "a", "a"]
 
 
 def test_a_pod_whose_claim_is_bound_carries_its_pvs_node_affinity() -> None:
