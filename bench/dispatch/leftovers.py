@@ -20,8 +20,7 @@ from temporalio.converter import PayloadConverter
 
 from bench.chaos import histories
 from bench.chaos.invariants import Violation
-from bench.dispatch import invariants
-from bench.dispatch import run as runs
+from bench.dispatch import invariants, stack
 from models.dispatch import DISPATCH_WORKFLOW, dispatch_workflow_id
 from service import search_attributes
 
@@ -29,15 +28,15 @@ CLEANUP_BUDGET: Final = 300.0  # seconds for copies, pods and workflows to go af
 PHASE: Final = search_attributes.JOB_PHASE.name
 
 
-def _left(run: runs.Run, namespace: str) -> tuple[dict[str, int], dict[str, int]]:
+def _left(run: stack.Run, namespace: str) -> tuple[dict[str, int], dict[str, int]]:
     """Copies and pods of the namespace on each worker cluster (-1: no answer)."""
     copies: dict[str, int] = {}
     pods: dict[str, int] = {}
     for i, w in enumerate(run.workers):
         api = run.worker_api(i)
-        found = runs.volcano_jobs(api, namespace)
+        found = stack.volcano_jobs(api, namespace)
         copies[w.name] = -1 if found is None else len(found)
-        counted = runs.pod_count(api, namespace)
+        counted = stack.pod_count(api, namespace)
         pods[w.name] = -1 if counted is None else counted
         api.close()  # type: ignore[no-untyped-call]
     return copies, pods
@@ -49,7 +48,7 @@ async def _open_dispatches(address: str, prefix: str) -> int:
     return len([w async for w in temporal.list_workflows(query) if w.id.startswith(prefix)])
 
 
-def cleanup(run: runs.Run, namespace: str, poll: float) -> tuple[dict[str, Any], list[Violation]]:
+def cleanup(run: stack.Run, namespace: str, poll: float) -> tuple[dict[str, Any], list[Violation]]:
     """Delete every manager Job of `namespace`; seconds until no copy, no pod and no running
     DispatchWorkflow of them is left (what remains at CLEANUP_BUDGET is a violation)."""
     prefix = dispatch_workflow_id(namespace, "")

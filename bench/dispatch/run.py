@@ -13,13 +13,12 @@ resolution (`--poll`).
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from bench.dispatch import report, soak, volcano_checks, volcano_worker
+from bench.dispatch import report, soak, stack, volcano_checks, volcano_worker
 from bench.dispatch.config import Options
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import submit, workload
@@ -40,22 +39,6 @@ from models.dispatch import DISPATCHED_TO_ANNOTATION, ORIGIN_ANNOTATION
 from models.signals.dispatch import LOST_AFTER_ANNOTATION
 
 SINGLE_QUEUE: Final = "default"
-DISPATCH_QUEUE: Final = clusters.QUEUE
-REQUEST_TIMEOUT: Final = 5.0  # a read of a dead apiserver must not hold the poll loop
-
-
-class Run:
-    """The manager stack and the worker clusters, as they are now (a restarted apiserver is a
-    new process: `workers` always holds the PIDs to stop)."""
-
-    def __init__(self, stack: Stack, workers: list[WorkerCluster]) -> None:
-        self.stack = stack
-        self.workers = workers
-        self.manager = stack.api()
-
-    def worker_api(self, index: int) -> client.ApiClient:
-        """A fresh client: one that talked to a killed apiserver may hold dead connections."""
-        return controlplane.api_client(self.workers[index].kubeconfig)
 
 
 # -- the stack -----------------------------------------------------------------------------
@@ -83,91 +66,23 @@ def start_manager(opts: Options, work: Path) -> Stack:
 
 def dispatch_queue(names: list[str], lost_after: int) -> dict[str, Any]:
     """The manager's queue over every worker cluster, with the failover delay the run asks."""
-    doc = clusters.queue_manifest(DISPATCH_QUEUE, names)
+    doc = clusters.queue_manifest(stack.DISPATCH_QUEUE, names)
     doc["metadata"]["annotations"] = {LOST_AFTER_ANNOTATION: f"{lost_after}s"}
     return doc
-
-
-def cpu_snapshot(run: Run) -> dict[str, float]:
-    """CPU seconds so far by role: `manager/<process>`, `workers/<process>` (all worker
-    clusters summed) and the shared Temporal server's processes by name."""
-    snap: dict[str, float] = {}
-    shared = {p.pid for p in run.stack.temporal.processes}
-    for p in run.stack.processes():
-        key = p.name if p.pid in shared else f"manager/{p.name}"
-        report.add(snap, key, stacks.cpu_seconds(p.pid))
-    for w in run.workers:
-        for p in w.processes:
-            report.add(snap, f"workers/{p.name}", stacks.cpu_seconds(p.pid))
-    return snap
 
 
 # -- reading Jobs ----------------------------------------------------------------------------
 
 
-def volcano_jobs(api: client.ApiClient, namespace: str) -> list[dict[str, Any]] | None:
-    """The namespace's Volcano Jobs as plain mappings; None when the apiserver does not answer."""
-    custom = client.CustomObjectsApi(api)
-    try:
-        response: Any = custom.list_namespaced_custom_object(
-            "batch.volcano.sh",
-            "v1alpha1",
-            namespace,
-            "jobs",
-            _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT,
-        )
-    except Exception:
-        return None
-    items: list[dict[str, Any]] = json.loads(response.data)["items"] or []
-    return items
-
-
-def pod_count(api: client.ApiClient, namespace: str) -> int | None:
-    try:
-        listed = client.CoreV1Api(api).list_namespaced_pod(
-            namespace, _request_timeout=REQUEST_TIMEOUT
-        )
-    except Exception:
-        return None
-    return len(listed.items)
-
-
-def poll_until(
-    read: Callable[[], Iterable[str]],
-    wanted: set[str],
-    deadline: float,
-    poll: float,
-    seen: dict[str, float] | None = None,
-) -> dict[str, float]:
-    """name -> time.time() a poll first found it among `read()`'s, until every one of `wanted`
-    is seen or `deadline` (monotonic) passes."""
-    seen = {} if seen is None else seen
-    while True:
-        now = time.time()
-        report.first_seen(seen, now, (n for n in read() if n in wanted))
-        if wanted <= seen.keys() or time.monotonic() > deadline:
-            return seen
-        time.sleep(poll)
-
-
 def _running(api: client.ApiClient, namespace: str) -> Callable[[], list[str]]:
     def read() -> list[str]:
-        return [j["metadata"]["name"] for j in volcano_jobs(api, namespace) or [] if _phase(j)]
+        return [
+            j["metadata"]["name"]
+            for j in stack.volcano_jobs(api, namespace) or []
+            if stack.in_phase(j)
+        ]
 
     return read
-
-
-def _phase(job: dict[str, Any], phase: str = "Running") -> bool:
-    return bool(((job.get("status") or {}).get("state") or {}).get("phase") == phase)
-
-
-def _status(job: dict[str, Any]) -> str:
-    return json.dumps(job.get("status") or {}, sort_keys=True)
-
-
-def _annotations(job: dict[str, Any]) -> dict[str, str]:
-    return dict(job["metadata"].get("annotations") or {})
 
 
 # -- phases ------------------------------------------------------------------------------------
@@ -183,21 +98,21 @@ def manifests(namespace: str, jobs: int, queue: str) -> list[dict[str, Any]]:
     return docs
 
 
-def run_jobs(run: Run, opts: Options, label: str, queue: str, ns: str) -> dict[str, Any]:
+def run_jobs(run: stack.Run, opts: Options, label: str, queue: str, ns: str) -> dict[str, Any]:
     """Submit the Jobs (in the background) and poll the manager's Jobs until all are Running."""
     client.CoreV1Api(run.manager).create_namespace(kube.body({"metadata": {"name": ns}}))
     docs = manifests(ns, opts.jobs, queue)
     names = {d["metadata"]["name"] for d in docs}
-    cpu0 = cpu_snapshot(run)
+    cpu0 = stack.cpu_snapshot(run)
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(submit.submit, run.stack.kubeconfig, docs, opts.threads)
         deadline = time.monotonic() + opts.budget
-        running = poll_until(_running(run.manager, ns), names, deadline, opts.poll)
+        running = stack.poll_until(_running(run.manager, ns), names, deadline, opts.poll)
         sub = future.result()
-    cpu1 = cpu_snapshot(run)
+    cpu1 = stack.cpu_snapshot(run)
     placed = report.placement(
-        _annotations(j).get(DISPATCHED_TO_ANNOTATION, "")
-        for j in volcano_jobs(run.manager, ns) or []
+        stack.annotations_of(j).get(DISPATCHED_TO_ANNOTATION, "")
+        for j in stack.volcano_jobs(run.manager, ns) or []
     )
     figures = report.phase_figures(sub.start_wall, sub.created_at, running, opts.jobs)
     print(f"[{label}] {figures['running']}/{opts.jobs} Running, {figures}", flush=True)
@@ -232,22 +147,22 @@ def delete_namespace(api: client.ApiClient, namespace: str, timeout: float) -> f
     return None
 
 
-def recovery(run: Run, opts: Options, ns: str) -> dict[str, Any]:
+def recovery(run: stack.Run, opts: Options, ns: str) -> dict[str, Any]:
     """Kill worker-0's apiserver while the dispatch phase's Jobs run; time until each of its
     Jobs runs elsewhere (the copy Running there, and the manager's Job showing it), then start
     the apiserver again and time until its stale copies and their pods are gone."""
     lost = run.workers[0].name
-    jobs = volcano_jobs(run.manager, ns) or []
+    jobs = stack.volcano_jobs(run.manager, ns) or []
     affected = {
         j["metadata"]["name"]
         for j in jobs
-        if _annotations(j).get(DISPATCHED_TO_ANNOTATION) == lost and _phase(j)
+        if stack.annotations_of(j).get(DISPATCHED_TO_ANNOTATION) == lost and stack.in_phase(j)
     }
     if not affected:
         return {"error": f"no Running job on {lost} to move"}
     # The status each showed at the kill: a manager Job counts as moved only once its status
     # is another (the new copy's), not the old copy's Running still mirrored.
-    before = {j["metadata"]["name"]: _status(j) for j in jobs}
+    before = {j["metadata"]["name"]: stack.status_of(j) for j in jobs}
     others = list(range(1, len(run.workers)))
     other_names = {run.workers[i].name for i in others}
     apis = [run.worker_api(i) for i in others]
@@ -255,23 +170,23 @@ def recovery(run: Run, opts: Options, ns: str) -> dict[str, Any]:
     def remote_running() -> list[str]:
         names: list[str] = []
         for api in apis:
-            for j in volcano_jobs(api, ns) or []:
-                copied = ORIGIN_ANNOTATION in _annotations(j)
-                if copied and _phase(j) and j["metadata"]["name"] in affected:
+            for j in stack.volcano_jobs(api, ns) or []:
+                copied = ORIGIN_ANNOTATION in stack.annotations_of(j)
+                if copied and stack.in_phase(j) and j["metadata"]["name"] in affected:
                     names.append(j["metadata"]["name"])
         return names
 
     def mirrored() -> list[str]:
         return [
             j["metadata"]["name"]
-            for j in volcano_jobs(run.manager, ns) or []
+            for j in stack.volcano_jobs(run.manager, ns) or []
             if j["metadata"]["name"] in affected
-            and _annotations(j).get(DISPATCHED_TO_ANNOTATION) in other_names
-            and _phase(j)
-            and _status(j) != before.get(j["metadata"]["name"])
+            and stack.annotations_of(j).get(DISPATCHED_TO_ANNOTATION) in other_names
+            and stack.in_phase(j)
+            and stack.status_of(j) != before.get(j["metadata"]["name"])
         ]
 
-    cpu0 = cpu_snapshot(run)
+    cpu0 = stack.cpu_snapshot(run)
     print(f"[recovery] killing {lost}'s kube-apiserver; {len(affected)} jobs there", flush=True)
     killed = time.time()
     clusters.kill_apiserver(run.workers[0])
@@ -287,14 +202,14 @@ def recovery(run: Run, opts: Options, ns: str) -> dict[str, Any]:
         time.sleep(opts.poll)
     moved_at = time.time()
     print(f"[recovery] {len(remote)}/{len(affected)} running elsewhere; restarting", flush=True)
-    run.workers[0] = restart_apiserver(run.workers[0])
+    run.workers[0] = stack.restart_apiserver(run.workers[0])
     up = time.time()
     back = run.worker_api(0)
 
     def stale() -> tuple[int | None, int | None]:
-        copies = volcano_jobs(back, ns)
+        copies = stack.volcano_jobs(back, ns)
         left = None if copies is None else sum(1 for j in copies if _stale(j, affected))
-        return left, pod_count(back, ns)
+        return left, stack.pod_count(back, ns)
 
     gone: dict[str, float] = {}
     deadline = time.monotonic() + opts.budget
@@ -309,7 +224,7 @@ def recovery(run: Run, opts: Options, ns: str) -> dict[str, Any]:
         if len(gone) == 2:
             break
         time.sleep(opts.poll)
-    cpu1 = cpu_snapshot(run)
+    cpu1 = stack.cpu_snapshot(run)
     for api in [*apis, back]:
         api.close()  # type: ignore[no-untyped-call]
     return report.recovery_figures(
@@ -331,27 +246,7 @@ def recovery(run: Run, opts: Options, ns: str) -> dict[str, Any]:
 def _stale(job: dict[str, Any], affected: set[str]) -> bool:
     """A copy of a moved job left on the lost cluster (none of them may come back there while
     its stale copy may still be there)."""
-    return job["metadata"]["name"] in affected and ORIGIN_ANNOTATION in _annotations(job)
-
-
-def restart_apiserver(cluster: WorkerCluster) -> WorkerCluster:
-    """`clusters.start_apiserver`'s restart, but a process that never gets ready is stopped
-    by its PID here (`start_apiserver` would leave it running and unrecorded)."""
-    old = cluster.apiserver()
-    again = processes.start(old.name, old.argv, Path(old.log).parent, old.env)
-    try:
-        processes.wait_until(
-            again,
-            lambda: processes.http_ok(f"{cluster.server}/readyz", insecure=True),
-            clusters.READY_TIMEOUT,
-            "ready",
-        )
-    except BaseException:
-        processes.stop(again)
-        raise
-    renewed = [again if p.pid == old.pid else p for p in cluster.control_plane.processes]
-    plane = cluster.control_plane.model_copy(update={"processes": renewed})
-    return cluster.model_copy(update={"control_plane": plane})
+    return job["metadata"]["name"] in affected and ORIGIN_ANNOTATION in stack.annotations_of(job)
 
 
 def _phase_safely(body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -368,12 +263,14 @@ def run(opts: Options) -> dict[str, Any]:
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     work = Path(tempfile.mkdtemp(prefix="caldera-dispatch-"))
     workers: list[WorkerCluster] = []
-    stack = start_manager(opts, work)
+    manager = start_manager(opts, work)
     try:
         template = NodeTemplate(count=opts.worker_nodes, cpu=opts.node_cpu, pods=opts.node_pods)
         caldera_workers = opts.workers - (1 if opts.volcano_bin else 0)
         workers.extend(
-            clusters.start_all(caldera_workers, work / "workers", stack.temporal.address, template)
+            clusters.start_all(
+                caldera_workers, work / "workers", manager.temporal.address, template
+            )
         )
         if opts.volcano_bin and opts.volcano_src:  # the last one runs real Volcano
             workers.append(
@@ -381,7 +278,7 @@ def run(opts: Options) -> dict[str, Any]:
                     caldera_workers, work / "workers", template, opts.volcano_bin, opts.volcano_src
                 )
             )
-        the_run = Run(stack, workers)
+        the_run = stack.Run(manager, workers)
         for w in workers:
             clusters.register(the_run.manager, w)
         install.apply(the_run.manager, dispatch_queue([w.name for w in workers], opts.lost_after))
@@ -399,7 +296,7 @@ def run(opts: Options) -> dict[str, Any]:
             time.sleep(opts.settle)
         if "dispatch" in opts.phases:
             results["dispatch"] = _phase_safely(
-                lambda: run_jobs(the_run, opts, "dispatch", DISPATCH_QUEUE, dispatch)
+                lambda: run_jobs(the_run, opts, "dispatch", stack.DISPATCH_QUEUE, dispatch)
             )
             if opts.volcano_bin and "error" not in results["dispatch"]:
                 results["volcano"] = _phase_safely(
@@ -417,7 +314,7 @@ def run(opts: Options) -> dict[str, Any]:
     finally:
         for w in reversed(workers):
             clusters.stop(w)
-        stacks.stop(stack)
+        stacks.stop(manager)
         shutil.rmtree(work, ignore_errors=True)
     return {"started_at": started, "options": _options(opts), "phases": results}
 

@@ -32,8 +32,7 @@ from kubernetes import client
 from activities import kube
 from bench.chaos import invariants as chaos_invariants
 from bench.chaos.faults import Fault
-from bench.dispatch import invariants, leftovers, report
-from bench.dispatch import run as runs
+from bench.dispatch import invariants, leftovers, report, stack
 from bench.dispatch.config import Options
 from bench.sidebyside import stack as stacks
 from bench.sidebyside import workload
@@ -91,7 +90,7 @@ def manifest(name: str, namespace: str, replicas: int, run_seconds: int) -> dict
     """A Volcano Job of `replicas` pods (all needed: minAvailable) in the dispatching queue,
     whose kwok pods succeed after `run_seconds`."""
     doc = workload.volcano_job(workload.JobPlan(name, replicas), namespace)
-    doc["spec"]["queue"] = runs.DISPATCH_QUEUE
+    doc["spec"]["queue"] = stack.DISPATCH_QUEUE
     template = doc["spec"]["tasks"][0]["template"]
     template["metadata"] = {"annotations": {workload.RUN_SECONDS: str(run_seconds)}}
     return doc
@@ -99,7 +98,7 @@ def manifest(name: str, namespace: str, replicas: int, run_seconds: int) -> dict
 
 @dataclass
 class Soak:
-    run: runs.Run
+    run: stack.Run
     opts: Options
     namespace: str
     started: float = field(default_factory=time.time)
@@ -152,7 +151,7 @@ def _submit(soak: Soak) -> None:
 def _running_pods(api: client.ApiClient, namespace: str) -> dict[str, int]:
     """Running pods not being deleted, by their Volcano job's name (raises when no answer)."""
     response: Any = client.CoreV1Api(api).list_namespaced_pod(
-        namespace, _preload_content=False, _request_timeout=runs.REQUEST_TIMEOUT
+        namespace, _preload_content=False, _request_timeout=stack.REQUEST_TIMEOUT
     )
     counts: Counter[str] = Counter()
     for pod in json.loads(response.data)["items"] or []:
@@ -175,7 +174,7 @@ def _sample(soak: Soak) -> None:
         for i, w in enumerate(soak.run.workers):
             api = apis.get(i) or controlplane.api_client(w.kubeconfig)
             apis[i] = api
-            copies = runs.volcano_jobs(api, soak.namespace)
+            copies = stack.volcano_jobs(api, soak.namespace)
             try:
                 pods = _running_pods(api, soak.namespace) if copies is not None else None
             except Exception:
@@ -190,7 +189,7 @@ def _sample(soak: Soak) -> None:
                     if ORIGIN_ANNOTATION in notes:
                         name, gen = c["metadata"]["name"], int(notes[GENERATION_ANNOTATION])
                         soak.generations[name] = max(gen, soak.generations.get(name, 0))
-        jobs = runs.volcano_jobs(manager, soak.namespace)
+        jobs = stack.volcano_jobs(manager, soak.namespace)
         with soak.lock:
             soak.samples.append(invariants.Sample(at, running))
             for j in jobs or []:
@@ -227,7 +226,7 @@ def _apiserver(soak: Soak, index: int, down: float) -> str:
     back = time.time()
     with soak.lock:
         soak.returns.setdefault(cluster.name, []).append(back)
-    soak.run.workers[index] = runs.restart_apiserver(cluster)
+    soak.run.workers[index] = stack.restart_apiserver(cluster)
     lease, lost_after = min(LEASE_SECONDS, soak.opts.lost_after / 2), soak.opts.lost_after
     return (
         f"{cluster.name} down {down:.1f} s (lease {lease:.0f} s, lost-after {lost_after} s), "
@@ -267,7 +266,7 @@ def _restore(soak: Soak) -> list[str]:
     done: list[str] = []
     for i, w in enumerate(soak.run.workers):
         if not processes.alive(w.apiserver().pid):
-            soak.run.workers[i] = runs.restart_apiserver(w)
+            soak.run.workers[i] = stack.restart_apiserver(w)
             done.append(f"{w.name} kube-apiserver")
         dead = [p for p in soak.run.workers[i].processes if not processes.alive(p.pid)]
         done += [f"{w.name} {p.name} found dead" for p in dead]
@@ -278,11 +277,11 @@ def _restore(soak: Soak) -> list[str]:
 # -- the phase -----------------------------------------------------------------------------------
 
 
-def soak(run: runs.Run, opts: Options, namespace: str) -> dict[str, Any]:
+def soak(run: stack.Run, opts: Options, namespace: str) -> dict[str, Any]:
     client.CoreV1Api(run.manager).create_namespace(kube.body({"metadata": {"name": namespace}}))
     s = Soak(run=run, opts=opts, namespace=namespace)
     plan = fault_plan(opts.soak_minutes, opts.soak_fault_every, len(run.workers), opts.lost_after)
-    cpu0 = runs.cpu_snapshot(run)
+    cpu0 = stack.cpu_snapshot(run)
     threads = [threading.Thread(target=f, args=(s,), daemon=True) for f in (_submit, _sample)]
     for t in threads:
         t.start()
@@ -300,7 +299,7 @@ def soak(run: runs.Run, opts: Options, namespace: str) -> dict[str, Any]:
         while not s.ended() and time.monotonic() < deadline:
             time.sleep(1.0)
         settled = time.time() - faults_over if s.ended() else None
-        cpu1 = runs.cpu_snapshot(run)
+        cpu1 = stack.cpu_snapshot(run)
         for key, spent in s.retired.items():
             report.add(cpu1, key, spent)
         reasons = leftovers.event_reasons(run.manager, namespace)

@@ -23,8 +23,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from bench.dispatch import run as runs
-from bench.dispatch import volcano_worker
+from bench.dispatch import stack, volcano_worker
 from bench.dispatch.config import Options
 from bench.sidebyside import workload
 from cli.devstack import clusters, install
@@ -37,7 +36,7 @@ RUN_SECONDS: Final = 5
 OPEN_TIMEOUT: Final = 30.0
 
 
-def check(the_run: runs.Run, opts: Options, dispatch_ns: str) -> dict[str, Any]:
+def check(the_run: stack.Run, opts: Options, dispatch_ns: str) -> dict[str, Any]:
     """The dispatch phase's Jobs on the Volcano worker, then the lifecycle."""
     index = len(the_run.workers) - 1
     name = the_run.workers[index].name
@@ -105,16 +104,16 @@ def _dispatched(
 ) -> dict[str, Any]:
     placed = {
         n
-        for n, j in _by_name(runs.volcano_jobs(manager, ns)).items()
-        if runs._annotations(j).get(DISPATCHED_TO_ANNOTATION) == name
+        for n, j in _by_name(stack.volcano_jobs(manager, ns)).items()
+        if stack.annotations_of(j).get(DISPATCHED_TO_ANNOTATION) == name
     }
     if not placed:
         return {"error": f"no job of {ns} was dispatched to {name}"}
     # The manager follows a copy by a long poll (a read every 5 s): give the mirror time.
     deadline = time.monotonic() + min(opts.budget, 60)
     while True:
-        copies = _by_name(runs.volcano_jobs(worker, ns))
-        mine = _by_name(runs.volcano_jobs(manager, ns))
+        copies = _by_name(stack.volcano_jobs(worker, ns))
+        mine = _by_name(stack.volcano_jobs(manager, ns))
         pairs = [(mine[n], copies[n]) for n in sorted(placed) if n in copies and n in mine]
         matched = [_mirrors(a, b) for a, b in pairs]
         if all(m[0] for m in matched) and len(pairs) == len(placed):
@@ -126,19 +125,19 @@ def _dispatched(
     return {
         "placed": len(placed),
         "copies": sum(1 for n in placed if n in copies and _origin(copies[n])),
-        "copies_running": sum(1 for n in placed if n in copies and runs._phase(copies[n])),
+        "copies_running": sum(1 for n in placed if n in copies and stack.in_phase(copies[n])),
         "copy_queues": dict(
             Counter(copies[n]["spec"].get("queue", "") for n in placed if n in copies)
         ),
         "status_mirrored_whole": sum(1 for m in matched if m[0]),
         "status_mirrored_phase_counts_conditions": sum(1 for m in matched if m[1]),
-        "manager_running": sum(1 for a, _ in pairs if runs._phase(a)),
+        "manager_running": sum(1 for a, _ in pairs if stack.in_phase(a)),
         **events,
     }
 
 
 def _origin(job: dict[str, Any]) -> bool:
-    return ORIGIN_ANNOTATION in runs._annotations(job)
+    return ORIGIN_ANNOTATION in stack.annotations_of(job)
 
 
 def _events(manager: client.ApiClient, ns: str, jobs: set[str]) -> dict[str, Any]:
@@ -195,7 +194,7 @@ def _until(
     read: Callable[[], set[str]], wanted: set[str], opts: Options, t0: float
 ) -> dict[str, Any]:
     """Poll until every wanted name is read (or the budget passes): how many, and the slowest."""
-    seen = runs.poll_until(read, wanted, time.monotonic() + opts.budget, opts.poll)
+    seen = stack.poll_until(read, wanted, time.monotonic() + opts.budget, opts.poll)
     return {"reached": len(seen), "of": len(wanted), "max_s": _max(seen, t0)}
 
 
@@ -207,15 +206,15 @@ def _phased(api: client.ApiClient, ns: str, phase: str, copy: bool) -> Callable[
     def read() -> set[str]:
         return {
             n
-            for n, j in _by_name(runs.volcano_jobs(api, ns)).items()
-            if runs._phase(j, phase) and (_origin(j) or not copy)
+            for n, j in _by_name(stack.volcano_jobs(api, ns)).items()
+            if stack.in_phase(j, phase) and (_origin(j) or not copy)
         }
 
     return read
 
 
 def _lifecycle(
-    the_run: runs.Run, worker: client.ApiClient, name: str, opts: Options
+    the_run: stack.Run, worker: client.ApiClient, name: str, opts: Options
 ) -> dict[str, Any]:
     manager, k = the_run.manager, opts.volcano_lifecycle
     ns = f"dsp-volcano-{uuid.uuid4().hex[:6]}"
@@ -237,12 +236,17 @@ def _lifecycle(
     )
     out["completed_on_worker"] = _until(_phased(worker, ns, "Completed", True), finish, opts, t0)
     out["completed_on_manager"] = _until(_phased(manager, ns, "Completed", False), finish, opts, t0)
-    copies = _by_name(runs.volcano_jobs(worker, ns))
+    copies = _by_name(stack.volcano_jobs(worker, ns))
     out["copy_queues"] = dict(Counter(j["spec"].get("queue", "") for j in copies.values()))
     out["copy_annotations"] = sorted(
-        {k for j in copies.values() for k in runs._annotations(j) if k.startswith("caldera.dev/")}
+        {
+            k
+            for j in copies.values()
+            for k in stack.annotations_of(j)
+            if k.startswith("caldera.dev/")
+        }
     )
-    mine = _by_name(runs.volcano_jobs(manager, ns))
+    mine = _by_name(stack.volcano_jobs(manager, ns))
     t1 = time.time()
     for n in sorted(abort):
         _abort(manager, mine[n])
@@ -258,7 +262,7 @@ def _lifecycle(
         custom.delete_namespaced_custom_object("batch.volcano.sh", "v1alpha1", ns, "jobs", n)
 
     def gone() -> set[str]:
-        there = _by_name(runs.volcano_jobs(worker, ns))
+        there = _by_name(stack.volcano_jobs(worker, ns))
         return {n for n in delete if n not in there}
 
     out["copy_deleted"] = _until(gone, delete, opts, t2)

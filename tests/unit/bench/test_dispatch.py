@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import pytest
 
-from bench.dispatch import config, report, run
+from bench.dispatch import config, report, run, stack
 from cli.devstack import clusters
 from models.signals.dispatch import LOST_AFTER_ANNOTATION
 
@@ -193,8 +193,8 @@ def test_write_keeps_json_and_markdown(tmp_path: Path) -> None:
 
 
 def test_a_job_without_a_state_yet_is_not_running() -> None:
-    assert not run._phase({"metadata": {"name": "a"}, "status": {"state": None}})
-    assert run._phase({"metadata": {"name": "a"}, "status": {"state": {"phase": "Running"}}})
+    assert not stack.in_phase({"metadata": {"name": "a"}, "status": {"state": None}})
+    assert stack.in_phase({"metadata": {"name": "a"}, "status": {"state": {"phase": "Running"}}})
 
 
 def test_only_copies_of_moved_jobs_count_as_stale() -> None:
