@@ -3,11 +3,22 @@ for the UI timeline, and the result typed by the activity's own signature.
 
 Short writes run as local activities (`ActivityOptions.local`) in workflows started since the
 `local-kube-writes` patch; a history recorded before it replays with regular activities. A run
-whose input already says so (`KnowsLocalWrites`) does not evaluate the patch."""
+whose input already says so (`KnowsLocalWrites`) does not evaluate the patch.
+
+A local activity's retries wait on a workflow timer, never inside the worker
+(`LOCAL_RETRY_THRESHOLD`): temporalio 1.35.0's core arms a start-to-close timer per attempt of
+an in-worker retry and aborts only the last one (`TimeoutBag::mark_started`, sdk-core
+`crates/sdk-core/src/worker/activities/local_activities.rs`). The earlier attempts' timers stay
+armed: while the worker runs, each one times out the attempt running when it fires (a retry got
+what was left of the first attempt's 30 s, not its own); once the worker has shut down, each one
+panics the core's thread ("receive half not dropped", local_activities.rs:1120) in a process
+that lives on, as the workflow tests' does.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from temporalio import workflow
@@ -20,6 +31,10 @@ A = TypeVar("A")
 R = TypeVar("R")
 SUMMARY_LIMIT = 200  # Temporal keeps at most 200 bytes of an activity summary
 LOCAL_WRITES = "local-kube-writes"
+# Every back-off is longer, so each retry of a local activity is a new schedule after a workflow
+# timer (its failed attempt a marker in the history), not an attempt the worker starts itself. Not
+# zero: the SDK sends a zero threshold as unset, which the core reads as its default, one minute.
+LOCAL_RETRY_THRESHOLD = timedelta(microseconds=1)
 
 
 @runtime_checkable
@@ -65,6 +80,7 @@ async def run(activity: Callable[[A], Any], arg: A, options: ActivityOptions, su
                 start_to_close_timeout=options.start_to_close,
                 schedule_to_close_timeout=options.schedule_to_close,
                 retry_policy=options.retry,
+                local_retry_threshold=LOCAL_RETRY_THRESHOLD,
                 summary=fit(summary),
             )
         except ActivityError:

@@ -97,8 +97,9 @@ async def test_existing_claim_is_used_as_named(h: Harness) -> None:
 async def test_missing_claim_keeps_the_job_pending_then_terminates_it(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The budget of attempts as deployed, without its five minutes of back-off (local
-    # activities back off in the worker, which the time-skipping server cannot skip).
+    # The budget of attempts as deployed, without its five minutes of back-off (each retry
+    # waits on a workflow timer, `activity_call.LOCAL_RETRY_THRESHOLD`: a short one is fewer
+    # round trips with the time-skipping server).
     budget = options.KUBE_WRITE.retry.maximum_attempts
     quick = RetryPolicy(
         initial_interval=timedelta(milliseconds=5),

@@ -205,8 +205,8 @@ def _permanent() -> Exception:
 
 
 def _transient() -> Exception:
-    # The retry comes at once, not after the write policy's back-off (real time for a local
-    # activity): the 15 attempts take milliseconds.
+    # The retry comes at once, not after the write policy's back-off (a workflow timer for a
+    # local activity, `activity_call.LOCAL_RETRY_THRESHOLD`): the 15 attempts are quick.
     return ApplicationError(
         "create pod: 500 Internal Server Error",
         type="KubernetesError",
