@@ -48,7 +48,7 @@ from activities.controllers import controller_conf
 from activities.dispatch import clusters
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
-from service import logs, metrics_endpoint, temporal, worker_registry
+from service import logs, metrics_endpoint, stalls, temporal, worker_registry
 from workflows import sandbox
 from workflows.hypernode_discovery import HyperNodeDiscoveryInput, HyperNodeDiscoveryWorkflow
 from workflows.queue import QueueWorkflow
@@ -63,12 +63,20 @@ OWN_QUEUE_ACTIVITIES = 2
 # wait without a thread (async), a few short calls on threads of their own.
 DISPATCH_ACTIVITIES = 1000
 DISPATCH_THREADS = 8
+# The loop's own pool (`asyncio.to_thread`): the long polls' reads and lease renewals.
+LOOP_THREADS = min(32, (os.cpu_count() or 1) + 4)  # asyncio's own default size, now metered
 STICKY_WAIT = timedelta(seconds=30)
 MAX_CACHED_WORKFLOWS = 10000
 
 
 async def run(metrics_address: str = "") -> int:
-    """Serve until SIGINT/SIGTERM; `metrics_address` "" runs without a metrics endpoint."""
+    """Serve until SIGINT/SIGTERM; `metrics_address` "" runs without a metrics endpoint. The
+    loop's lag is measured from the start: a stall in start-up is logged like any other."""
+    async with stalls.watching_loop():
+        return await _serve(metrics_address)
+
+
+async def _serve(metrics_address: str) -> int:
     options = temporal.options_from_env()
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
     # Gang schedulers to run (one SchedulerWorkflow per schedulerName it answers to); none
@@ -85,9 +93,11 @@ async def run(metrics_address: str = "") -> int:
         loop.add_signal_handler(sig, stop.set)
     # The Kubernetes client blocks, so activities are sync functions on a thread pool.
     threads = MAX_ACTIVITIES + 2 * OWN_QUEUE_ACTIVITIES
+    # Every pool counted and the loop's lag measured, each stall logged (`service/stalls.py`).
+    loop.set_default_executor(stalls.MeteredPool("loop", LOOP_THREADS))
     with (
-        ThreadPoolExecutor(max_workers=threads) as pool,
-        ThreadPoolExecutor(DISPATCH_THREADS, "dispatch") as dispatch_pool,
+        stalls.MeteredPool("activities", threads) as pool,
+        stalls.MeteredPool("dispatch", DISPATCH_THREADS) as dispatch_pool,
     ):
         async with (
             Worker(

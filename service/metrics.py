@@ -296,6 +296,28 @@ CLUSTER_FREE: Final = Gauge(
 )
 CLUSTER_GAUGES: Final = (CLUSTER_REACHABLE, CLUSTER_FREE)
 
+# -- worker: stalls (the worker's registry; service/stalls.py) ---------------------------------
+
+EVENT_LOOP_LAG: Final = Latency(
+    "caldera_event_loop_lag_seconds",
+    "How late the worker's event loop woke a 0.1 s sleep: all its coroutines waited as long.",
+    "worker",
+    (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+THREAD_POOL_WAIT: Final = Latency(
+    "caldera_thread_pool_wait_seconds",
+    "A call's wait for a free thread of a worker's pool, by pool.",
+    "worker",
+    EVENT_LOOP_LAG.buckets,
+    ("pool",),
+)
+THREAD_POOL_BUSY: Final = Gauge(
+    "caldera_thread_pool_busy", "A pool's threads running a call.", "worker", ("pool",)
+)
+THREAD_POOL_QUEUED: Final = Gauge(
+    "caldera_thread_pool_queued", "Calls waiting for a pool's thread.", "worker", ("pool",)
+)
+
 # -- forwarder -------------------------------------------------------------------------------------
 
 FORWARDER_EVENTS: Final = Counter(
@@ -345,6 +367,10 @@ ALL: Final[tuple[Metric, ...]] = (
     JOB_BOUND_LATENCY,
     *QUEUE_GAUGES,
     *CLUSTER_GAUGES,
+    EVENT_LOOP_LAG,
+    THREAD_POOL_WAIT,
+    THREAD_POOL_BUSY,
+    THREAD_POOL_QUEUED,
     E2E_SCHEDULING_LATENCY,
     E2E_JOB_SCHEDULING_LATENCY,
     FORWARDER_EVENTS,

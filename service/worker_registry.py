@@ -144,6 +144,8 @@ LATENCIES: Final = {
         metrics.E2E_JOB_SCHEDULING_LATENCY,
         metrics.JOB_INQUEUE_LATENCY,
         metrics.JOB_BOUND_LATENCY,
+        metrics.EVENT_LOOP_LAG,
+        metrics.THREAD_POOL_WAIT,
     )
 }
 

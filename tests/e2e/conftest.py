@@ -25,7 +25,7 @@ from cli.devstack import controlplane, install, processes, stack, temporal_dev, 
 from cli.devstack.devices import Gpus
 from cli.devstack.nodes import NodeTemplate
 from scheduling.framework import conf
-from service import namespaces
+from service import namespaces, stalls
 
 if TYPE_CHECKING:
     from tests.e2e.forwarding import Forwarder, Recorder
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # Each node publishes 4 fake GPUs (the `gpu.caldera.dev` DRA driver, cli/devstack/devices.py),
 # as `caldera dev up` does by default.
+# A worker's event loop late this long is a failure of the module that ran it: every long poll,
+# heartbeat and workflow task of the process waited as long (`service/stalls.py` logs each).
+BLOCKED_LOOP_SECONDS = 1.0
 NODES = NodeTemplate(count=3, cpu="8", memory="32Gi", pods=110, gpus=Gpus(count=4))
 
 
@@ -95,11 +98,29 @@ def controllers(
         e2e_stack.workdir / "logs",
         scheduler_override=override,
     )
+    logs = {p.log: p.log_offset for p in started}  # this module's part of each log
     try:
         yield started  # a test may replace a process in this list; all of it is stopped
     finally:
         for p in reversed(started):
             processes.stop(p)
+    blocked = [
+        f"{Path(log).name}: {line}"
+        for log, offset in logs.items()
+        for line in stalls.logged_stalls(_read_from(log, offset), BLOCKED_LOOP_SECONDS)
+    ]
+    if blocked:
+        pytest.fail(
+            f"a worker's event loop was blocked over {BLOCKED_LOOP_SECONDS:g} s:\n"
+            + "\n".join(blocked),
+            pytrace=False,
+        )
+
+
+def _read_from(log: str, offset: int) -> str:
+    with open(log, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
 
 
 def crash_worker(controllers: list[processes.Process], down_for: float = 0.0) -> processes.Process:

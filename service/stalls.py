@@ -1,0 +1,256 @@
+"""Stalls of a worker process made visible: its asyncio event loop running late, and its
+thread pools full. Issue 37: the dispatcher's long polls stalled 10-13 s, leases lapsed, and
+nothing in the worker said where the time went.
+
+- `LoopMonitor` sleeps `interval` on the loop and measures how late it wakes (the lag every
+  coroutine of the process suffered: polls, heartbeats, workflow tasks). Each lag goes to
+  `caldera_event_loop_lag_seconds`; one over the threshold is a WARNING `event loop stalled`
+  naming where the loop thread was, as caught by a watchdog thread while it was stalled (once
+  the loop runs again the culprit is gone). Stuck in `select` there means the loop waited
+  for the GIL, not on a call of its own.
+- `MeteredPool` is a ThreadPoolExecutor that counts its busy threads and queued calls
+  (`caldera_thread_pool_busy` and `_queued`, read at each scrape: busy at the pool's size is
+  full) and how long each
+  call waited for a thread (`caldera_thread_pool_wait_seconds`); a wait over the threshold is
+  a WARNING `thread pool full`.
+
+The threshold is CALDERA_STALL_SECONDS (default 0.5 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Final, ParamSpec, TypeVar
+
+from prometheus_client.metrics_core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric as Family
+from prometheus_client.registry import Collector
+
+from service import metrics, worker_registry
+
+logger = logging.getLogger(__name__)
+
+ENV_THRESHOLD: Final = "CALDERA_STALL_SECONDS"
+THRESHOLD: Final = 0.5  # seconds: a stall this long is logged
+INTERVAL: Final = 0.1  # seconds between the monitor's wake-ups
+STALL_LINE: Final = "event loop stalled"  # the e2e tests look for it (`logged_stalls`)
+_LOGGED: Final = re.compile(re.escape(STALL_LINE) + r" stall_s=(\d+(?:\.\d+)?)")
+FRAMES: Final = 10  # innermost frames of the loop thread named in a stall's line
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def threshold() -> float:
+    """The configured threshold in seconds (CALDERA_STALL_SECONDS), THRESHOLD if unset or bad."""
+    try:
+        value = float(os.environ.get(ENV_THRESHOLD) or THRESHOLD)
+    except ValueError:
+        return THRESHOLD
+    return value if value > 0 else THRESHOLD
+
+
+def logged_stalls(text: str, at_least: float) -> list[str]:
+    """The `event loop stalled` lines of a worker's log whose lag was at least `at_least`
+    seconds (the e2e stack's workers are held to 1 s: `tests/e2e/conftest.py`)."""
+    return [
+        line
+        for line in text.splitlines()
+        if (m := _LOGGED.search(line)) is not None and float(m.group(1)) >= at_least
+    ]
+
+
+def where(thread_id: int | None) -> str:
+    """The innermost frames of a thread, `file:line function` from the inside out ("" if gone)."""
+    frame = sys._current_frames().get(thread_id) if thread_id is not None else None
+    if frame is None:
+        return ""
+    stack = traceback.extract_stack(frame)[-FRAMES:]
+    return " < ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in stack[::-1])
+
+
+class LoopMonitor:
+    """Measures the lag of the loop it runs on (`run`), keeps the worst, logs the stalls."""
+
+    def __init__(
+        self,
+        limit: float | None = None,
+        interval: float = INTERVAL,
+        record: Callable[[float], None] | None = None,
+    ) -> None:
+        self.limit = threshold() if limit is None else limit
+        self.interval = interval
+        self.worst = 0.0  # the longest lag seen, seconds
+        self.stalls: list[float] = []  # each lag over the limit, in order
+        self._record = record or _observe_lag
+        self._beat = time.monotonic()  # when the loop last ran the monitor
+        self._caught = ""  # where the loop thread was, caught during the current stall
+        self._loop_thread: int | None = None
+        self._seen = threading.Lock()  # `_beat` and `_caught`, shared with the watchdog
+        self._stopped = threading.Event()
+
+    async def run(self) -> None:
+        """Until cancelled: sleep, measure the lag, and watch for stalls from a thread."""
+        self._loop_thread = threading.get_ident()
+        self._beat = time.monotonic()
+        watchdog = threading.Thread(target=self._watch, name="loop-watchdog", daemon=True)
+        watchdog.start()
+        try:
+            while True:
+                before = time.monotonic()
+                await asyncio.sleep(self.interval)
+                self.observe(time.monotonic() - before - self.interval)
+        finally:
+            self._stopped.set()
+
+    def observe(self, lag: float) -> None:
+        """One measured lag: recorded, kept if the worst, logged if over the limit."""
+        lag = max(0.0, lag)
+        with self._seen:
+            self._beat = time.monotonic()
+            caught, self._caught = self._caught, ""
+        self._record(lag)
+        self.worst = max(self.worst, lag)
+        if lag >= self.limit:
+            self.stalls.append(lag)
+            logger.warning(
+                "%s stall_s=%.3f threshold_s=%.3f blocked_in=%s",
+                STALL_LINE,
+                lag,
+                self.limit,
+                caught or "(not caught: shorter than the watchdog's look)",
+            )
+
+    def _watch(self) -> None:
+        """While the loop is late past the limit, note once where its thread is."""
+        while not self._stopped.wait(self.limit / 2):
+            with self._seen:
+                late = time.monotonic() - self._beat - self.interval
+                if late >= self.limit / 2 and not self._caught:
+                    self._caught = where(self._loop_thread)
+
+
+@contextlib.asynccontextmanager
+async def watching_loop(limit: float | None = None) -> Any:
+    """A `LoopMonitor` running on the current loop while inside; yields it."""
+    monitor = LoopMonitor(limit)
+    task = asyncio.get_running_loop().create_task(monitor.run(), name="loop-monitor")
+    try:
+        yield monitor
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _observe_lag(lag: float) -> None:
+    worker_registry.observe(metrics.EVENT_LOOP_LAG, lag)
+
+
+class MeteredPool(ThreadPoolExecutor):
+    """A thread pool that counts its busy threads and queued calls and times each wait."""
+
+    def __init__(self, name: str, threads: int, limit: float | None = None) -> None:
+        super().__init__(threads, thread_name_prefix=name)
+        self.name = name
+        self.threads = threads
+        self.limit = threshold() if limit is None else limit
+        self.busy = 0
+        self.queued = 0
+        self.worst_wait = 0.0
+        self._counts = threading.Lock()
+        POOLS.add(self)
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        queued_at = time.monotonic()
+        with self._counts:
+            self.queued += 1
+
+        def timed() -> T:
+            waited = time.monotonic() - queued_at
+            with self._counts:
+                self.queued -= 1
+                self.busy += 1
+                busy, queued = self.busy, self.queued
+                self.worst_wait = max(self.worst_wait, waited)
+            worker_registry.observe(metrics.THREAD_POOL_WAIT, waited, self.name)
+            if waited >= self.limit:
+                logger.warning(
+                    "thread pool full pool=%s waited_s=%.3f busy=%d/%d queued=%d",
+                    self.name,
+                    waited,
+                    busy,
+                    self.threads,
+                    queued,
+                )
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._counts:
+                    self.busy -= 1
+
+        try:
+            future = super().submit(timed)
+        except BaseException:
+            self._unqueue()
+            raise
+        future.add_done_callback(lambda f: self._unqueue() if f.cancelled() else None)
+        return future
+
+    def _unqueue(self) -> None:
+        """A call that never ran (cancelled, or the pool shut): no longer queued."""
+        with self._counts:
+            self.queued -= 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        POOLS.discard(self)
+        super().shutdown(wait, cancel_futures=cancel_futures)
+
+
+class PoolSeries(Collector):
+    """The live pools' gauges, read at each scrape (a pool shut down has none)."""
+
+    def __init__(self) -> None:
+        self._pools: set[MeteredPool] = set()
+        self._lock = threading.Lock()
+
+    def add(self, pool: MeteredPool) -> None:
+        with self._lock:
+            self._pools.add(pool)
+
+    def discard(self, pool: MeteredPool) -> None:
+        with self._lock:
+            self._pools.discard(pool)
+
+    def describe(self) -> Iterable[Family]:
+        return []  # families only while pools exist: the registry collects them at scrape
+
+    def collect(self) -> Iterator[Family]:
+        with self._lock:
+            pools = sorted(self._pools, key=lambda p: p.name)
+        if not pools:
+            return
+        busy = GaugeMetricFamily(*_family(metrics.THREAD_POOL_BUSY))
+        queued = GaugeMetricFamily(*_family(metrics.THREAD_POOL_QUEUED))
+        for pool in pools:
+            busy.add_metric([pool.name], pool.busy)
+            queued.add_metric([pool.name], pool.queued)
+        yield busy
+        yield queued
+
+
+def _family(gauge: metrics.Gauge) -> tuple[str, str, None, tuple[str, ...]]:
+    return gauge.name, gauge.help, None, gauge.labels
+
+
+POOLS: Final = PoolSeries()
+worker_registry.WORKER_REGISTRY.register(POOLS)

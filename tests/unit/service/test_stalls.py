@@ -1,0 +1,114 @@
+"""Stalls made visible (`service/stalls.py`): a blocked event loop is measured, logged with
+where it was blocked, and kept as the worst; a full thread pool shows its busy threads, its
+queued calls and how long they waited, and says so in the log."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from service import stalls
+
+pytestmark = pytest.mark.unit
+
+
+def _hog(seconds: float) -> None:
+    """A blocking call made on the event loop, as a sync client call would be."""
+    time.sleep(seconds)
+
+
+async def test_a_blocked_loop_is_logged_with_where_it_was_blocked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[float] = []
+    monitor = stalls.LoopMonitor(limit=0.2, interval=0.02, record=seen.append)
+    task = asyncio.create_task(monitor.run())
+    await asyncio.sleep(0.05)  # the monitor's first sleep has begun
+    with caplog.at_level(logging.WARNING, logger=stalls.__name__):
+        _hog(0.5)
+        await asyncio.wait_for(_until(lambda: bool(monitor.stalls)), 5)
+    task.cancel()
+    assert 0.4 <= monitor.worst == max(seen)
+    (line,) = [r.getMessage() for r in caplog.records if stalls.STALL_LINE in r.getMessage()]
+    assert "stall_s=" in line and "threshold_s=0.200" in line
+    assert "_hog" in line.split("blocked_in=")[1]  # the watchdog caught the culprit in the act
+    # The e2e stack reads the same line back from a worker's log, by its lag.
+    log = f"2026-12-06 WARNING service.stalls {line}\nINFO worker started\n"
+    assert stalls.logged_stalls(log, 0.4) == [log.splitlines()[0]]
+    assert stalls.logged_stalls(log, monitor.worst + 0.01) == []
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+def test_a_lag_under_the_threshold_is_recorded_not_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[float] = []
+    monitor = stalls.LoopMonitor(limit=0.5, record=seen.append)
+    with caplog.at_level(logging.WARNING, logger=stalls.__name__):
+        monitor.observe(0.3)
+        monitor.observe(-0.001)  # woke a hair early: no lag
+    assert seen == [0.3, 0.0] and monitor.worst == 0.3 and monitor.stalls == []
+    assert caplog.records == []
+
+
+def test_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(stalls.ENV_THRESHOLD, "1.5")
+    assert stalls.threshold() == 1.5
+    for bad in ("", "soon", "0", "-2"):
+        monkeypatch.setenv(stalls.ENV_THRESHOLD, bad)
+        assert stalls.threshold() == stalls.THRESHOLD
+
+
+def _series(pool: str) -> dict[str, float]:
+    registry = CollectorRegistry()
+    registry.register(stalls.POOLS)
+    found = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.labels.get("pool") == pool:
+                found[sample.name] = sample.value
+    return found
+
+
+def test_a_full_pool_shows_busy_and_queued_and_logs_the_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = threading.Event()
+    with stalls.MeteredPool("test-full", 1, limit=0.0) as pool:
+        first = pool.submit(release.wait, 10)
+        queued_at = time.monotonic()
+        second = pool.submit(lambda: "done")
+        assert _series("test-full") == {
+            "caldera_thread_pool_busy": 1.0,
+            "caldera_thread_pool_queued": 1.0,
+        }
+        with caplog.at_level(logging.WARNING, logger=stalls.__name__):
+            freed_at = time.monotonic()
+            release.set()
+            assert first.result(5) and second.result(5) == "done"
+        assert pool.worst_wait >= freed_at - queued_at  # it waited for the first to end
+        assert (pool.busy, pool.queued) == (0, 0)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("thread pool full pool=test-full" in m and "busy=1/1" in m for m in lines), lines
+    assert _series("test-full") == {}  # shut down: no series
+
+
+def test_a_queued_call_cancelled_is_no_longer_counted() -> None:
+    release = threading.Event()
+    with stalls.MeteredPool("test-cancel", 1, limit=60) as pool:
+        pool.submit(release.wait, 10)
+        waiting = pool.submit(lambda: None)
+        assert pool.queued == 1
+        assert waiting.cancel()
+        assert pool.queued == 0
+        release.set()
