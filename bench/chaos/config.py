@@ -1,4 +1,5 @@
-"""The soak's options: how long faults run, how many workers, where the report goes."""
+"""The soak's options: how long faults run, how many workers, which Temporal server, where the
+report goes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bench import results
+from bench.chaos.schedule import PROFILES, Profile
 
 
 class Options(BaseModel):
@@ -21,6 +23,8 @@ class Options(BaseModel):
     nodes: int = 5
     seed: int = 1
     burst: int = 0  # one-pod jobs submitted at the start, in flight beside the waves
+    # `dev`: the dev server on SQLite; `server`: the Temporal server on PostgreSQL
+    temporal: Profile = "dev"
     # the report's folder: a fresh one under `bench.results` unless given
     out: Path = Field(default_factory=lambda: results.run_dir("chaos", "soak"))
 
@@ -36,10 +40,17 @@ def parse(argv: list[str] | None = None) -> Options:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--burst", type=int, default=0, help="one-pod jobs submitted at the start")
     p.add_argument(
+        "--temporal",
+        choices=PROFILES,
+        default="dev",
+        help="dev: the dev server on SQLite; server: the Temporal server on PostgreSQL",
+    )
+    p.add_argument(
         "--out", type=Path, default=None, help="report directory (default: see bench/results.py)"
     )
     a = p.parse_args(argv)
-    out = a.out or results.run_dir("chaos", f"soak-{a.minutes:g}m-{a.workers}w")
+    profile = "" if a.temporal == "dev" else f"-{a.temporal}"
+    out = a.out or results.run_dir("chaos", f"soak-{a.minutes:g}m-{a.workers}w{profile}")
     return Options(
         minutes=a.minutes,
         workers=a.workers,
@@ -49,5 +60,6 @@ def parse(argv: list[str] | None = None) -> Options:
         nodes=a.nodes,
         seed=a.seed,
         burst=a.burst,
+        temporal=a.temporal,
         out=out,
     )

@@ -7,7 +7,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.chaos import workload
+from bench.chaos import schedule, workload
 from bench.chaos.histories import Run
 from bench.chaos.invariants import Violation
 from bench.chaos.soak import Soak
@@ -20,6 +20,18 @@ class Recovery:
     p50_s: float | None
     p99_s: float | None
     worst_s: float | None
+
+
+@dataclass
+class Injected:
+    """One fault but a worker kill (those are many and alike): when, what, how long it took,
+    and the recovery (fault → the next one-pod job's pod Running)."""
+
+    at_s: float  # seconds from the soak's start
+    kind: str
+    took_s: float  # until the fault was over (restarted, answering again)
+    recovery_s: float | None
+    detail: str
 
 
 @dataclass
@@ -41,6 +53,7 @@ class Result:
     task_timeouts: dict[str, int]
     timers: dict[str, int]
     errors: list[str] = field(default_factory=list)
+    injected: list[Injected] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -54,9 +67,28 @@ def _percentile(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _running(soak: Soak) -> dict[str, float]:
+    return {p.job: p.running_at for p in soak.audit.pods.values() if p.running_at is not None}
+
+
+def _injected(soak: Soak) -> list[Injected]:
+    running = _running(soak)
+    return [
+        Injected(
+            at_s=f.at - soak.started,
+            kind=f.kind,
+            took_s=f.over - f.at,
+            recovery_s=running[f.canary] - f.at if f.canary in running else None,
+            detail=f.detail,
+        )
+        for f in sorted(soak.faults, key=lambda f: f.at)
+        if f.kind != schedule.WORKER_KILL
+    ]
+
+
 def _recovery(soak: Soak) -> list[Recovery]:
     """From each fault to the first pod of the canary submitted after it Running."""
-    running = {p.job: p.running_at for p in soak.audit.pods.values() if p.running_at is not None}
+    running = _running(soak)
     by_kind: dict[str, list[float]] = collections.defaultdict(list)
     counts: collections.Counter[str] = collections.Counter()
     for f in soak.faults:
@@ -116,7 +148,14 @@ def build(
         task_timeouts=dict(timeouts),
         timers=dict(timers),
         errors=soak.errors,
+        injected=_injected(soak),
     )
+
+
+_PROFILES = {
+    "dev": "the Temporal dev server on SQLite",
+    "server": "the Temporal server on PostgreSQL",
+}
 
 
 def _s(value: float | None) -> str:
@@ -126,7 +165,8 @@ def _s(value: float | None) -> str:
 def markdown(r: Result) -> str:
     o = r.options
     lines = [
-        f"# Chaos soak: {o['minutes']:g} min of faults, {o['workers']} worker(s)",
+        f"# Chaos soak: {o['minutes']:g} min of faults, {o['workers']} worker(s),"
+        f" {_PROFILES[o.get('temporal', 'dev')]}",
         "",
         f"{sum(r.jobs_by_kind.values())} jobs in namespace `{r.namespace}`, "
         f"{o['nodes']} kwok nodes; every job ended {_s(r.settled_s)} after the last fault "
@@ -152,6 +192,15 @@ def markdown(r: Result) -> str:
             for x in r.recovery
         ),
         f"| pod deleted (eviction) | {r.evictions} | | | |",
+        "",
+        "Each fault but the worker kills:",
+        "",
+        "| at | fault | over after | recovery | what |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {x.at_s:.0f} s | {x.kind} | {_s(x.took_s)} | {_s(x.recovery_s)} | {x.detail} |"
+            for x in r.injected
+        ),
         "",
         "## Jobs",
         "",

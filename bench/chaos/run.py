@@ -27,7 +27,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities import kube
 from bench.chaos import audit as audit_mod
-from bench.chaos import faults, histories, invariants, report, workload
+from bench.chaos import faults, histories, invariants, report, schedule, workload
 from bench.chaos import stack as chaos_stack
 from bench.chaos.config import Options
 from bench.chaos.faults import Fault
@@ -165,16 +165,20 @@ def _schedule(soak: Soak) -> list[tuple[float, Callable[[], None]]]:
     out: list[tuple[float, Callable[[], None]]] = [
         (n * soak.opts.wave_every, functools.partial(_wave, soak, n)) for n in range(waves)
     ]
-    timed: list[tuple[float, str, Callable[[], str]]] = [
-        (d * 0.15, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
-        (d * 0.25, "Temporal restart", lambda: faults.restart_temporal(s)),
-        (d * 0.40, "kube-apiserver restart", lambda: faults.restart_apiserver(s)),
-        (d * 0.50, "node removed", lambda: faults.remove_node(s, s.nodes.names()[0])),
-        (d * 0.50 + 30, "node re-added", lambda: faults.restore_nodes(s)),
-        (d * 0.60, "forwarder SIGKILL", lambda: faults.kill_forwarder(s)),
-        (d * 0.70, "Temporal restart", lambda: faults.restart_temporal(s)),
+    injectors: dict[str, Callable[[], str]] = {
+        schedule.FORWARDER_KILL: lambda: faults.kill_forwarder(s),
+        schedule.DEV_SERVER_RESTART: lambda: faults.restart_temporal(s),
+        schedule.SERVER_SIGTERM: lambda: faults.stop_temporal_server(s, kill=False),
+        schedule.SERVER_SIGKILL: lambda: faults.stop_temporal_server(s, kill=True),
+        schedule.POSTGRES_KILL: lambda: faults.kill_postgres(s),
+        schedule.APISERVER_KILL: lambda: faults.restart_apiserver(s),
+        schedule.NODE_REMOVED: lambda: faults.remove_node(s, s.nodes.names()[0]),
+        schedule.NODE_READDED: lambda: faults.restore_nodes(s),
+    }
+    out += [
+        (at, functools.partial(_fault, soak, kind, injectors[kind]))
+        for at, kind in schedule.timed_faults(soak.opts.minutes, soak.opts.temporal)
     ]
-    out += [(at, functools.partial(_fault, soak, kind, inject)) for at, kind, inject in timed]
     if soak.opts.burst:
         out += [(1.0, functools.partial(_burst, soak))]
     out += [(d * 0.45, functools.partial(_close_queue, soak))]
@@ -367,7 +371,7 @@ def _queue_checks(soak: Soak) -> list[Violation]:
 
 def run(opts: Options) -> report.Result:
     rng = random.Random(opts.seed)
-    st = chaos_stack.start(opts.nodes, opts.workers)
+    st = chaos_stack.start(opts.nodes, opts.workers, opts.temporal)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -400,7 +404,7 @@ def run(opts: Options) -> report.Result:
         polling = threading.Thread(target=_poll_loop, args=(soak, stop), daemon=True)
 
         def kill(turn: int) -> None:
-            _fault(soak, "worker SIGKILL", functools.partial(faults.kill_worker, st, turn))
+            _fault(soak, schedule.WORKER_KILL, functools.partial(faults.kill_worker, st, turn))
 
         def evict(turn: int) -> None:
             _evict(soak, turn, rng)
