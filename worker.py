@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -70,13 +71,7 @@ MAX_CACHED_WORKFLOWS = 10000
 
 
 async def run(metrics_address: str = "") -> int:
-    """Serve until SIGINT/SIGTERM; `metrics_address` "" runs without a metrics endpoint. The
-    loop's lag is measured from the start: a stall in start-up is logged like any other."""
-    async with stalls.watching_loop():
-        return await _serve(metrics_address)
-
-
-async def _serve(metrics_address: str) -> int:
+    """Serve until SIGINT/SIGTERM; `metrics_address` "" runs without a metrics endpoint."""
     options = temporal.options_from_env()
     queue = os.environ.get("CALDERA_TASK_QUEUE", task_queues.CONTROLLERS)
     # Gang schedulers to run (one SchedulerWorkflow per schedulerName it answers to); none
@@ -127,9 +122,13 @@ async def _serve(metrics_address: str) -> int:
             ),
         ):
             for name in schedulers:
-                await _ensure_scheduler(client, name)
+                await temporal.call_patiently(
+                    f"scheduler {name}", functools.partial(_ensure_scheduler, client, name)
+                )
             if controller_conf.configured():
-                await _ensure_hypernode_discovery(client, queue)
+                await temporal.call_patiently(
+                    "HyperNode discovery", lambda: _ensure_hypernode_discovery(client, queue)
+                )
             log.info(
                 "worker started address=%s namespace=%s task_queue=%s schedulers=%s",
                 options.address,
@@ -139,7 +138,11 @@ async def _serve(metrics_address: str) -> int:
             )
             # The registered worker clusters' gauges; one list of Secrets a round while none is.
             probes = clusters.ProbeLoop().start()
-            await stop.wait()
+            # The loop's lag, measured while the worker serves: building the workers blocks it
+            # once at start-up (the SDK hashes every loaded module for its build id, the
+            # sandbox imports the workflows: 1-3 s on a busy machine), before any task is taken.
+            async with stalls.watching_loop():
+                await stop.wait()
             probes.stop()
     log.info("worker stopped")
     return 0

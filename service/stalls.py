@@ -45,6 +45,8 @@ THRESHOLD: Final = 0.5  # seconds: a stall this long is logged
 INTERVAL: Final = 0.1  # seconds between the monitor's wake-ups
 STALL_LINE: Final = "event loop stalled"  # the e2e tests look for it (`logged_stalls`)
 _LOGGED: Final = re.compile(re.escape(STALL_LINE) + r" stall_s=(\d+(?:\.\d+)?)")
+PAUSED_LINE: Final = "process paused"  # held whole, not by its own loop: not a stall
+PAUSED_CPU: Final = 0.1  # CPU seconds per second of lag under which a held process is paused
 FRAMES: Final = 10  # innermost frames of the loop thread named in a stall's line
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -91,6 +93,7 @@ class LoopMonitor:
         self.interval = interval
         self.worst = 0.0  # the longest lag seen, seconds
         self.stalls: list[float] = []  # each lag over the limit, in order
+        self.paused: list[float] = []  # each time the whole process was held that long
         self._record = record or _observe_lag
         self._beat = time.monotonic()  # when the loop last ran the monitor
         self._caught = ""  # where the loop thread was, caught during the current stall
@@ -106,20 +109,29 @@ class LoopMonitor:
         watchdog.start()
         try:
             while True:
-                before = time.monotonic()
+                before, cpu = time.monotonic(), time.process_time()
                 await asyncio.sleep(self.interval)
-                self.observe(time.monotonic() - before - self.interval)
+                lag = time.monotonic() - before - self.interval
+                self.observe(lag, time.process_time() - cpu)
         finally:
             self._stopped.set()
 
-    def observe(self, lag: float) -> None:
-        """One measured lag: recorded, kept if the worst, logged if over the limit."""
+    def observe(self, lag: float, cpu: float | None = None) -> None:
+        """One measured lag: recorded, kept if the worst, logged if over the limit. `cpu`: the
+        process's CPU seconds over the same span (None: not measured). A stall the watchdog
+        did not catch, in which the process spent almost no CPU, is the whole process held
+        (SIGSTOP, a machine that did not schedule it): a `process paused` line, not a stall
+        of the loop (a loop blocked on I/O is caught, one holding the GIL spends CPU)."""
         lag = max(0.0, lag)
         with self._seen:
             self._beat = time.monotonic()
             caught, self._caught = self._caught, ""
         self._record(lag)
         self.worst = max(self.worst, lag)
+        if lag >= self.limit and not caught and cpu is not None and cpu < PAUSED_CPU * lag:
+            self.paused.append(lag)
+            logger.warning("%s paused_s=%.3f cpu_s=%.3f", PAUSED_LINE, lag, cpu)
+            return
         if lag >= self.limit:
             self.stalls.append(lag)
             logger.warning(

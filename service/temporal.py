@@ -11,13 +11,14 @@ import argparse
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
 from temporalio.runtime import Runtime
-from temporalio.service import TLSConfig
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from service import codec
 
@@ -25,6 +26,17 @@ logger = logging.getLogger(__name__)
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 BACKOFF: Final = (1.0, 30.0)  # seconds: first wait for an unreachable server, cap
 DEFAULT_NAMESPACE = "default"
+# What a server answers while it or its database is coming back: "Namespace default is not
+# found" while PostgreSQL is down (the chaos soak's `--temporal server`), unavailable, slow.
+PASSING: Final = frozenset(
+    {
+        RPCStatusCode.NOT_FOUND,
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+T = TypeVar("T")
 
 
 class TemporalOptions(BaseModel):
@@ -127,5 +139,23 @@ async def connect_patiently(
                 delay,
                 e,
             )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, backoff[1])
+
+
+async def call_patiently(
+    what: str, call: Callable[[], Awaitable[T]], backoff: tuple[float, float] = BACKOFF
+) -> T:
+    """A start-up call of a process that runs for good, retried through a server (or its
+    database) coming back, as `connect_patiently` waits for the connection: a worker that
+    ended on it stayed down until something started it again. Other errors are raised."""
+    delay = backoff[0]
+    while True:
+        try:
+            return await call()
+        except RPCError as e:
+            if e.status not in PASSING:
+                raise
+            logger.warning("temporal not ready for %s retry_in=%.1fs error=%s", what, delay, e)
         await asyncio.sleep(delay)
         delay = min(delay * 2, backoff[1])

@@ -112,3 +112,19 @@ def test_a_queued_call_cancelled_is_no_longer_counted() -> None:
         assert waiting.cancel()
         assert pool.queued == 0
         release.set()
+
+
+def test_a_process_held_whole_is_paused_not_a_stall_of_its_loop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # SIGSTOP (the e2e's "manager away" test) holds the watchdog too and spends no CPU: nothing
+    # of the worker's own blocked its loop. The same lag with the CPU spent is a stall (a call
+    # holding the GIL, which the watchdog could not interrupt to look).
+    monitor = stalls.LoopMonitor(limit=0.5, record=lambda lag: None)
+    with caplog.at_level(logging.WARNING, logger=stalls.__name__):
+        monitor.observe(9.0, cpu=0.02)
+        monitor.observe(2.0, cpu=1.9)
+    assert monitor.paused == [9.0] and monitor.stalls == [2.0]
+    log = "\n".join(r.getMessage() for r in caplog.records)
+    assert stalls.logged_stalls(log, 1.0) == [log.splitlines()[1]]
+    assert log.splitlines()[0].startswith(stalls.PAUSED_LINE)

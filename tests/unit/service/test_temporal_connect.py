@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import pytest
+from temporalio.service import RPCError, RPCStatusCode
 
 from service import temporal
 
@@ -40,3 +41,35 @@ async def test_a_real_unreachable_address_fails_the_way_that_is_waited_for() -> 
     # What connect_patiently catches is what the SDK raises for a server that is not there.
     with pytest.raises(RuntimeError, match="connect"):
         await temporal.connect(temporal.TemporalOptions(address="127.0.0.1:1"))
+
+
+def _rpc(status: RPCStatusCode) -> RPCError:
+    return RPCError("Namespace default is not found.", status, b"")
+
+
+async def test_a_start_up_call_waits_through_a_server_whose_database_is_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The chaos soak's PostgreSQL SIGKILL: the server answered the worker's start of its
+    # SchedulerWorkflow "Namespace default is not found", and the worker ended.
+    answers: list[RPCError | str] = [_rpc(RPCStatusCode.NOT_FOUND), _rpc(RPCStatusCode.UNAVAILABLE)]
+    answers.append("started")
+
+    async def start() -> str:
+        answer = answers.pop(0)
+        if isinstance(answer, RPCError):
+            raise answer
+        return answer
+
+    with caplog.at_level(logging.WARNING, logger=temporal.logger.name):
+        assert await temporal.call_patiently("scheduler volcano", start, (0.0, 0.0)) == "started"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2 and all("not ready for scheduler volcano" in w for w in warnings)
+
+
+async def test_a_start_up_call_refused_for_good_is_raised() -> None:
+    async def start() -> str:
+        raise _rpc(RPCStatusCode.INVALID_ARGUMENT)
+
+    with pytest.raises(RPCError):
+        await temporal.call_patiently("scheduler volcano", start, (0.0, 0.0))
