@@ -20,6 +20,7 @@ The threshold is CALDERA_STALL_SECONDS (default 0.5 s).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -47,6 +48,7 @@ STALL_LINE: Final = "event loop stalled"  # the e2e tests look for it (`logged_s
 _LOGGED: Final = re.compile(re.escape(STALL_LINE) + r" stall_s=(\d+(?:\.\d+)?)")
 PAUSED_LINE: Final = "process paused"  # held whole, not by its own loop: not a stall
 PAUSED_CPU: Final = 0.1  # CPU seconds per second of lag under which a held process is paused
+KEPT: Final = 100  # latest stalls a monitor keeps for its reader
 FRAMES: Final = 10  # innermost frames of the loop thread named in a stall's line
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -92,8 +94,9 @@ class LoopMonitor:
         self.limit = threshold() if limit is None else limit
         self.interval = interval
         self.worst = 0.0  # the longest lag seen, seconds
-        self.stalls: list[float] = []  # each lag over the limit, in order
-        self.paused: list[float] = []  # each time the whole process was held that long
+        # The latest lags over the limit, in order (bounded: a worker runs for months).
+        self.stalls: collections.deque[float] = collections.deque(maxlen=KEPT)
+        self.paused: collections.deque[float] = collections.deque(maxlen=KEPT)  # held whole
         self._record = record or _observe_lag
         self._beat = time.monotonic()  # when the loop last ran the monitor
         self._caught = ""  # where the loop thread was, caught during the current stall

@@ -98,16 +98,16 @@ def controllers(
         e2e_stack.workdir / "logs",
         scheduler_override=override,
     )
-    logs = {p.log: p.log_offset for p in started}  # this module's part of each log
+    first = list(started)  # their logs from this module's start: restarts append to them
     try:
         yield started  # a test may replace a process in this list; all of it is stopped
     finally:
         for p in reversed(started):
             processes.stop(p)
     blocked = [
-        f"{Path(log).name}: {line}"
-        for log, offset in logs.items()
-        for line in stalls.logged_stalls(_read_from(log, offset), BLOCKED_LOOP_SECONDS)
+        f"{Path(p.log).name}: {line}"
+        for p in first
+        for line in stalls.logged_stalls(processes.log_text(p), BLOCKED_LOOP_SECONDS)
     ]
     if blocked:
         pytest.fail(
@@ -115,12 +115,6 @@ def controllers(
             + "\n".join(blocked),
             pytrace=False,
         )
-
-
-def _read_from(log: str, offset: int) -> str:
-    with open(log, "rb") as f:
-        f.seek(offset)
-        return f.read().decode(errors="replace")
 
 
 def crash_worker(controllers: list[processes.Process], down_for: float = 0.0) -> processes.Process:
