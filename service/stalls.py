@@ -7,7 +7,9 @@ nothing in the worker said where the time went.
   `caldera_event_loop_lag_seconds`; one over the threshold is a WARNING `event loop stalled`
   naming where the loop thread was, as caught by a watchdog thread while it was stalled (once
   the loop runs again the culprit is gone). Stuck in `select` there means the loop waited
-  for the GIL, not on a call of its own.
+  for the GIL, not on a call of its own. A lag in which the whole process was held
+  (SIGSTOP, a machine that did not schedule it) is a `process paused` line instead: the
+  watchdog was held as long, and no CPU was spent.
 - `MeteredPool` is a ThreadPoolExecutor that counts its busy threads and queued calls
   (`caldera_thread_pool_busy` and `_queued`, read at each scrape: busy at the pool's size is
   full) and how long each
@@ -100,6 +102,8 @@ class LoopMonitor:
         self._record = record or _observe_lag
         self._beat = time.monotonic()  # when the loop last ran the monitor
         self._caught = ""  # where the loop thread was, caught during the current stall
+        self._held = 0.0  # seconds the watchdog itself was held since the loop last ran
+        self._looked = time.monotonic()  # when the watchdog last looked (or the loop for it)
         self._loop_thread: int | None = None
         self._seen = threading.Lock()  # `_beat` and `_caught`, shared with the watchdog
         self._stopped = threading.Event()
@@ -119,39 +123,60 @@ class LoopMonitor:
         finally:
             self._stopped.set()
 
-    def observe(self, lag: float, cpu: float | None = None) -> None:
+    def observe(self, lag: float, cpu: float | None = None, held: float | None = None) -> None:
         """One measured lag: recorded, kept if the worst, logged if over the limit. `cpu`: the
-        process's CPU seconds over the same span (None: not measured). A stall the watchdog
-        did not catch, in which the process spent almost no CPU, is the whole process held
-        (SIGSTOP, a machine that did not schedule it): a `process paused` line, not a stall
-        of the loop (a loop blocked on I/O is caught, one holding the GIL spends CPU)."""
+        process's CPU seconds over the same span (None: not measured); `held`: the seconds the
+        watchdog thread was itself held over it (None: as the watchdog measured). Held while
+        the process spent almost no CPU, the process was held whole (SIGSTOP, a machine that
+        did not schedule it): a `process paused` line, and only the rest of the lag is the
+        loop's own. A call holding the GIL holds the watchdog too, but spends the CPU."""
         lag = max(0.0, lag)
         with self._seen:
             self._beat = time.monotonic()
             caught, self._caught = self._caught, ""
+            # The loop may run before the watchdog after a hold (SIGCONT wakes both): a look
+            # overdue now is counted here, and the watchdog counts on from now.
+            watched, self._held = self._held + self._overdue(self._beat), 0.0
+        held = min(lag, watched if held is None else held)
         self._record(lag)
         self.worst = max(self.worst, lag)
-        if lag >= self.limit and not caught and cpu is not None and cpu < PAUSED_CPU * lag:
-            self.paused.append(lag)
-            logger.warning("%s paused_s=%.3f cpu_s=%.3f", PAUSED_LINE, lag, cpu)
-            return
-        if lag >= self.limit:
-            self.stalls.append(lag)
+        own = lag
+        if held and cpu is not None and cpu < PAUSED_CPU * lag:
+            own = lag - held
+            self.paused.append(held)
+            logger.warning("%s paused_s=%.3f cpu_s=%.3f", PAUSED_LINE, held, cpu)
+            caught = ""  # looked at before the hold, if at all
+        if own >= self.limit:
+            self.stalls.append(own)
             logger.warning(
                 "%s stall_s=%.3f threshold_s=%.3f blocked_in=%s",
                 STALL_LINE,
-                lag,
+                own,
                 self.limit,
                 caught or "(not caught: shorter than the watchdog's look)",
             )
 
     def _watch(self) -> None:
-        """While the loop is late past the limit, note once where its thread is."""
+        """While the loop is late past the limit, note once where its thread is. A look that
+        came late by the limit or more was held with the whole process: it counts as held, and
+        the loop thread is not looked at then (it has not had its turn yet since the hold:
+        caught in `select`, it would read as a stall of the loop, as on SIGCONT)."""
         while not self._stopped.wait(self.limit / 2):
             with self._seen:
-                late = time.monotonic() - self._beat - self.interval
+                now = time.monotonic()
+                overdue = self._overdue(now)
+                if overdue:
+                    self._held += overdue
+                    continue
+                late = now - self._beat - self.interval
                 if late >= self.limit / 2 and not self._caught:
                     self._caught = where(self._loop_thread)
+
+    def _overdue(self, now: float) -> float:
+        """The time since the watchdog's last look if that look is late by the limit or more
+        (the watchdog held), else 0; the next is measured from `now`. Called under `_seen`."""
+        since, self._looked = now - self._looked, now
+        return since if since - self.limit / 2 >= self.limit else 0.0
 
 
 @contextlib.asynccontextmanager
