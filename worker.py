@@ -46,7 +46,7 @@ from temporalio.worker import Worker
 import activities
 import workflows
 from activities.controllers import controller_conf
-from activities.dispatch import clusters
+from activities.dispatch import clusters, copywatch
 from controllers.scheduler.session import SchedulerState
 from models import keys, task_queues
 from service import logs, metrics_endpoint, stalls, temporal, worker_registry
@@ -144,6 +144,8 @@ async def run(metrics_address: str = "") -> int:
             async with stalls.watching_loop():
                 await stop.wait()
             probes.stop()
+        # The dispatch followers' shared watches of worker clusters (`copywatch`).
+        await asyncio.to_thread(copywatch.WATCHES.stop_all)
     log.info("worker stopped")
     return 0
 

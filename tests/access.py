@@ -327,6 +327,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/dispatch/copies.py", "replace_namespaced_custom_object"): (),  # a spec change
         ("activities/dispatch/follow.py", "patch_namespaced_custom_object"): (),
         ("activities/dispatch/follow.py", "list_namespaced_event"): (),
+        ("activities/dispatch/copywatch.py", "list_cluster_custom_object"): (),
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),

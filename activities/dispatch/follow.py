@@ -18,7 +18,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
-from activities.dispatch import remote
+from activities.dispatch import copywatch, remote
 from activities.dispatch.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import EventMark, Followed, RemoteEvent
@@ -27,6 +27,7 @@ from models.dispatch import GENERATION_ANNOTATION, LEASE_ANNOTATION, RemoteCopy,
 
 WATCH_SECONDS: Final = 240  # one long poll at most: an idle running job costs one per 4 min
 POLL_SECONDS: Final = 5.0  # between reads of the copy within a long poll
+SETTLE_SECONDS: Final = 1.0  # after the watch shows a change, before the read
 SILENT_SECONDS: Final = 10.0  # a cluster silent this long within a poll is reported unreachable
 
 
@@ -144,10 +145,19 @@ def _event(obj: dict[str, Any]) -> RemoteEvent:
 
 @activity.defn(name="follow_copy")
 async def follow_copy(request: FollowInput) -> Followed:
-    """Poll the copy every few seconds for up to `seconds`, renewing its lease a third of a
-    lease apart; answer once its status differs from the one the manager holds, or it is
-    gone, or its cluster has been silent for SILENT_SECONDS, or the time is up (with the
-    Events it got meanwhile). Async: a poll waiting holds no thread."""
+    """Follow the copy for up to `seconds`, renewing its lease a third of a lease apart;
+    answer once its status differs from the one the manager holds, or it is gone, or its
+    cluster has been silent for SILENT_SECONDS, or the time is up (with the Events it got
+    meanwhile). The copy is read at the start, then only when the cluster's shared watch
+    (`activities.copywatch`) shows it changed, or every POLL_SECONDS while that watch is not
+    healthy. Async: a follower waiting holds no thread."""
+    target = request.target
+    key = (request.namespace, request.name)
+    with copywatch.WATCHES.subscribe(target.cluster, key) as watch:
+        return await _follow(request, watch)
+
+
+async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Followed:
     target = request.target
     answer = Followed(cluster=target.cluster, generation=target.generation)
     renew_every = max(1.0, request.lease_seconds / 3)
@@ -157,21 +167,29 @@ async def follow_copy(request: FollowInput) -> Followed:
     written: datetime | None = None  # the lease this poll last wrote
     silent_since: float | None = None
     to: client.ApiClient | None = None  # None: not had yet (one list of Secrets per poll)
+    obj: dict[str, Any] | None = None  # the copy as last read
+    read = True  # whether to read the copy on this round (always on the first)
+    since: copywatch.Seen | None = None  # what the watch showed of the copy at the last read
+    renewing = request.renew  # False once the lease has run out
     while True:
         activity.heartbeat()
         now = time.monotonic()
         try:
             if to is None:
                 to = await asyncio.to_thread(remote.api, target.cluster)
-            obj = await asyncio.to_thread(
-                remote.read, to, target.cluster, request.namespace, request.name
-            )
-            if obj is not None and remote.whose(obj) != (request.origin, target.generation):
-                obj = None  # a Job of that name, but not this copy: the copy is gone
+            if read:
+                since = watch.seen()
+                obj = await asyncio.to_thread(
+                    remote.read, to, target.cluster, request.namespace, request.name
+                )
+                if obj is not None and remote.whose(obj) != (request.origin, target.generation):
+                    obj = None  # a Job of that name, but not this copy: the copy is gone
             uid = str(remote.meta(obj).get("uid", "")) if obj is not None else ""
             lease = _lease(obj) if obj is not None else None  # as read, before this renewal
-            due = obj is not None and request.renew and now - renewed >= renew_every
-            if due and not lapsed(lease, written, datetime.now(UTC)):
+            due = obj is not None and renewing and now - renewed >= renew_every
+            if due and lapsed(lease, written, datetime.now(UTC)):
+                renewing = False  # never pushed on again: only news or the poll's end is due
+            elif due:
                 written = await asyncio.to_thread(_renew, to, request, uid) or written
                 renewed = now
             state = _state(target, obj)
@@ -190,6 +208,48 @@ async def follow_copy(request: FollowInput) -> Followed:
             silent_since = now if silent_since is None else silent_since
             if now - silent_since >= SILENT_SECONDS:
                 return answer.model_copy(update={"reachable": False, "error": str(e)})
+            read = True
             await asyncio.sleep(1.0)  # try again soon: silence is news only once it lasts
             continue
-        await asyncio.sleep(poll)
+        until = _next(start, renewed, renew_every, request.seconds, renewing)
+        read = await _wait(request, watch, since, poll, until)
+
+
+def _next(start: float, renewed: float, renew_every: float, seconds: int, renewing: bool) -> float:
+    """The monotonic time of the next thing due without news: a renewal, or the poll's end.
+    A lease that ran out is no renewal due: counting it would make every wait end at once."""
+    end = start + seconds
+    return min(end, renewed + renew_every) if renewing else end
+
+
+async def _wait(
+    request: FollowInput,
+    watch: copywatch.Subscription,
+    since: copywatch.Seen | None,
+    poll: float,
+    until: float,
+) -> bool:
+    """Wait for news of the copy; whether it must be read now. With a healthy watch, that is
+    when it shows the copy other than at the last read (`since`) and other than the manager
+    holds, checked on every ring and at least every `poll` (heartbeats, the watch's health);
+    without one, every `poll`, as before the watch. `since` keeps a watch that lags behind a
+    read from asking for the same read again and again."""
+    origin, generation, known = request.origin, request.target.generation, request.known
+    poll_at = time.monotonic() + poll
+    # Every round of the poll gives the loop up at least once: an answer due at once must not
+    # turn `_follow` into a loop that never awaits (it held a worker's whole event loop).
+    await asyncio.sleep(0)
+    while True:
+        healthy = watch.healthy()
+        if healthy and watch.news(since, origin, generation, known):
+            # A worker's controller writes a new copy's status several times in a row: one
+            # read after they settle is one answer (a status write, an Events list) for all.
+            await asyncio.sleep(SETTLE_SECONDS)
+            return True
+        now = time.monotonic()
+        if not healthy and now >= poll_at:
+            return True
+        if now >= until:
+            return False
+        await watch.wait(min(until, poll_at if not healthy else now + poll) - now)
+        activity.heartbeat()

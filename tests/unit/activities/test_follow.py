@@ -1,11 +1,27 @@
 """The long poll's lease rule: a lease that ran out is never pushed on (its cluster may be
-aborting the copy that moment, and the answer must still show the lease that ran out)."""
+aborting the copy that moment, and the answer must still show the lease that ran out), and a
+poll holding such a lease waits for news without blocking the worker's event loop."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.dispatch import copywatch, follow
+from activities.dispatch.copywatch import ClusterWatch
 from activities.dispatch.follow import lapsed
+from controllers.dispatch import mirror
+from controllers.dispatch.results import EventMark
+from models.dispatch import (
+    GENERATION_ANNOTATION,
+    LEASE_ANNOTATION,
+    ORIGIN_ANNOTATION,
+    RemoteCopy,
+)
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 S = timedelta(seconds=1)
@@ -24,3 +40,67 @@ def test_the_lease_this_poll_wrote_counts_though_the_copy_was_read_before_it() -
 
 def test_a_copy_without_a_lease_is_renewed() -> None:
     assert not lapsed(None, None, NOW)
+
+
+# -- the long poll on the shared watch: a lease run out never freezes the worker ---------------
+
+KNOWN_STATUS = {"state": {"phase": "Running"}}
+RAN_OUT = "2026-01-01T00:00:00Z"  # the copy's lease, long gone
+
+
+def _copy() -> dict[str, Any]:
+    annotations = {
+        ORIGIN_ANNOTATION: "uid-1",
+        GENERATION_ANNOTATION: "1",
+        LEASE_ANNOTATION: RAN_OUT,
+    }
+    meta = {"namespace": "ns", "name": "a", "uid": "copy-uid", "annotations": annotations}
+    return {"metadata": meta, "status": KNOWN_STATUS}
+
+
+async def test_a_poll_whose_lease_ran_out_waits_on_the_loop_instead_of_spinning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The copy as the manager holds it, its lease run out (its cluster has not aborted it
+    # yet): nothing to renew, nothing to answer until news or the poll's end. Every other
+    # coroutine of the worker (other polls' renewals, heartbeats) must go on meanwhile.
+    renewals: list[str] = []
+    monkeypatch.setattr(follow.remote, "api", lambda cluster: object())
+    monkeypatch.setattr(follow.remote, "read", lambda *args: _copy())
+    monkeypatch.setattr(follow, "_renew", lambda to, request, uid: renewals.append(uid))
+    monkeypatch.setattr(follow, "_events", lambda *args: [])
+    watch = ClusterWatch("w0", api=_unused_api)
+    watch._on_list([_copy()])  # healthy, and showing the copy as the manager holds it
+    loop = asyncio.get_running_loop()
+    subscription = copywatch.Subscription(watch, ("ns", "a"), copywatch._Follower(loop))
+    request = follow.FollowInput(
+        namespace="ns",
+        name="a",
+        origin="uid-1",
+        target=RemoteCopy(cluster="w0", generation=1),
+        known=mirror.digest(KNOWN_STATUS),
+        events=EventMark(),
+        renew=True,
+        lease_seconds=3,
+        seconds=2,
+    )
+    ticks = 0
+
+    async def ticking() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(ticking())
+    answer = await ActivityEnvironment().run(follow._follow, request, subscription)
+    ticker.cancel()
+    assert renewals == []  # a lease run out is not pushed on
+    assert answer.remote is not None and answer.remote.found
+    assert answer.lease_until == datetime(2026, 1, 1, tzinfo=UTC)
+    # 2 s of the poll: the loop ran the ticker all along (a blocked loop: a tick or two).
+    assert ticks >= 50, f"the event loop was blocked: {ticks} ticks in 2 s"
+
+
+def _unused_api(cluster: str) -> Any:
+    raise AssertionError(f"no call expected to {cluster}")
