@@ -4,7 +4,8 @@ dispatched to a worker cluster. One set of handlers: the update names are what c
 
 A workflow mixing this in has an `_entity` whose `command` carries a command out and returns
 the phase before and after, and says in `_refuse` why it may not take one now (the validator
-runs it, so a refused update leaves no trace in the history).
+runs it, so a refused update leaves no trace in the history). The same commands also arrive as
+bus Commands, by signal (`workflows.handlers.TakesCommands`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ with workflow.unsafe.imports_passed_through():
     from models.bus import Action
     from models.signals import common as common_signals
     from models.signals import job as job_signals
+    from workflows.handlers import TakesCommands
 
 
-class VolcanoCommands:
+class VolcanoCommands(TakesCommands):
     _entity: Any  # an Entity: `await command(issued)` gives (phase before, phase after)
 
     def _refuse(self, action: Action) -> None:

@@ -52,13 +52,13 @@ with workflow.unsafe.imports_passed_through():
     from models import dispatch as dispatch_model
     from models import vcjob
     from models.bus import Action
-    from models.signals import common as common_signals
     from models.signals import dispatch as dispatch_signals
     from models.signals import job as job_signals
     from service import search_attributes
     from workflows import activity_call, visibility
     from workflows.commands import VolcanoCommands
     from workflows.entity import Entity, Ref, parsed
+    from workflows.handlers import TakesDeletion
 
 PASS_SPEC: Final = "caldera-dispatch-pass-spec"
 SETTLE_POLLS: Final = "caldera-dispatch-settle-polls"
@@ -92,7 +92,7 @@ class DispatchView(BaseModel):
 
 
 @workflow.defn(name=dispatch_model.DISPATCH_WORKFLOW)
-class DispatchWorkflow(VolcanoCommands):
+class DispatchWorkflow(VolcanoCommands, TakesDeletion):
     @workflow.init
     def __init__(self, start: DispatchInput) -> None:
         self._entity = Entity[DispatchState, controller.Input, dfx.Own](
@@ -170,14 +170,6 @@ class DispatchWorkflow(VolcanoCommands):
     @workflow.signal(name=job_signals.SIGNAL_JOB_OBSERVED)
     def job_observed(self, observed: dispatch_signals.DispatchObserved) -> None:
         self._observe(observed)
-
-    @workflow.signal(name=job_signals.SIGNAL_JOB_DELETED)
-    def job_deleted(self, deleted: common_signals.JobDeleted) -> None:
-        self._entity.accept(deleted)
-
-    @workflow.signal(name=common_signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, command: common_signals.CommandIssued) -> None:
-        self._entity.accept(command)
 
     # -- the Volcano commands as updates (`workflows.commands`), as a JobWorkflow has them ------
 

@@ -40,7 +40,6 @@ with workflow.unsafe.imports_passed_through():
     from controllers.outcomes import AnyOutcome
     from models import vcjob
     from models.bus import Action
-    from models.signals import common as common_signals
     from models.signals import job as job_signals
     from service import search_attributes
     from workflows import activity_call, jobwrites, writes
@@ -152,10 +151,6 @@ class JobWorkflow(JobShell[JobRecord], VolcanoCommands):
     @workflow.signal(name=job_signals.SIGNAL_POD_GROUP_OBSERVED)
     def pod_group_observed(self, observed: job_signals.PodGroupObserved) -> None:
         self._entity.accept(observed)
-
-    @workflow.signal(name=common_signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, command: common_signals.CommandIssued) -> None:
-        self._entity.accept(command)
 
     # -- commands as updates (`workflows.commands`: validated, answered once carried out) --------
 

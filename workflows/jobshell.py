@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from service import search_attributes
     from workflows import visibility
     from workflows.entity import Ref, parsed
+    from workflows.handlers import TakesDeletion
 
 
 class Observed(Protocol):
@@ -42,7 +43,7 @@ class Inbox(Protocol):
     def accept(self, item: JobSignal) -> int: ...
 
 
-class JobShell(Generic[S]):
+class JobShell(TakesDeletion, Generic[S]):
     API_VERSION: ClassVar[str]
     KIND: ClassVar[str]
     MODEL: ClassVar[type[BaseModel]]  # what the core parses `job_observed` into
@@ -88,10 +89,6 @@ class JobShell(Generic[S]):
     @workflow.signal(name=job_signals.SIGNAL_JOB_OBSERVED)
     def job_observed(self, observed: job_signals.JobObserved) -> None:
         self._observe(observed)
-
-    @workflow.signal(name=job_signals.SIGNAL_JOB_DELETED)
-    def job_deleted(self, deleted: common_signals.JobDeleted) -> None:
-        self._entity.accept(deleted)
 
     @workflow.signal(name=job_signals.SIGNAL_PODS_LISTED)
     def pods_listed(self, listed: job_signals.PodsListed) -> None:

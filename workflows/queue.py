@@ -30,12 +30,12 @@ with workflow.unsafe.imports_passed_through():
     from models import keys, scheduling
     from models.bus import Action
     from models.scheduling import QueueState
-    from models.signals import common as common_signals
     from models.signals import job as job_signals
     from models.signals import queue as queue_signals
     from service import search_attributes
     from workflows import activity_call, visibility
     from workflows.entity import Entity, Ref, parsed
+    from workflows.handlers import TakesCommands
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 
@@ -52,7 +52,7 @@ class QueueWorkflowInput(BaseModel):
 
 
 @workflow.defn(name=queue_signals.QUEUE_WORKFLOW)
-class QueueWorkflow:
+class QueueWorkflow(TakesCommands):
     @workflow.init
     def __init__(self, start: QueueWorkflowInput) -> None:
         # Status and annotations are level-triggered: a failed write is logged, and the next
@@ -141,10 +141,6 @@ class QueueWorkflow:
     @workflow.signal(name=queue_signals.SIGNAL_PARENT_STATE_CHANGED)
     def parent_state_changed(self, parent: queue_signals.ParentStateChanged) -> None:
         self._entity.accept(parent)
-
-    @workflow.signal(name=common_signals.SIGNAL_COMMAND_ISSUED)
-    def command_issued(self, command: common_signals.CommandIssued) -> None:
-        self._entity.accept(command)
 
     def _refuse(self, action: Action) -> None:
         why = controller.refusal(self._entity.state, action)
