@@ -21,9 +21,10 @@ from temporalio.client import Client
 from temporalio.common import MetricMeter
 
 from forwarder import kube, leader, pipeline, signaller
+from forwarder.meters import Meters
 from forwarder.routing import coalesce, envelopes
 from models.signals import job as job_signals
-from service import logs, metrics, metrics_endpoint, temporal
+from service import logs, metrics_endpoint, temporal
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ async def run(options: Options, stop: asyncio.Event) -> None:
     """Stand by, lead while holding the Lease, stand by again if it is lost; until `stop`."""
     runtime = metrics_endpoint.runtime(options.metrics_address)
     client = await temporal.connect_patiently(options.temporal, runtime=runtime)
-    meters = metrics.Forwarder(runtime.metric_meter if runtime else MetricMeter.noop)
+    meters = Meters(runtime.metric_meter if runtime else MetricMeter.noop)
     # Separate clients: Lease renewals must never wait behind watch connections.
     leases = CoordinationV1Api(kube.new_api(options.kubeconfig))
     elector = leader.Elector(leases, options.lease)
@@ -71,7 +72,7 @@ async def _lead(
     api: ApiClient,
     elector: leader.Elector,
     stop: asyncio.Event,
-    meters: metrics.Forwarder,
+    meters: Meters,
 ) -> None:
     """One term: forward until `stop` (flush everything) or until the Lease is lost (drop)."""
     halt = asyncio.Event()

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from forwarder import kube, signaller, watch
+from forwarder.meters import Meters
 from forwarder.routing import coalesce, envelopes, logs, router
-from service import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +42,10 @@ class Pipeline:
         delete_command: DeleteCommand,
         sender: signaller.Signaller,
         delay: float = coalesce.DEFAULT_DELAY,
-        meters: metrics.Forwarder | None = None,  # None: record nothing
+        meters: Meters | None = None,  # None: record nothing
     ) -> None:
         self._calls = calls
-        self._meters = meters or metrics.Forwarder()
+        self._meters = meters or Meters()
         self._delete_command = delete_command
         self._sender = sender
         self._router = router.Router()

@@ -29,6 +29,7 @@ from temporalio.common import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from controllers.batchjob import tracking
+from forwarder.meters import Meters
 from forwarder.routing import envelopes, logs
 from models import batchv1, dispatch, task_queues, vcjob
 from models.signals import batchjob as batchjob_signals
@@ -40,7 +41,7 @@ from models.signals import jobflow as jobflow_signals
 from models.signals import podgroup as podgroup_signals
 from models.signals import queue as queue_signals
 from models.signals import scheduler as scheduler_signals
-from service import metrics, search_attributes
+from service import search_attributes
 
 logger = logging.getLogger(__name__)
 
@@ -175,10 +176,10 @@ class Signaller:
         task_queue: str = task_queues.CONTROLLERS,
         concurrency: int = CONCURRENCY,
         queue_task_queue: str = task_queues.QUEUES,
-        meters: metrics.Forwarder | None = None,  # None: record nothing
+        meters: Meters | None = None,  # None: record nothing
     ) -> None:
         self._client = client
-        self._meters = meters or metrics.Forwarder()
+        self._meters = meters or Meters()
         self._start = start
         self._task_queue = task_queue
         self._queue_task_queue = queue_task_queue

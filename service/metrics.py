@@ -10,7 +10,7 @@ exporter the process starts (`service/metrics_endpoint.py`):
   count the job's past again;
 - activities through `activity.metric_meter()` (`activity_meter` here, a no-op outside an
   activity so the functions stay callable from tests and tools);
-- the forwarder through `Runtime.metric_meter` (`Forwarder`).
+- the forwarder through `Runtime.metric_meter` (`forwarder.meters.Meters`).
 
 The Temporal meter has counters and histograms but no gauge whose series can be removed, and
 Volcano's queue metrics (`volcano_queue_*`, which Volcano's dashboards read) are gauges per
@@ -387,14 +387,3 @@ def activity_meter() -> MetricMeter:
         return activity.metric_meter()
     except RuntimeError:
         return MetricMeter.noop
-
-
-class Forwarder:
-    """The forwarder's instruments, created once from its runtime's meter (no-op by default)."""
-
-    def __init__(self, meter: MetricMeter = MetricMeter.noop) -> None:
-        self.events = FORWARDER_EVENTS.on(meter)
-        self.relists = FORWARDER_RELISTS.on(meter)
-        self.sent = FORWARDER_SIGNALS_SENT.on(meter)
-        self.dropped = FORWARDER_SIGNALS_DROPPED.on(meter)
-        self.lag = FORWARDER_SIGNAL_LAG.on(meter)

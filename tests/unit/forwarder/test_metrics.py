@@ -12,6 +12,7 @@ from temporalio.runtime import BufferedMetricUpdate, MetricBuffer, Runtime, Tele
 from temporalio.service import RPCStatusCode
 
 from forwarder import pipeline, signaller
+from forwarder.meters import Meters
 from forwarder.routing import coalesce, envelopes
 from models.signals import common as common_signals
 from models.signals import job as job_signals
@@ -30,7 +31,7 @@ class Recorder:
     def __init__(self) -> None:
         self.buffer = MetricBuffer(100_000)
         self.runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
-        self.meters = metrics.Forwarder(self.runtime.metric_meter)
+        self.meters = Meters(self.runtime.metric_meter)
 
     def take(self, metric: metrics.Metric, *labels: str) -> list[tuple[Any, ...]]:
         """(value, label values...) of each update of `metric` since the last take."""
