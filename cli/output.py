@@ -89,7 +89,12 @@ def age(created: str | None, now: datetime) -> str:
     then = datetime.fromisoformat(created.replace("Z", "+00:00"))
     if then.tzinfo is None:
         then = then.replace(tzinfo=UTC)
-    seconds = max(0, int((now - then).total_seconds()))
+    return span((now - then).total_seconds())
+
+
+def span(seconds: float) -> str:
+    """A length of time as kubectl's AGE column writes it: 45s, 12m, 5h, 3d."""
+    seconds = max(0, int(seconds))
     if seconds < 120:
         return f"{seconds}s"
     if seconds < 120 * 60:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from cli import jobroute, output, remote, verbs
@@ -23,7 +24,7 @@ from models.signals import job as job_signals
 from scheduling.api.backlog import JobStanding, PendingJobs
 from workflows.dispatch import DispatchView
 
-PENDING_HEADERS: Final = ("POSITION", "NAMESPACE", "JOB", "PHASE", "REASON")
+PENDING_HEADERS: Final = ("POSITION", "NAMESPACE", "JOB", "PHASE", "STARTS", "REASON")
 WAITING_PHASE: Final = "Pending"  # a Volcano Job's phase while its PodGroup is not running
 
 
@@ -55,8 +56,40 @@ def add_job_why(jobs: verbs.Verbs, common: argparse.ArgumentParser) -> None:
     why.set_defaults(fn=guarded(_why))
 
 
-def pending_rows(answer: PendingJobs) -> list[list[object]]:
-    return [[j.position, j.namespace, j.name, j.phase, j.reason or None] for j in answer.jobs]
+def starts_in(at: datetime | None, now: datetime) -> str | None:
+    """The STARTS cell: `~12m`, `now` when due, None (`-`) without an estimate."""
+    if at is None:
+        return None
+    return "now" if at <= now else f"~{output.span((at - now).total_seconds())}"
+
+
+def starts_text(at: datetime | None, now: datetime, runs: int, median_s: float | None) -> str:
+    """`job why`'s estimate with what it rests on (`scheduling.api.estimate`)."""
+    if at is None:
+        if not runs:
+            return "no estimate: no job of the queue has finished yet to expect one from"
+        return "not under the queue's current capacity (its capability, the cluster's nodes)"
+    when = "any moment" if at <= now else f"in ~{output.span((at - now).total_seconds())}"
+    median = output.span(median_s or 0)
+    return (
+        f"{when} ({at:%Y-%m-%d %H:%M} UTC): the jobs ahead and running end as the queue's "
+        f"last {runs} runs did (median {median}); later arrivals, other queues and node "
+        "fit not counted"
+    )
+
+
+def pending_rows(answer: PendingJobs, now: datetime) -> list[list[object]]:
+    return [
+        [
+            j.position,
+            j.namespace,
+            j.name,
+            j.phase,
+            starts_in(j.estimated_start, now),
+            j.reason or None,
+        ]
+        for j in answer.jobs
+    ]
 
 
 def pending_footer(answer: PendingJobs) -> str | None:
@@ -66,9 +99,9 @@ def pending_footer(answer: PendingJobs) -> str | None:
     return f"showing the first {len(answer.jobs)} of {answer.total} jobs waiting in {answer.queue}"
 
 
-def render_pending(answer: PendingJobs) -> str:
+def render_pending(answer: PendingJobs, now: datetime) -> str:
     footer = pending_footer(answer)
-    table = output.table(PENDING_HEADERS, pending_rows(answer))
+    table = output.table(PENDING_HEADERS, pending_rows(answer, now))
     return table if footer is None else f"{table}\n\n{footer}"
 
 
@@ -79,7 +112,7 @@ def _pending(args: argparse.Namespace) -> int:
     if args.output is not output.Format.TABLE:
         print(output.dump(answer.model_dump(mode="json"), args.output))
     elif answer.total:
-        print(render_pending(answer))
+        print(render_pending(answer, datetime.now(UTC)))
     else:
         print(f"no jobs waiting in queue {args.name}", file=sys.stderr)
     return 0
@@ -139,15 +172,18 @@ def _dispatched(view: DispatchView) -> dict[str, Any]:
     return found
 
 
-def render_why(s: dict[str, Any]) -> str:
+def render_why(s: dict[str, Any], now: datetime) -> str:
     job = f"{s['namespace']}/{s['name']}"
     if s["waiting"]:
+        at = s.get("estimated_start")
+        start = datetime.fromisoformat(at) if at else None
         pairs: list[tuple[str, object]] = [
             ("Job", job),
             ("Queue", s["queue"]),
             ("Position", f"{s['position']} of {s['total']}"),
             ("Phase", s["phase"]),
             ("Reason", s["reason"] or None),
+            ("Starts", starts_text(start, now, s.get("runs", 0), s.get("median_s"))),
         ]
         return output.fields(pairs)
     lines: list[tuple[str, object]] = [("Job", job)]
@@ -191,7 +227,7 @@ def _why(args: argparse.Namespace) -> int:
     namespace = str(args.namespace or conn.default_namespace())
     summary = asyncio.run(_ask(args, conn, namespace))
     if args.output is output.Format.TABLE:
-        print(render_why(summary))
+        print(render_why(summary, datetime.now(UTC)))
     else:
         print(output.dump(summary, args.output))
     return 0

@@ -274,6 +274,13 @@ JOB_BOUND_LATENCY: Final = Latency(
     _JOB_BUCKETS,
     QUEUE_LABELS,
 )
+QUEUE_ESTIMATED_WAIT: Final = Gauge(  # Caldera's own, beside Volcano's queue series
+    "caldera_queue_estimated_wait_seconds",
+    "How long the first job of the queue's line that has an estimated start is expected to "
+    "wait still, from the session's end; no series while none has one.",
+    "worker",
+    QUEUE_LABELS,
+)
 
 # -- worker: the worker clusters (the worker's registry) ---------------------------------------
 # Set by the worker's probe of the clusters registered on it (activities/dispatch/clusters.py):
@@ -365,6 +372,7 @@ ALL: Final[tuple[Metric, ...]] = (
     SESSION_DURATION,
     JOB_INQUEUE_LATENCY,
     JOB_BOUND_LATENCY,
+    QUEUE_ESTIMATED_WAIT,
     *QUEUE_GAUGES,
     *CLUSTER_GAUGES,
     EVENT_LOOP_LAG,

@@ -133,6 +133,8 @@ class ClusterSeries(Collector):
 WORKER_REGISTRY: Final = CollectorRegistry()
 QUEUES: Final = QueueSeries(metrics.QUEUE_GAUGES)
 WORKER_REGISTRY.register(QUEUES)
+WAITS: Final = QueueSeries((metrics.QUEUE_ESTIMATED_WAIT,))  # the lines' estimated waits
+WORKER_REGISTRY.register(WAITS)
 CLUSTERS: Final = ClusterSeries()
 WORKER_REGISTRY.register(CLUSTERS)
 LATENCIES: Final = {

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from models.keys import JobKey
+from scheduling.api.backlog import Backlog
 from scheduling.api.queue_report import Milestone, QueueFigures, Stage
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import Snapshot
@@ -57,9 +58,24 @@ def series(figures: Iterable[QueueFigures]) -> dict[metrics.Gauge, dict[tuple[st
     return out
 
 
-def publish(figures: tuple[QueueFigures, ...]) -> None:
-    """Set the queue gauges from one session; a queue not in it is deleted: its series go."""
-    worker_registry.QUEUES.publish(series(figures), {str(q.name) for q in figures})
+def waits(digest: Backlog, now: datetime) -> dict[tuple[str, ...], float]:
+    """Per queue, how long the first job of its line with an estimated start still waits."""
+    out: dict[tuple[str, ...], float] = {}
+    for queue, line in digest.queues.items():
+        first = next((at for i in range(len(line.jobs)) if (at := line.start(i))), None)
+        if first is not None:
+            out[(str(queue),)] = max(0.0, (first - now).total_seconds())
+    return out
+
+
+def publish(figures: tuple[QueueFigures, ...], digest: Backlog, now: datetime | None) -> None:
+    """Set the queue gauges from one session; a queue not in it is deleted: its series go.
+    The estimated waits go with them (none without the session's clock)."""
+    queues = {str(q.name) for q in figures}
+    worker_registry.QUEUES.publish(series(figures), queues)
+    estimated = waits(digest, now) if now is not None else {}
+    # A line without an estimate has no series, not a wait of 0 (no queue keeps one).
+    worker_registry.WAITS.publish({metrics.QUEUE_ESTIMATED_WAIT: estimated}, ())
 
 
 class Once:

@@ -257,7 +257,8 @@ def _session(request: SessionInput) -> SessionReport:
     clock.lap("snapshot")
     settings = scheduler_conf.session_config()
     result = run_session(snapshot, settings, extender.port(settings.extender))
-    session_metrics.publish(result.queues)  # Volcano's volcano_queue_* gauges
+    # Volcano's volcano_queue_* gauges, and each line's estimated wait
+    session_metrics.publish(result.queues, result.backlog, snapshot.now)
     clock.lap("decide")
     name = request.scheduler_name
     groups = {

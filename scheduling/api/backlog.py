@@ -15,7 +15,9 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Final, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +26,8 @@ from models.keys import JobKey, QueueName, job_key
 from models.scheduling import PodGroupPhase
 
 DEFAULT_LISTED: Final = 100  # jobs each queue lists; the rest are only counted
+GRAIN: Final = 10  # seconds: expected starts are whole multiples of it (a digest that moves less)
+NO_START: Final = -1  # in `QueueBacklog.starts`: no expected start
 
 
 class _Frozen(BaseModel):
@@ -45,17 +49,51 @@ class QueueBacklog(_Frozen):
     total: int  # jobs waiting in the queue, listed or not
     reasons: tuple[str, ...] = ()  # each distinct reason once, in order of first use
     jobs: tuple[Waiting, ...] = ()  # first in line first
+    # When each listed job is expected to start (`framework.estimates`), beside `jobs`: GRAIN
+    # seconds after `since` (epoch seconds), NO_START for none (not under the queue's current
+    # capacity, or no run recorded to expect one from); () when no job of the line has one.
+    since: int = 0
+    starts: tuple[int, ...] = ()
+    runs: int = 0  # the queue's runs the estimates rest on
+    median_s: float | None = None  # their median, seconds; None: no run recorded
 
     @classmethod
-    def of(cls, rows: Iterable[tuple[JobKey, PodGroupPhase, str]], total: int) -> QueueBacklog:
-        """The queue's line from (PodGroup key, phase, reason) in position order."""
+    def of(
+        cls,
+        rows: Iterable[tuple[JobKey, PodGroupPhase, str]],
+        total: int,
+        starts: Sequence[datetime | None] = (),
+        runs: int = 0,
+        median_s: float | None = None,
+    ) -> QueueBacklog:
+        """The queue's line from (PodGroup key, phase, reason) in position order, with each
+        one's expected start (none given: none known) and the record they rest on."""
         reasons: dict[str, int] = {}
         jobs = []
         for key, phase, reason in rows:
             namespace, _, name = key.partition("/")
             index = reasons.setdefault(reason, len(reasons))
             jobs.append(Waiting(namespace, name, phase, index))
-        return cls(total=total, reasons=tuple(reasons), jobs=tuple(jobs))
+        grains = [None if s is None else math.ceil(s.timestamp() / GRAIN) for s in starts]
+        grains += [None] * (len(jobs) - len(grains))
+        since = min((g for g in grains if g is not None), default=None)
+        return cls(
+            total=total,
+            reasons=tuple(reasons),
+            jobs=tuple(jobs),
+            since=0 if since is None else since * GRAIN,
+            starts=()
+            if since is None
+            else tuple(NO_START if g is None else g - since for g in grains),
+            runs=runs,
+            median_s=median_s,
+        )
+
+    def start(self, index: int) -> datetime | None:
+        """The `index`-th listed job's expected start; None: none."""
+        if not 0 <= index < len(self.starts) or self.starts[index] == NO_START:
+            return None
+        return datetime.fromtimestamp(self.since + self.starts[index] * GRAIN, UTC)
 
 
 class Backlog(_Frozen):
@@ -70,6 +108,7 @@ class PendingJob(_Frozen):
     name: str
     phase: PodGroupPhase
     reason: str  # why it waits: the PodGroup's Unschedulable message ("": none given)
+    estimated_start: datetime | None = None  # None: no estimate (`Waiting.start`)
 
 
 class PendingJobs(_Frozen):
@@ -78,6 +117,8 @@ class PendingJobs(_Frozen):
     queue: str
     total: int  # jobs waiting in the queue; more than `jobs` when the list is capped
     jobs: tuple[PendingJob, ...] = ()
+    runs: int = 0  # the queue's runs the estimates rest on
+    median_s: float | None = None  # their median, seconds
 
 
 class JobStanding(_Frozen):
@@ -90,15 +131,20 @@ class JobStanding(_Frozen):
     total: int  # jobs waiting in the queue
     phase: PodGroupPhase
     reason: str
+    estimated_start: datetime | None = None  # None: no estimate (`Waiting.start`)
+    runs: int = 0  # the queue's runs the estimate rests on
+    median_s: float | None = None  # their median, seconds
 
 
 def _pending(line: QueueBacklog, position: int, row: Waiting) -> PendingJob:
+    """`row`, the `position`-th (from 1) of `line`, as the queries answer it."""
     return PendingJob(
         position=position,
         namespace=row.namespace,
         name=row.name,
         phase=row.phase,
         reason=line.reasons[row.reason] if 0 <= row.reason < len(line.reasons) else "",
+        estimated_start=line.start(position - 1),
     )
 
 
@@ -108,7 +154,9 @@ def pending_jobs(backlog: Backlog, queue: str) -> PendingJobs:
     if line is None:
         return PendingJobs(queue=queue, total=0)
     jobs = tuple(_pending(line, i, row) for i, row in enumerate(line.jobs, start=1))
-    return PendingJobs(queue=queue, total=line.total, jobs=jobs)
+    return PendingJobs(
+        queue=queue, total=line.total, jobs=jobs, runs=line.runs, median_s=line.median_s
+    )
 
 
 def job_standing(backlog: Backlog, namespace: str, name: str) -> JobStanding | None:
@@ -125,6 +173,9 @@ def job_standing(backlog: Backlog, namespace: str, name: str) -> JobStanding | N
                     total=line.total,
                     phase=found.phase,
                     reason=found.reason,
+                    estimated_start=found.estimated_start,
+                    runs=line.runs,
+                    median_s=line.median_s,
                 )
     return None
 

@@ -143,6 +143,10 @@ class TaskInfo(_Frozen):
     # its phase is Running, as cdp reads it; None: not running, or no such condition.
     cooldown: timedelta | None = None
     running_since: datetime | None = None
+    # When the pod started (status.startTime) and, once completed, when its last container
+    # finished: how long the queue's jobs run (`framework.estimates`). None: not known.
+    started: datetime | None = None
+    finished: datetime | None = None
     # resource-strategy-fit's pod annotations: the scoring type ("": none asked) and the
     # per-resource weights (None: absent or not a JSON map of whole numbers).
     fit_type: str = ""

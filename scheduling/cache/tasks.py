@@ -104,6 +104,29 @@ def _running_since(pod: Obj) -> datetime | None:
     return None
 
 
+def _moment(value: object) -> datetime | None:
+    """An RFC 3339 time of the pod's status; None: absent or not a time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _finished(pod: Obj) -> datetime | None:
+    """When a completed pod's last container finished; None: not completed, or not said."""
+    status = as_obj(pod.get("status"))
+    if status.get("phase") not in ("Succeeded", "Failed"):
+        return None
+    ends = [
+        when
+        for s in as_list(status.get("containerStatuses"))
+        if (when := _moment(as_obj(as_obj(s.get("state")).get("terminated")).get("finishedAt")))
+    ]
+    return max(ends, default=None)
+
+
 def _fit_weights(annotations: Mapping[str, str]) -> dict[str, int] | None:
     """resource-strategy-fit's per-pod weights, a JSON map of resource to whole number; None:
     absent, or not such a map (Volcano then scores the pod 0 on every node)."""
@@ -185,6 +208,8 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         resource_claims=resource_claims(pod),
         cooldown=_cooldown(annotations, pod_labels),
         running_since=_running_since(pod),
+        started=_moment(as_obj(pod.get("status")).get("startTime")),
+        finished=_finished(pod),
         fit_type=annotations.get(FIT_TYPE, ""),
         fit_weights=_fit_weights(annotations),
     )

@@ -18,9 +18,10 @@ import heapq
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.api.backlog import Backlog, QueueBacklog
+from scheduling.api.estimate import RunRecord
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import TaskStatus
-from scheduling.framework import ordering
+from scheduling.framework import estimates, ordering
 from scheduling.framework.state import SessionState
 
 _UNPLACED = (TaskStatus.PENDING, TaskStatus.PIPELINED)
@@ -50,9 +51,22 @@ def digest(state: SessionState, result: SessionResult, listed: int) -> Backlog:
     def reason(key: JobKey) -> str:
         return why.get(key) or state.job_errors.get(key, "")
 
+    lines = {
+        queue: heapq.nsmallest(max(listed, 0), keys, key=position)
+        for queue, keys in sorted(waiting.items())
+    }
+    now = state.snapshot.now
+    admitted = {k for keys in lines.values() for k in keys if phases[k] is PodGroupPhase.INQUEUE}
+    starts, records = estimates.starts(state, lines, admitted, now) if now is not None else ({}, {})
     queues = {}
-    for queue, keys in sorted(waiting.items()):
-        first = heapq.nsmallest(max(listed, 0), keys, key=position)
-        rows = ((key, phases[key], reason(key)) for key in first)
-        queues[queue] = QueueBacklog.of(rows, total=len(keys))
+    for queue, first in lines.items():
+        rows = [(key, phases[key], reason(key)) for key in first]
+        runs = records.get(queue) or RunRecord()
+        queues[queue] = QueueBacklog.of(
+            rows,
+            len(waiting[queue]),
+            [starts.get(key) for key in first],
+            len(runs.seconds),
+            runs.quantile(0.5),
+        )
     return Backlog(queues=queues)

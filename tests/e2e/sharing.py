@@ -78,17 +78,20 @@ def submit(
     queue: str | None,
     annotations: Mapping[str, str] | None = None,
     replicas: int = 1,
+    pod_annotations: Mapping[str, str] | None = None,
     **spec: Any,
 ) -> None:
-    """A Volcano Job of `replicas` pods of 2 CPUs that run until deleted, in `queue` (None: the
-    default one), with `annotations` on the Job and `spec` in its spec."""
-    template = {
+    """A Volcano Job of `replicas` pods of 2 CPUs that run until deleted (or as
+    `pod_annotations` tell kwok), in `queue` (None: the default one), with `annotations` on
+    the Job and `spec` in its spec."""
+    template: dict[str, Any] = {
+        "metadata": {"annotations": dict(pod_annotations or {})},
         "spec": {
             "restartPolicy": "Never",
             "containers": [
                 {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
             ],
-        }
+        },
     }
     doc = make_job(name, namespace=ns).task("w", replicas=replicas, template=template)
     manifest = (doc.spec(queue=queue, **spec) if queue else doc.spec(**spec)).manifest()

@@ -9,6 +9,7 @@ from activities.scheduler import session_metrics
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.actions.registry import run_session
+from scheduling.api.backlog import Backlog, QueueBacklog
 from scheduling.api.queue_report import QueueFigures, Stage
 from scheduling.api.vectors import Resources
 from scheduling.framework import queue_report
@@ -48,11 +49,35 @@ def test_series_are_volcanos_per_queue_values() -> None:
 
 def test_publish_serves_the_session_figures() -> None:
     result = run_session(snapshot([make_node("n0").obj()], gangs=[gang("a", 2)]))
-    session_metrics.publish(result.queues)
+    session_metrics.publish(result.queues, result.backlog, None)
     value = worker_registry.WORKER_REGISTRY.get_sample_value(
         metrics.QUEUE_ALLOCATED.milli_cpu.name, {"queue_name": "default"}
     )
     assert value == 2000.0  # the gang this session placed
+
+
+def _wait(queue: str) -> float | None:
+    name = metrics.QUEUE_ESTIMATED_WAIT.name
+    return worker_registry.WORKER_REGISTRY.get_sample_value(name, {"queue_name": queue})
+
+
+def test_a_line_s_first_estimate_is_its_queue_s_estimated_wait_and_goes_with_it() -> None:
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    line = QueueBacklog.of(
+        [
+            (JobKey("ns/held"), PodGroupPhase.INQUEUE, ""),
+            (JobKey("ns/next"), PodGroupPhase.PENDING, ""),
+        ],
+        2,
+        [None, now + timedelta(seconds=90)],
+        runs=5,
+        median_s=60.0,
+    )
+    figures = (QueueFigures(name=QueueName("research")),)
+    session_metrics.publish(figures, Backlog(queues={QueueName("research"): line}), now)
+    assert _wait("research") == 90.0  # the first job of the line that has an estimate
+    session_metrics.publish(figures, Backlog(), now)  # nobody waits any more: no series
+    assert _wait("research") is None
 
 
 def _count(metric: metrics.Latency, **labels: str) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,12 +24,18 @@ from workflows.dispatch import DispatchView
 pytestmark = pytest.mark.unit
 
 QUOTA = "queue resource quota insufficient: queue research"
+NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 LINE = PendingJobs(
     queue="research",
     total=5,
     jobs=(
         PendingJob(
-            position=1, namespace="team-a", name="train", phase=PodGroupPhase.INQUEUE, reason=""
+            position=1,
+            namespace="team-a",
+            name="train",
+            phase=PodGroupPhase.INQUEUE,
+            reason="",
+            estimated_start=NOW + timedelta(minutes=12),
         ),
         PendingJob(
             position=2, namespace="team-b", name="eval", phase=PodGroupPhase.PENDING, reason=QUOTA
@@ -73,15 +80,31 @@ def test_the_flags() -> None:
 
 
 def test_the_table_has_a_footer_when_the_list_is_capped() -> None:
-    lines = waiting.render_pending(LINE).splitlines()
-    assert lines[0].split() == ["POSITION", "NAMESPACE", "JOB", "PHASE", "REASON"]
-    assert lines[1].split() == ["1", "team-a", "train", "Inqueue", "-"]
-    assert lines[2].split()[:4] == ["2", "team-b", "eval", "Pending"]
+    lines = waiting.render_pending(LINE, NOW).splitlines()
+    assert lines[0].split() == ["POSITION", "NAMESPACE", "JOB", "PHASE", "STARTS", "REASON"]
+    assert lines[1].split() == ["1", "team-a", "train", "Inqueue", "~12m", "-"]
+    assert lines[2].split()[:5] == ["2", "team-b", "eval", "Pending", "-"]
     assert lines[2].endswith(QUOTA)
     assert lines[-1] == "showing the first 2 of 5 jobs waiting in research"
     whole = LINE.model_copy(update={"total": 2})
     assert waiting.pending_footer(whole) is None
-    assert len(waiting.render_pending(whole).splitlines()) == 3
+    assert len(waiting.render_pending(whole, NOW).splitlines()) == 3
+
+
+@pytest.mark.parametrize(
+    ("at", "runs", "text"),
+    [
+        (NOW + timedelta(minutes=3), 12, "in ~3m (2026-12-06 12:03 UTC): the jobs ahead"),
+        (NOW - timedelta(seconds=5), 12, "any moment (2026-12-06 11:59 UTC)"),
+        (None, 0, "no estimate: no job of the queue has finished yet"),
+        (None, 12, "not under the queue's current capacity"),
+    ],
+)
+def test_the_estimate_says_what_it_rests_on(at: datetime | None, runs: int, text: str) -> None:
+    said = waiting.starts_text(at, NOW, runs, 95.0)
+    assert said.startswith(text)
+    if at is not None:
+        assert "last 12 runs did (median 95s)" in said
 
 
 def test_why_of_a_listed_job() -> None:
@@ -95,13 +118,17 @@ def test_why_of_a_listed_job() -> None:
         "total": 5,
         "phase": "Pending",
         "reason": QUOTA,
+        "estimated_start": None,
+        "runs": 0,
+        "median_s": None,
     }
-    assert waiting.render_why(summary).splitlines() == [
+    assert waiting.render_why(summary, NOW).splitlines() == [
         "Job:       team-b/eval",
         "Queue:     research",
         "Position:  2 of 5",
         "Phase:     Pending",
         f"Reason:    {QUOTA}",
+        "Starts:    no estimate: no job of the queue has finished yet to expect one from",
     ]
 
 
@@ -122,13 +149,13 @@ def test_why_of_a_job_not_listed_says_what_it_does(
 ) -> None:
     summary = waiting.why_summary("team-b", "eval", None, view, queue)
     assert (summary["waiting"], summary["note"]) == (False, note)
-    assert waiting.render_why(summary).splitlines()[-1] == note
+    assert waiting.render_why(summary, NOW).splitlines()[-1] == note
 
 
 def test_why_of_a_job_without_a_workflow() -> None:
     summary = waiting.why_summary("team-b", "gone", None, "workflow not found", None)
     assert summary["waiting"] is False and summary["note"].endswith(": workflow not found")
-    assert waiting.render_why(summary).splitlines()[0] == "Job:  team-b/gone"
+    assert waiting.render_why(summary, NOW).splitlines()[0] == "Job:  team-b/gone"
 
 
 def _dispatch(cluster: str = "", waiting: str = "") -> DispatchView:
@@ -178,7 +205,7 @@ def test_why_of_a_dispatched_job_names_its_cluster_or_why_it_has_none(
 ) -> None:
     summary = waiting.why_summary("team-b", "eval", None, view, None)
     assert summary["waiting"] is False
-    assert waiting.render_why(summary).splitlines() == lines
+    assert waiting.render_why(summary, NOW).splitlines() == lines
 
 
 @pytest.fixture

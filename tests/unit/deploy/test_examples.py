@@ -13,6 +13,7 @@ from admission import jobspec, templates
 from cli.devstack import devices
 from models import plugins
 from models.defaults import default_job
+from models.scheduling import Queue
 from models.vcjob import Job
 
 pytestmark = pytest.mark.unit
@@ -95,3 +96,17 @@ def test_the_cluster_examples_register_a_cluster_and_dispatch_a_job_it_admits() 
     assert doc["spec"]["queue"] == queue["metadata"]["name"]
     Job.model_validate(doc)
     assert [*jobspec.create_problems(doc), *templates.problems(doc)] == []
+
+
+def test_the_start_estimate_example_is_a_queue_and_jobs_the_webhook_admits() -> None:
+    """deploy/examples/queues/start-estimate.yaml (docs/user-guide/where-is-my-job.md): one
+    queue with room for one of its three 2-CPU Jobs at a time, each run for a while on kwok."""
+    queue, *jobs = yaml.safe_load_all((EXAMPLES / "queues" / "start-estimate.yaml").read_text())
+    assert Queue.model_validate(queue).spec.capability == {"cpu": "2"}
+    for doc in jobs:
+        job = Job.model_validate(doc)
+        assert [*jobspec.create_problems(doc), *templates.problems(doc)] == []
+        assert job.spec.queue == queue["metadata"]["name"]
+        (task,) = doc["spec"]["tasks"]
+        assert task["template"]["metadata"]["annotations"]["sim.caldera.dev/run-seconds"]
+    assert len(jobs) == 3

@@ -124,6 +124,8 @@ def test_pending_jobs_resolves_positions_and_reasons() -> None:
         "queue": "nope",
         "total": 0,
         "jobs": (),
+        "runs": 0,
+        "median_s": None,
     }
 
 

@@ -1,0 +1,3 @@
+from bench.estimate.run import main
+
+raise SystemExit(main())
