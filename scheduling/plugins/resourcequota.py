@@ -15,7 +15,12 @@ Where Caldera goes further, and why:
   namespace when the session opens (less what its pods that do exist are charged). The
   apiserver charges a pod to the quota's `status.used` when it creates it; an admitted job
   whose pods are not created yet is counted nowhere, so Volcano's next session admits into
-  the same room, and the apiserver then refuses the second job's pods;
+  the same room, and the apiserver then refuses the second job's pods. The apiserver charges
+  a pod the moment it admits it, before the pod reaches the scheduler's cache: what a quota's
+  `status.used` holds beyond the pods the session sees is such pods, so that much of the held
+  room is already in `used` and not counted twice (else a job's reason flips between two
+  `used` figures from one session to the next). Pods of the namespace the scheduler does not
+  see at all (no PodGroup) count as such too, which errs towards admitting, as Volcano does;
 - the reason names the quota (`, quota: <name>` after Volcano's text); its `used` counts
   what the session admitted too (Volcano prints `status.used` alone, which reads as if the
   job fitted); quantities print as text (`map[cpu:2]`), not as Go's Quantity structs.
@@ -49,6 +54,15 @@ def _charged(tasks: Iterable[TaskInfo]) -> Amounts:
     return charged
 
 
+def _seen(snapshot: Snapshot) -> dict[str, Amounts]:
+    """Per namespace, what the apiserver charged for the pods this session sees."""
+    seen: dict[str, Amounts] = {}
+    for job in snapshot.jobs:
+        namespace = _namespace(job)
+        seen[namespace] = quotas.add(seen.get(namespace, {}), _charged(snapshot.tasks_of(job.key)))
+    return seen
+
+
 def _held(snapshot: Snapshot) -> dict[str, Amounts]:
     """Per namespace, the minResources of Inqueue jobs beyond what their pods are charged."""
     held: dict[str, Amounts] = {}
@@ -71,7 +85,9 @@ class QuotaBook:
         self._quotas: dict[str, list[ResourceQuota]] = {}
         for quota in snapshot.quotas:  # sorted by key, so by name within a namespace
             self._quotas.setdefault(quota.namespace, []).append(quota)
-        self._pending = _held(snapshot)
+        self._held = _held(snapshot)  # admitted before, pods not seen: see the docstring
+        self._seen = _seen(snapshot)
+        self._pending: dict[str, Amounts] = {}  # admitted by this session
 
     def refusal(self, job: JobInfo) -> str | None:
         """Why the namespace's quotas cannot hold the job; None: they can (or it sets no
@@ -80,9 +96,14 @@ class QuotaBook:
         if wanted is None:
             return None
         namespace = _namespace(job)
-        pending = self._pending.get(namespace, {})
+        pending, held = self._pending.get(namespace, {}), self._held.get(namespace, {})
+        seen = self._seen.get(namespace, {})
         for quota in self._quotas.get(namespace, ()):
-            used = quotas.add(quota.used, pending)
+            # The part of `used` that is pods the session does not see yet: held room already in.
+            unseen = {n: v - seen.get(n, Fraction(0)) for n, v in quota.used.items()}
+            extra = {n: v - max(unseen.get(n, Fraction(0)), Fraction(0)) for n, v in held.items()}
+            extra = {n: v for n, v in extra.items() if v > 0}
+            used = quotas.add(quotas.add(quota.used, extra), pending)
             over = [
                 name
                 for name, value in wanted.items()

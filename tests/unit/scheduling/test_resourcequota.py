@@ -221,6 +221,23 @@ def test_an_inqueue_jobs_pods_are_counted_once_through_used() -> None:
     assert phases[JobKey("default/a")] is INQ
 
 
+def test_pods_charged_before_the_session_sees_them_are_not_counted_twice() -> None:
+    # The apiserver charged `second`'s new pod to `used` (4 = both jobs' pods) before the pod
+    # reached the scheduler's cache: `second` holds nothing more, and `third`'s reason says
+    # used 4, as the next session (which sees the pod) says it too. It said 6 (CI of stop 45).
+    first = (
+        make_podgroup("first", minResources={"cpu": "2"}),
+        [make_pod("first-0", group="first", cpu="2").on("n0").obj()],
+    )
+    second = (make_podgroup("second", minResources={"cpu": "2"}), [])
+    quota = make_resource_quota("rq", {"requests.cpu": "4"}, used={"requests.cpu": "4"})
+    _, errors = _run([first, second, pending("third", {"cpu": "2"})], [quota])
+    assert "used: map[requests.cpu:4]" in errors[JobKey("default/third")]
+    pods = [make_pod("second-0", group="second", cpu="2").on("n0").obj()]
+    _, later = _run([first, (second[0], pods), pending("third", {"cpu": "2"})], [quota])
+    assert later[JobKey("default/third")] == errors[JobKey("default/third")]
+
+
 # --- the parsing ----------------------------------------------------------------------------
 USAGE_CASES = [
     pytest.param(
