@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
-from typing import Final, NewType
+from typing import Final, NamedTuple, NewType
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, model_validator
 
@@ -212,6 +212,14 @@ class QueueInfo(_Frozen):
     hierarchy_weights: str = ""
 
 
+class Finished(NamedTuple):
+    """A completed pod's run, for its queue's record (`framework.estimates`)."""
+
+    queue: QueueName
+    at: datetime  # when its last container finished
+    seconds: float  # from its start
+
+
 class Snapshot(_Frozen):
     """Everything one session decides over, each tuple sorted by key."""
 
@@ -226,6 +234,9 @@ class Snapshot(_Frozen):
     budgets: tuple[PodDisruptionBudget, ...] = ()  # the PodDisruptionBudgets (the pdb plugin)
     quotas: tuple[ResourceQuota, ...] = ()  # the ResourceQuotas by key (resourcequota plugin)
     now: datetime | None = None  # when the cluster was read (sla's waits); None: no clock
+    # Completed pods' runs by queue, their PodGroup gone or not (a Volcano Job's goes when it
+    # completes): how long the queue's jobs run.
+    finished: tuple[Finished, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

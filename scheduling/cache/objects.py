@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from models import hierarchy
+from models import hierarchy, labels
 from models.duration import positive_duration
 from models.keys import JobKey, QueueName, job_key
 from models.scheduling import (
@@ -39,6 +39,7 @@ from scheduling.api.requests import Obj, as_list, as_obj
 from scheduling.api.snapshot import (
     COMPLETED,
     EPOCH,
+    Finished,
     JobInfo,
     NodeInfo,
     NodeName,
@@ -149,6 +150,16 @@ def queue_info(queue: Queue) -> QueueInfo:
     )
 
 
+def _queue_of(pod: Obj) -> QueueName | None:
+    """The queue a pod's Job named (Volcano's job controller writes it on the pod)."""
+    meta = as_obj(pod.get("metadata"))
+    for source in (as_obj(meta.get("annotations")), as_obj(meta.get("labels"))):
+        for key in (labels.QUEUE_NAME, labels.POD_QUEUE_NAME):
+            if isinstance(found := source.get(key), str) and found:
+                return QueueName(found)
+    return None
+
+
 def snapshot_from_objects(
     nodes: Iterable[Obj],
     pods: Iterable[Obj],
@@ -187,6 +198,7 @@ def snapshot_from_objects(
     tasks: list[TaskInfo] = []
     on_nodes: dict[str, list[TaskInfo]] = {}
     placed: list[PodOnNode] = []
+    finished: list[Finished] = []
     for pod in pods:
         spec = as_obj(pod.get("spec"))
         if spec.get("schedulerName") not in scheduler_names and not spec.get("nodeName"):
@@ -219,6 +231,11 @@ def snapshot_from_objects(
             placed.append(pod_on_node(task, task.node_name))
         if key in jobs:
             tasks.append(task)
+        if task.finished is not None and task.started is not None:
+            queue = jobs[key].queue if key in jobs else _queue_of(pod)
+            if queue in known:
+                ran = (task.finished - task.started).total_seconds()
+                finished.append(Finished(queue, task.finished, max(0.0, ran)))
     limits = storage.limits if storage is not None else {}
     node_infos = tuple(
         sorted(
@@ -236,6 +253,7 @@ def snapshot_from_objects(
         tasks=tuple(sorted(tasks, key=lambda t: t.key)),
         queues=tuple(queue_infos),
         pods=tuple(sorted(placed, key=lambda p: p.key)),
+        finished=tuple(sorted(finished)),
         topology=topology.build(_hyper_nodes(hyper_nodes), {n.name: n.labels for n in node_infos}),
         devices=devices if devices is not None and not devices.empty else None,
         now=now,

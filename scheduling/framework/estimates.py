@@ -3,9 +3,10 @@
 
 Per queue: the room it may take now is the least of what its capability leaves and what the
 cluster has idle; its running jobs hold what their placed pods request, since their first pod
-started; its record is how long its completed pods ran (the cluster's completed pods, latest
-KEPT), so a queue whose finished jobs were deleted has no record until more finish. A line job
-wants its minResources, else what its first minMember pods request.
+started; its record is how long its completed pods ran (those the cluster still has, their
+PodGroup gone or not, latest KEPT), so a queue whose finished jobs were deleted has no record
+until more finish. A line job wants its minResources, else what its first minMember pods
+request.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -19,19 +20,21 @@ from datetime import datetime, timedelta
 from models.keys import JobKey, QueueName
 from scheduling.api.backlog import GRAIN
 from scheduling.api.estimate import KEPT, NEVER, STEP, Running, RunRecord, Waiting, forecast
-from scheduling.api.snapshot import ALLOCATED_CLASS, COMPLETED, TaskInfo
+from scheduling.api.snapshot import ALLOCATED_CLASS, Finished
 from scheduling.api.vectors import EMPTY, Missing, Resources, total
 from scheduling.framework.state import SessionState
 
 
-def record(tasks: Iterable[TaskInfo]) -> RunRecord:
-    """How long the completed pods ran, latest finished last (at most KEPT)."""
-    runs = sorted(
-        (t.finished, (t.finished - t.started).total_seconds())
-        for t in tasks
-        if t.status in COMPLETED and t.started is not None and t.finished is not None
-    )
-    return RunRecord(seconds=tuple(max(0.0, s) for _, s in runs[-KEPT:]))
+def records(finished: Iterable[Finished]) -> dict[QueueName, RunRecord]:
+    """Each queue's record: how long its completed pods ran, latest finished last (at most
+    KEPT)."""
+    runs: dict[QueueName, list[Finished]] = {}
+    for f in finished:
+        runs.setdefault(f.queue, []).append(f)
+    return {
+        queue: RunRecord(seconds=tuple(f.seconds for f in sorted(done, key=lambda f: f.at)[-KEPT:]))
+        for queue, done in runs.items()
+    }
 
 
 def _idle(state: SessionState) -> Resources:
@@ -88,14 +91,14 @@ def starts(
             jobs_of.setdefault(job.queue, []).append(key)
     past = now.timestamp() % STEP
     when: dict[JobKey, datetime | None] = {}
-    records: dict[QueueName, RunRecord] = {}
+    kept = records(f for f in state.snapshot.finished if f.queue in lines)
     for queue, keys in lines.items():
         mine = jobs_of.get(queue, [])
-        records[queue] = runs = record(t for k in mine for t in state.tasks_of(k))
+        runs = kept.setdefault(queue, RunRecord())
         line = [Waiting(key, _wants(state, key), key in admitted) for key in keys]
         room = _room(state, queue, idle)
         for started in forecast(room, _running(state, mine, now), line, runs, past):
             when[JobKey(started.key)] = (
                 None if started.start_in == NEVER else _grained(now, started.start_in)
             )
-    return when, records
+    return when, kept

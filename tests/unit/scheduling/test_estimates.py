@@ -80,3 +80,20 @@ def test_without_a_finished_job_in_the_queue_there_is_no_estimate_and_the_digest
     line = digest.queues[QueueName("default")]
     assert line.starts == () and line.runs == 0
     assert all(j.estimated_start is None for j in backlog.pending_jobs(digest, "default").jobs)
+
+
+def test_a_completed_job_whose_podgroup_is_gone_still_counts_by_its_pods_queue() -> None:
+    # A Volcano Job that completes loses its PodGroup; its pods stay, naming their queue.
+    _, (pod,) = _finished("gone", ran=100.0, ended_ago=400.0)
+    pod["metadata"].setdefault("annotations", {})["volcano.sh/queue-name"] = "default"
+    busy_group, busy_pods = running_gang("busy", ["n0"], cpu="4")
+    busy_pods[0]["status"]["startTime"] = _at(30.0)
+    snap = snapshot(
+        [make_node("n0", cpu="4").obj()],
+        [(busy_group, busy_pods), gang("first", 1, cpu="4")],
+        pods=[pod],
+        now=NOW,
+    )
+    answer = backlog.pending_jobs(run_session(snap).backlog, "default")
+    assert (answer.runs, answer.median_s) == (1, 100.0)
+    assert answer.jobs[0].estimated_start == NOW + timedelta(seconds=70)
