@@ -30,15 +30,20 @@ def _counters(
 ) -> dict[str, Callable[[], int | None]]:
     """What must reach zero, each a probe; None: could not be read this time."""
     volcano_api = workload.is_volcano(side)
+    one = {"limit": 1}  # counted, not listed: see observe.count
     found: dict[str, Callable[[], int | None]] = {
-        "jobs": lambda: len(observe.jobs(api, namespace, volcano_api)),
-        "pods": lambda: len(observe.pods(api, namespace)),
+        "jobs": lambda: observe.count(observe.job_list(api, namespace, volcano_api, **one)),
+        "pods": lambda: observe.count(observe.pod_list(api, namespace, **one)),
     }
     if side != "builtin":
-        found["podgroups"] = lambda: len(observe.pod_groups(api, namespace))
+        found["podgroups"] = lambda: observe.count(observe.pod_group_list(api, namespace, **one))
     if claims:
-        found["resourceclaims"] = lambda: len(observe.resource_claims(api, namespace))
-        found["claimtemplates"] = lambda: len(observe.claim_templates(api, namespace))
+        found["resourceclaims"] = lambda: observe.count(
+            observe.resource_claim_list(api, namespace, **one)
+        )
+        found["claimtemplates"] = lambda: observe.count(
+            observe.claim_template_list(api, namespace, **one)
+        )
     if probe is not None:
         prefix = id_prefix(side, namespace)
         found["open_workflows"] = lambda: _max(

@@ -1,5 +1,6 @@
-"""Watching a side's run: pods every second until the target is reached, then the figures
-read from the objects (pod Running times against the job's creationTimestamp)."""
+"""Watching a side's run: its pods every second (as a watch has them) until the target is
+reached, then the figures read from the objects (pod Running times against the job's
+creationTimestamp)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubernetes import client
 
 from bench.sidebyside import workload
+
+
+class Standing(NamedTuple):
+    """How one pod stands, as a watch last saw it."""
+
+    job: str  # the owning Job's name
+    bound: bool  # spec.nodeName set
+    running: bool  # status.phase Running
 
 
 @dataclass
@@ -33,24 +43,41 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 def _items(response: Any) -> list[dict[str, Any]]:
-    """Plain mappings (a thousand typed objects a second would cost more than the sampling)."""
+    """Plain mappings (thousands of typed objects would cost more than the reading)."""
     items: list[dict[str, Any]] = json.loads(response.data)["items"] or []
     return items
 
 
+def count(response: Any) -> int:
+    """How many objects a list of `limit=1` stands for: its page and what the apiserver says
+    remains. A poll that counts this way costs the apiserver one object, not the namespace's
+    thousands (whose serialising every second would be charged to the side measured)."""
+    doc = json.loads(response.data)
+    return len(doc["items"] or []) + int(doc["metadata"].get("remainingItemCount") or 0)
+
+
+def pod_list(api: client.ApiClient, namespace: str, **query: Any) -> Any:
+    return client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False, **query)
+
+
 def pods(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
-    return _items(client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False))
+    return _items(pod_list(api, namespace))
+
+
+def resource_claim_list(api: client.ApiClient, namespace: str, **query: Any) -> Any:
+    resource = client.ResourceV1Api(api)
+    return resource.list_namespaced_resource_claim(namespace, _preload_content=False, **query)
 
 
 def resource_claims(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
-    resource = client.ResourceV1Api(api)
-    return _items(resource.list_namespaced_resource_claim(namespace, _preload_content=False))
+    return _items(resource_claim_list(api, namespace))
 
 
-def claim_templates(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
+def claim_template_list(api: client.ApiClient, namespace: str, **query: Any) -> Any:
     resource = client.ResourceV1Api(api)
-    listed = resource.list_namespaced_resource_claim_template(namespace, _preload_content=False)
-    return _items(listed)
+    return resource.list_namespaced_resource_claim_template(
+        namespace, _preload_content=False, **query
+    )
 
 
 def claim_figures(claims: list[dict[str, Any]]) -> dict[str, int]:
@@ -74,23 +101,21 @@ def claim_figures(claims: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def jobs(api: client.ApiClient, namespace: str, volcano_api: bool) -> list[dict[str, Any]]:
+def job_list(api: client.ApiClient, namespace: str, volcano_api: bool, **query: Any) -> Any:
     if volcano_api:
-        custom = client.CustomObjectsApi(api)
-        return _items(
-            custom.list_namespaced_custom_object(
-                "batch.volcano.sh", "v1alpha1", namespace, "jobs", _preload_content=False
-            )
+        return client.CustomObjectsApi(api).list_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", namespace, "jobs", _preload_content=False, **query
         )
-    return _items(client.BatchV1Api(api).list_namespaced_job(namespace, _preload_content=False))
+    return client.BatchV1Api(api).list_namespaced_job(namespace, _preload_content=False, **query)
 
 
-def pod_groups(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
-    custom = client.CustomObjectsApi(api)
-    return _items(
-        custom.list_namespaced_custom_object(
-            "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", _preload_content=False
-        )
+def jobs(api: client.ApiClient, namespace: str, volcano_api: bool) -> list[dict[str, Any]]:
+    return _items(job_list(api, namespace, volcano_api))
+
+
+def pod_group_list(api: client.ApiClient, namespace: str, **query: Any) -> Any:
+    return client.CustomObjectsApi(api).list_namespaced_custom_object(
+        "scheduling.volcano.sh", "v1beta1", namespace, "podgroups", _preload_content=False, **query
     )
 
 
@@ -128,39 +153,37 @@ def job_failed(job: dict[str, Any], volcano_api: bool) -> bool:
     )
 
 
-def _sample(api: client.ApiClient, w: Watch, t0: float) -> tuple[list[dict[str, Any]], int, int]:
-    items = pods(api, w.namespace)
-    running = sum(
-        1
-        for p in items
-        if (p.get("status") or {}).get("phase") == "Running"
-        and not owner(p).startswith(workload.FAILING_PREFIX)
-    )
+def _sample(api: client.ApiClient, w: Watch, t0: float, pods: list[Standing]) -> tuple[int, int]:
+    running = sum(1 for p in pods if p.running and not p.job.startswith(workload.FAILING_PREFIX))
     failed = 0
     if w.failing:
         failed = sum(
             1 for j in jobs(api, w.namespace, w.volcano_api) if job_failed(j, w.volcano_api)
         )
-    bound = sum(1 for p in items if (p.get("spec") or {}).get("nodeName"))
     w.timeline.append(
         {
             "t": round(time.monotonic() - t0, 2),
-            "created": len(items),
-            "bound": bound,
+            "created": len(pods),
+            "bound": sum(1 for p in pods if p.bound),
             "running": running,
             "failed_jobs": failed,
         }
     )
-    return items, running, failed
+    return running, failed
 
 
-def wait(api: client.ApiClient, w: Watch, t0: float, budget: float) -> dict[str, Any]:
-    """Poll every second from t0 (monotonic, the first create) until the target or the budget."""
+def wait(
+    api: client.ApiClient, w: Watch, t0: float, budget: float, seen: Callable[[], list[Standing]]
+) -> dict[str, Any]:
+    """Sample every second from t0 (monotonic, the first create) until the target or the
+    budget: the pods as a watch has them (`seen`) (a list of every pod each second would load
+    the apiserver measured), then the pods listed once at the end."""
     makespan: float | None = None
     failed_at: float | None = None
     while True:
         tick = time.monotonic()
-        items, running, failed = _sample(api, w, t0)
+        standing = seen()
+        running, failed = _sample(api, w, t0, standing)
         now = time.monotonic() - t0
         if makespan is None and running >= w.pods:
             makespan = now
@@ -170,7 +193,7 @@ def wait(api: client.ApiClient, w: Watch, t0: float, budget: float) -> dict[str,
             break
         if len(w.timeline) % 15 == 0:
             print(
-                f"[{w.label}] {now:6.0f}s: {len(items)} pods, {running}/{w.pods} Running"
+                f"[{w.label}] {now:6.0f}s: {len(standing)} pods, {running}/{w.pods} Running"
                 + (f", {failed}/{w.failing} failing jobs Failed" if w.failing else ""),
                 flush=True,
             )
@@ -181,7 +204,7 @@ def wait(api: client.ApiClient, w: Watch, t0: float, budget: float) -> dict[str,
         "failing_jobs_failed_s": round(failed_at, 2) if w.failing and failed_at else None,
         "running_at_end": running,
         "failed_jobs_at_end": failed,
-        "pods": items,
+        "pods": pods(api, w.namespace),
     }
 
 

@@ -1,5 +1,6 @@
 """A pod watch on the side's namespace: when each pod was first seen Running, by this
-machine's clock (sub-second, unlike the objects' one-second timestamps).
+machine's clock (sub-second, unlike the objects' one-second timestamps), and how the
+namespace's pods stand now (the run's timeline and its end, read without listing them).
 
 Raw watch lines (plain JSON, no typed objects); reconnects every few seconds from the last
 resourceVersion, and relists after 410 Gone (pods first seen then get the relist's time).
@@ -28,6 +29,8 @@ class PodWatch:
         self._namespace = namespace
         self._stop = threading.Event()
         self.running: dict[str, tuple[str, float]] = {}  # pod uid -> (job, first seen Running)
+        self._now: dict[str, observe.Standing] = {}  # pod uid -> how it stands, while it exists
+        self._lock = threading.Lock()
         self.errors = 0
         self._rv = self._relist()
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -37,14 +40,31 @@ class PodWatch:
         response: Any = self._core.list_namespaced_pod(self._namespace, _preload_content=False)
         doc = json.loads(response.data)
         now = time.time()
+        with self._lock:
+            self._now.clear()
         for pod in doc["items"] or []:
             self._see(pod, now)
         return str(doc["metadata"]["resourceVersion"])
 
     def _see(self, pod: dict[str, Any], now: float) -> None:
         uid = pod["metadata"]["uid"]
-        if uid not in self.running and (pod.get("status") or {}).get("phase") == "Running":
-            self.running[uid] = (observe.owner(pod), now)
+        running = (pod.get("status") or {}).get("phase") == "Running"
+        job = observe.owner(pod)
+        if uid not in self.running and running:
+            self.running[uid] = (job, now)
+        with self._lock:
+            self._now[uid] = observe.Standing(
+                job, bool((pod.get("spec") or {}).get("nodeName")), running
+            )
+
+    def _gone(self, pod: dict[str, Any]) -> None:
+        with self._lock:
+            self._now.pop(pod["metadata"]["uid"], None)
+
+    def standing(self) -> list[observe.Standing]:
+        """The namespace's pods as last seen."""
+        with self._lock:
+            return list(self._now.values())
 
     def _once(self) -> None:
         response: Any = self._core.list_namespaced_pod(
@@ -67,6 +87,8 @@ class PodWatch:
                 self._rv = obj["metadata"]["resourceVersion"]
                 if event["type"] in ("ADDED", "MODIFIED"):
                     self._see(obj, time.time())
+                elif event["type"] == "DELETED":
+                    self._gone(obj)
                 if self._stop.is_set():
                     return
         finally:

@@ -58,7 +58,7 @@ def _workload(
             started = datetime.now(UTC)
             t0 = time.monotonic()
             future = pool.submit(submit.submit, stack.kubeconfig, docs, opts.threads)
-            run = observe.wait(api, watch, t0, opts.budget)
+            run = observe.wait(api, watch, t0, opts.budget, pods_seen.standing)
             target = datetime.now(UTC)
             sub = future.result()
     finally:
