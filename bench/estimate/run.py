@@ -163,6 +163,7 @@ async def _measure(
         "median_error_s": found.median_error_s,
         "p90_error_s": found.p90_error_s,
         "median_lead_s": found.median_lead_s,
+        "median_relative_error": found.median_relative,
         "told": [
             {
                 "job": t.name,
@@ -184,11 +185,11 @@ def _report(args: argparse.Namespace, found: dict[str, Any]) -> str:
             f"at once, arrivals at {args.load}x what the queue runs, seed {args.seed}.",
             "",
             "| jobs | started | given an estimate before starting | median abs error | p90 "
-            "abs error | median lead |",
-            "|---|---|---|---|---|---|",
+            "abs error | median lead | median error / lead |",
+            "|---|---|---|---|---|---|---|",
             f"| {found['jobs']} | {found['started']} | {found['estimated']} | "
             f"{found['median_error_s']:.1f} s | {found['p90_error_s']:.1f} s | "
-            f"{found['median_lead_s']:.1f} s |",
+            f"{found['median_lead_s']:.1f} s | {found['median_relative_error']:.0%} |",
             "",
         ]
     )

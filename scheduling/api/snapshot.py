@@ -147,6 +147,9 @@ class TaskInfo(_Frozen):
     # finished: how long the queue's jobs run (`framework.estimates`). None: not known.
     started: datetime | None = None
     finished: datetime | None = None
+    # spec.activeDeadlineSeconds: the kubelet ends the pod this long after its start, so it
+    # runs no longer than that (`framework.estimates`). None: not set.
+    active_deadline: timedelta | None = None
     # resource-strategy-fit's pod annotations: the scoring type ("": none asked) and the
     # per-resource weights (None: absent or not a JSON map of whole numbers).
     fit_type: str = ""

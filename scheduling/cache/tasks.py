@@ -104,6 +104,13 @@ def _running_since(pod: Obj) -> datetime | None:
     return None
 
 
+def _seconds(value: object) -> timedelta | None:
+    """A whole number of seconds of the pod's spec; None: absent or not a positive number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return timedelta(seconds=value)
+
+
 def _moment(value: object) -> datetime | None:
     """An RFC 3339 time of the pod's status; None: absent or not a time."""
     if not isinstance(value, str) or not value:
@@ -210,6 +217,7 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         running_since=_running_since(pod),
         started=_moment(as_obj(pod.get("status")).get("startTime")),
         finished=_finished(pod),
+        active_deadline=_seconds(spec.get("activeDeadlineSeconds")),
         fit_type=annotations.get(FIT_TYPE, ""),
         fit_weights=_fit_weights(annotations),
     )

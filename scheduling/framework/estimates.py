@@ -3,10 +3,10 @@
 
 Per queue: the room it may take now is the least of what its capability leaves and what the
 cluster has idle; its running jobs hold what their placed pods request, since their first pod
-started; its record is how long its completed pods ran (those the cluster still has, their
-PodGroup gone or not, latest KEPT), so a queue whose finished jobs were deleted has no record
-until more finish. A line job wants its minResources, else what its first minMember pods
-request.
+started, and end at the latest when their pods' activeDeadlineSeconds run out; its record is
+how long its completed pods ran (those the cluster still has, their PodGroup gone or not,
+latest KEPT), so a queue whose finished jobs were deleted has no record until more finish. A
+line job wants its minResources, else what its first minMember pods request.
 
 Must not import anything with I/O: this module is pure.
 """
@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from models.keys import JobKey, QueueName
 from scheduling.api.backlog import GRAIN
 from scheduling.api.estimate import KEPT, NEVER, STEP, Running, RunRecord, Waiting, forecast
-from scheduling.api.snapshot import ALLOCATED_CLASS, Finished
+from scheduling.api.snapshot import ALLOCATED_CLASS, Finished, TaskInfo
 from scheduling.api.vectors import EMPTY, Missing, Resources, total
 from scheduling.framework.state import SessionState
 
@@ -57,14 +57,29 @@ def _wants(state: SessionState, key: JobKey) -> Resources:
     return total(t.request for t in tasks[: max(job.min_member, 1)])
 
 
+def _deadline(placed: Sequence[TaskInfo], now: datetime) -> float | None:
+    """Seconds until every placed pod is past its activeDeadlineSeconds (the kubelet ends it
+    then); None: a pod without one, or not started."""
+    ends = [
+        t.started + t.active_deadline
+        for t in placed
+        if t.started is not None and t.active_deadline is not None
+    ]
+    if not ends or len(ends) < len(placed):
+        return None
+    return max(0.0, (max(ends) - now).total_seconds())
+
+
 def _running(state: SessionState, keys: Iterable[JobKey], now: datetime) -> list[Running]:
-    """The jobs of `keys` with placed pods: what they hold, since their first pod started."""
+    """The jobs of `keys` with placed pods: what they hold, since their first pod started, and
+    the deadline their pods' activeDeadlineSeconds set."""
     out = []
     for key in keys:
         placed = [t for t in state.tasks_of(key) if t.status in ALLOCATED_CLASS]
         if placed:
             since = min((t.started for t in placed if t.started is not None), default=now)
-            out.append(Running(state.job_allocated[key], max(0.0, (now - since).total_seconds())))
+            ran = max(0.0, (now - since).total_seconds())
+            out.append(Running(state.job_allocated[key], ran, _deadline(placed, now)))
     return out
 
 

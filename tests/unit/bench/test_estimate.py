@@ -35,3 +35,12 @@ def test_accuracy_is_the_median_and_p90_of_the_absolute_errors() -> None:
     assert found.p90_error_s == 20.0
     assert found.median_lead_s == 62.5
     assert math.isnan(accuracy.accuracy([]).median_error_s)
+
+
+def test_the_relative_error_weighs_each_error_by_how_far_ahead_it_was_told() -> None:
+    told = [  # 10 s off two minutes ahead, 60 s off ten minutes ahead, 1 s off 10 s ahead
+        Told("near", T0, T0 + timedelta(seconds=130), T0 + timedelta(seconds=120)),
+        Told("far", T0, T0 + timedelta(seconds=540), T0 + timedelta(seconds=600)),
+        Told("now", T0, T0 + timedelta(seconds=11), T0 + timedelta(seconds=10)),
+    ]
+    assert accuracy.accuracy(told).median_relative == 0.1

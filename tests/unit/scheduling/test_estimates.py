@@ -97,3 +97,18 @@ def test_a_completed_job_whose_podgroup_is_gone_still_counts_by_its_pods_queue()
     answer = backlog.pending_jobs(run_session(snap).backlog, "default")
     assert (answer.runs, answer.median_s) == (1, 100.0)
     assert answer.jobs[0].estimated_start == NOW + timedelta(seconds=70)
+
+
+def test_a_running_pod_s_active_deadline_ends_it_sooner_than_the_record_says() -> None:
+    # busy started 30 s ago; the kubelet ends it at 40 s, before the record's 100 s.
+    busy_group, busy_pods = running_gang("busy", ["n0"], cpu="4")
+    busy_pods[0]["status"]["startTime"] = _at(30.0)
+    busy_pods[0]["spec"]["activeDeadlineSeconds"] = 40
+    done = [_finished(f"done-{i}", ran=100.0, ended_ago=500.0 + i) for i in range(3)]
+    snap = snapshot(
+        [make_node("n0", cpu="4").obj()],
+        [(busy_group, busy_pods), *done, gang("first", 1, cpu="4")],
+        now=NOW,
+    )
+    (first,) = backlog.pending_jobs(run_session(snap).backlog, "default").jobs
+    assert first.estimated_start == NOW + timedelta(seconds=10)
