@@ -10,13 +10,14 @@ import argparse
 import json
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
 import yaml
 
 from cli.history import Entry
+from models.meta import parse_time
 
 HISTORY_HEADERS: Final = ("TIME", "EVENT", "DETAIL")
 
@@ -84,11 +85,9 @@ def fields(pairs: Sequence[tuple[str, object]]) -> str:
 
 def age(created: str | None, now: datetime) -> str:
     """kubectl's AGE column: 45s, 12m, 5h, 3d; `<unknown>` without a timestamp."""
-    if not created:
+    then = parse_time(created)
+    if then is None:
         return "<unknown>"
-    then = datetime.fromisoformat(created.replace("Z", "+00:00"))
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=UTC)
     return span((now - then).total_seconds())
 
 

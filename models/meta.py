@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from models.base import ApiModel
+
+
+def parse_time(text: object) -> datetime | None:
+    """A time as the apiserver writes one (RFC 3339, `Z` for UTC); None: absent or not a time,
+    so a malformed stamp on an object is read as no stamp, never as an error. A stamp without
+    an offset is UTC, as every Kubernetes time is."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class OwnerReference(ApiModel):

@@ -24,6 +24,7 @@ from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import EventMark, Followed, RemoteEvent
 from models import vcjob
 from models.dispatch import GENERATION_ANNOTATION, LEASE_ANNOTATION, RemoteCopy, RemoteState
+from models.meta import parse_time
 
 WATCH_SECONDS: Final = 240  # one long poll at most: an idle running job costs one per 4 min
 POLL_SECONDS: Final = 5.0  # between reads of the copy within a long poll
@@ -103,11 +104,7 @@ def lapsed(read: datetime | None, written: datetime | None, now: datetime) -> bo
 
 
 def _lease(obj: dict[str, Any]) -> datetime | None:
-    text = (remote.meta(obj).get("annotations") or {}).get(LEASE_ANNOTATION)
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")) if text else None
-    except ValueError:
-        return None
+    return parse_time((remote.meta(obj).get("annotations") or {}).get(LEASE_ANNOTATION))
 
 
 def _annotation(key: str) -> str:
@@ -139,7 +136,7 @@ def _event(obj: dict[str, Any]) -> RemoteEvent:
         type=kind,
         reason=str(obj.get("reason") or ""),
         message=str(obj.get("message") or ""),
-        last_seen=datetime.fromisoformat(str(when).replace("Z", "+00:00")) if when else None,
+        last_seen=parse_time(when),
     )
 
 

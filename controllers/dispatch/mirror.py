@@ -18,6 +18,7 @@ from datetime import datetime
 from controllers.dispatch.results import EventMark, RemoteEvent
 from controllers.job.lease import LEASE_EXPIRED
 from models.dispatch import RemoteState
+from models.meta import parse_time
 
 MAX_EVENTS = 20  # mirrored per answer: a copy's flood of Events is not the manager's story
 
@@ -57,12 +58,7 @@ def _entered(status: Mapping[str, object], phase: str) -> datetime | None:
     conditions = status.get("conditions")
     for condition in conditions if isinstance(conditions, list) else ():
         if isinstance(condition, dict) and condition.get("status") == phase:
-            stamp = condition.get("lastTransitionTime")
-            if isinstance(stamp, str):
-                try:
-                    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-                except ValueError:
-                    return None
+            return parse_time(condition.get("lastTransitionTime"))
     return None
 
 

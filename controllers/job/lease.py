@@ -12,7 +12,7 @@ user aborted. Pure.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final
 
 from controllers import effects as fx
@@ -22,6 +22,7 @@ from controllers.job.policies import Request, Resolution
 from controllers.job.state import JobRecord
 from models.bus import Action
 from models.dispatch import LEASE_ANNOTATION
+from models.meta import parse_time
 from models.vcjob import Job, JobPhase
 
 LEASE_KEY: Final = "dispatch-lease"
@@ -41,14 +42,7 @@ _AT_REST: Final = frozenset(
 
 def lease_of(job: Job) -> datetime | None:
     """The lease's end; None: no lease (or one that does not parse, which fences nothing)."""
-    text = (job.metadata.annotations or {}).get(LEASE_ANNOTATION)
-    if not text:
-        return None
-    try:
-        until = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return until if until.tzinfo is not None else until.replace(tzinfo=UTC)
+    return parse_time((job.metadata.annotations or {}).get(LEASE_ANNOTATION))
 
 
 def _timer(until: datetime, when: str) -> fx.StartTimer:

@@ -17,6 +17,7 @@ from typing import Any
 
 from forwarder.routing import envelopes, translate
 from models import batchv1
+from models.meta import parse_time
 from models.signals import batchjob as batchjob_signals
 
 Obj = envelopes.Obj
@@ -43,15 +44,6 @@ def owner_uid(obj: Obj) -> str | None:
     return None
 
 
-def _time(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None
-
-
 def _count(notes: Mapping[str, str], key: str) -> int:
     """A non-negative int32 annotation; 0 when absent or malformed, as the controller reads it."""
     try:
@@ -73,7 +65,7 @@ def _ready(conditions: Sequence[Mapping[str, Any]]) -> tuple[bool, datetime | No
     for c in conditions:
         if c.get("type") == "Ready":
             ready = c.get("status") == "True"
-            return ready, _time(c.get("lastTransitionTime")) if ready else None
+            return ready, parse_time(c.get("lastTransitionTime")) if ready else None
     return False, None
 
 
@@ -81,7 +73,9 @@ def _latest_finish(statuses: Sequence[Mapping[str, Any]]) -> datetime | None:
     """The last finishedAt, or None when any of them has not terminated."""
     latest: datetime | None = None
     for status in statuses:
-        finished = _time(((status.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        finished = parse_time(
+            ((status.get("state") or {}).get("terminated") or {}).get("finishedAt")
+        )
         if finished is None:
             return None
         latest = finished if latest is None or finished > latest else latest
@@ -103,13 +97,13 @@ def finished_at(obj: Obj) -> datetime | None:
         return found
     for c in status.get("conditions") or []:
         if c.get("type") == "Ready" and c.get("status") == "False":
-            at = _time(c.get("lastTransitionTime"))
+            at = parse_time(c.get("lastTransitionTime"))
             if at is not None:
                 return at
-    deleted = _time(meta.get("deletionTimestamp"))
+    deleted = parse_time(meta.get("deletionTimestamp"))
     if deleted is not None:
         return deleted - timedelta(seconds=int(meta.get("deletionGracePeriodSeconds") or 0))
-    return _time(meta.get("creationTimestamp"))
+    return parse_time(meta.get("creationTimestamp"))
 
 
 def _exits(
@@ -166,6 +160,6 @@ def pod_snapshot(obj: Obj, deleted: bool = False) -> batchjob_signals.BatchPodSn
             (int(s.get("restartCount", 0)) for s in inits if s.get("name") in sidecars), default=0
         ),
         restarts=sum(int(s.get("restartCount", 0)) for s in [*containers, *inits]),
-        created_at=_time(meta.get("creationTimestamp")),
+        created_at=parse_time(meta.get("creationTimestamp")),
         finished_at=finished_at(obj) if phase in ("Succeeded", "Failed") or deleting else None,
     )

@@ -9,13 +9,13 @@ when its phase last changed.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from forwarder.routing import envelopes, translate
 from models import cronjob, vcjob
+from models.meta import parse_time
 from models.signals import cronjob as cronjob_signals
 
 Obj = envelopes.Obj
@@ -57,10 +57,6 @@ def owner(obj: Obj) -> tuple[str, envelopes.CronJobRef] | None:
     return None
 
 
-def _time(text: object) -> datetime | None:
-    return datetime.fromisoformat(text) if isinstance(text, str) and text else None
-
-
 def run_job(obj: Obj, deleted: bool = False) -> cronjob_signals.CronJobRun:
     meta = translate.metadata(obj)
     state = (obj.get("status") or {}).get("state") or {}
@@ -69,7 +65,7 @@ def run_job(obj: Obj, deleted: bool = False) -> cronjob_signals.CronJobRun:
         uid=translate.uid(obj),
         resource_version=str(meta.get("resourceVersion", "")),
         phase=str(state.get("phase") or ""),
-        created=_time(meta.get("creationTimestamp")),
-        finished_at=_time(state.get("lastTransitionTime")),
+        created=parse_time(meta.get("creationTimestamp")),
+        finished_at=parse_time(state.get("lastTransitionTime")),
         deleted=deleted,
     )

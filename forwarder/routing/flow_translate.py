@@ -8,11 +8,10 @@ Only what the status reads of a Job travels, never the object.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from forwarder.routing import envelopes, translate
 from models import jobflow
 from models.jobflow import JobFlowSpec, JobFlowStatus
+from models.meta import parse_time
 from models.signals import jobflow as jobflow_signals
 from models.vcjob import TaskState
 
@@ -54,10 +53,6 @@ def job_flow(obj: Obj) -> envelopes.FlowRef | None:
     return envelopes.FlowRef(own, name) if name and namespace == own else None
 
 
-def _time(text: object) -> datetime | None:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if isinstance(text, str) else None
-
-
 def flow_job(obj: Obj, deleted: bool = False) -> jobflow_signals.FlowJob:
     meta = translate.metadata(obj)
     status = obj.get("status") or {}
@@ -67,7 +62,7 @@ def flow_job(obj: Obj, deleted: bool = False) -> jobflow_signals.FlowJob:
         name=str(meta.get("name", "")),
         uid=translate.uid(obj),
         phase=str((status.get("state") or {}).get("phase") or ""),
-        created_at=_time(meta.get("creationTimestamp")),
+        created_at=parse_time(meta.get("creationTimestamp")),
         running_duration=str(duration) if duration else None,
         retry_count=int(status.get("retryCount") or 0),
         task_status_count={k: TaskState.model_validate(v) for k, v in sorted(counts.items())},

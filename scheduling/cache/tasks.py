@@ -20,6 +20,7 @@ from typing import Final, Generic, TypeVar
 from models import labels
 from models.duration import parse_duration
 from models.keys import JobKey
+from models.meta import parse_time
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Toleration
 from scheduling.api.devices import DeviceWorld, device_dimension
 from scheduling.api.podterms import host_ports, pod_affinity, spread_constraints
@@ -48,7 +49,7 @@ def string_map(value: object) -> dict[str, str]:
 
 
 def _time(value: object) -> datetime:
-    return datetime.fromisoformat(value) if isinstance(value, str) and value else EPOCH
+    return parse_time(value) or EPOCH
 
 
 def pod_key(pod: Obj) -> PodKey:
@@ -97,10 +98,9 @@ def _running_since(pod: Obj) -> datetime | None:
         return None
     for condition in as_list(status.get("conditions")):
         if condition.get("type") == "PodScheduled":  # cdp stops at the first one
-            when = condition.get("lastTransitionTime")
-            if condition.get("status") != "True" or not isinstance(when, str) or not when:
+            if condition.get("status") != "True":
                 return None
-            return datetime.fromisoformat(when)
+            return parse_time(condition.get("lastTransitionTime"))
     return None
 
 
@@ -111,16 +111,6 @@ def _seconds(value: object) -> timedelta | None:
     return timedelta(seconds=value)
 
 
-def _moment(value: object) -> datetime | None:
-    """An RFC 3339 time of the pod's status; None: absent or not a time."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
 def _finished(pod: Obj) -> datetime | None:
     """When a completed pod's last container finished; None: not completed, or not said."""
     status = as_obj(pod.get("status"))
@@ -129,7 +119,7 @@ def _finished(pod: Obj) -> datetime | None:
     ends = [
         when
         for s in as_list(status.get("containerStatuses"))
-        if (when := _moment(as_obj(as_obj(s.get("state")).get("terminated")).get("finishedAt")))
+        if (when := parse_time(as_obj(as_obj(s.get("state")).get("terminated")).get("finishedAt")))
     ]
     return max(ends, default=None)
 
@@ -215,7 +205,7 @@ def task_info(pod: Obj, job: JobKey, classes: Mapping[str, int] | None = None) -
         resource_claims=resource_claims(pod),
         cooldown=_cooldown(annotations, pod_labels),
         running_since=_running_since(pod),
-        started=_moment(as_obj(pod.get("status")).get("startTime")),
+        started=parse_time(as_obj(pod.get("status")).get("startTime")),
         finished=_finished(pod),
         active_deadline=_seconds(spec.get("activeDeadlineSeconds")),
         fit_type=annotations.get(FIT_TYPE, ""),
