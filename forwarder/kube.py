@@ -16,6 +16,7 @@ from kubernetes import client
 from forwarder.routing import envelopes
 from models import batchv1, bus, jobflow, labels, scheduling, vcjob
 from models.defaults import DEFAULT_SCHEDULER
+from service import reflector
 from service.kube import new_api as new_api  # re-exported: one kubeconfig rule
 from service.reflector import REQUEST_TIMEOUT as REQUEST_TIMEOUT  # re-exported
 from service.reflector import ListCall as ListCall
@@ -51,6 +52,10 @@ def list_call(api: client.ApiClient, kind: envelopes.Kind) -> ListCall:
             client.CoreV1Api(api).list_pod_for_all_namespaces,
             label_selector=batchv1.CONTROLLER_UID_LABEL,
         )
+    if kind is envelopes.Kind.KUBE_POD_GROUP:
+        # Served only with the GenericWorkload feature gate: without it, none are listed.
+        scheduling_api = client.SchedulingV1beta1Api(api)
+        return reflector.optional(kind.value, scheduling_api.list_pod_group_for_all_namespaces)
     group, version = {
         envelopes.Kind.JOB: (vcjob.GROUP, vcjob.VERSION),
         envelopes.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),

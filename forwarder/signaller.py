@@ -31,7 +31,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from controllers.batchjob import tracking
 from forwarder.meters import Meters
 from forwarder.routing import envelopes, logs
-from models import batchv1, dispatch, task_queues, vcjob
+from models import batchv1, dispatch, kube_gangs, task_queues, vcjob
 from models.signals import batchjob as batchjob_signals
 from models.signals import common as common_signals
 from models.signals import cronjob as cronjob_signals
@@ -151,7 +151,13 @@ def summary(target: envelopes.Target, payload: object = None) -> str:
     """The UI's one line for the workflow: the object, and for a job its queue and size as
     first observed (the start's payload; None: the object alone)."""
     if isinstance(target, envelopes.WorkloadRef):
-        text = f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
+        named = target.owner_uid.removeprefix(kube_gangs.GANG_KEY_PREFIX)
+        mirrored = f"{kube_gangs.GROUP} PodGroup {target.namespace}/{named}"
+        text = (
+            f"PodGroup of {target.namespace} pods controlled by {target.owner_uid}"
+            if named == target.owner_uid
+            else f"Volcano PodGroup mirroring {mirrored}"
+        )
         return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
     if isinstance(target, envelopes.FlowRef):
         return f"Volcano JobFlow {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")

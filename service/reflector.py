@@ -18,7 +18,7 @@ import json
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 from kubernetes import client
@@ -33,7 +33,58 @@ GONE: Final = 410
 REQUEST_TIMEOUT: Final = 30.0  # seconds, for every call that is not a watch
 PAGE_SIZE: Final = 500
 WATCH_SECONDS: Final = (240, 480)  # server-side watch timeout, randomised like client-go's
+NOT_SERVED: Final = 404  # a list of a resource the apiserver does not serve
 BACKOFF: Final = (0.5, 8.0)  # seconds: first retry delay, cap (an apiserver back is seen soon)
+
+
+class _IdleWatch:
+    """The watch of a resource not served: no events, ended by the server's timeout (then the
+    reflector asks again, so a group served later is picked up) or by the reflector's stop."""
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._ended = threading.Event()
+
+    def stream(self, amt: int | None = None, decode_content: bool = False) -> Iterator[bytes]:
+        self._ended.wait(self._seconds)
+        yield from ()
+
+    def shutdown(self) -> None:
+        self._ended.set()
+
+    def close(self) -> None:
+        self._ended.set()
+
+    def release_conn(self) -> None:
+        """Nothing to release: no connection was opened."""
+
+
+class _EmptyList:
+    """The one page of a resource not served: no objects, no resourceVersion (the watch then
+    starts from now, with the objects of a group served meanwhile as ADDED events)."""
+
+    data = json.dumps({"items": [], "metadata": {"resourceVersion": ""}}).encode()
+
+
+def optional(kind: str, call: ListCall) -> ListCall:
+    """`call` for an API group a cluster may not serve (resource.k8s.io/v1 came with Kubernetes
+    1.34; scheduling.k8s.io/v1beta1 needs the GenericWorkload feature gate): a 404 lists
+    nothing, so a store counts as synced and empty rather than holding its readers back, and
+    watches nothing until the next try."""
+
+    def listed(**kwargs: Any) -> Any:
+        try:
+            return call(**kwargs)
+        except client.ApiException as e:
+            if e.status != NOT_SERVED:
+                raise
+        if kwargs.get("watch"):
+            seconds = kwargs.get("timeout_seconds")
+            return _IdleWatch(WATCH_SECONDS[0] if seconds is None else float(seconds))
+        logger.info("not served, listed as empty kind=%s", kind)
+        return _EmptyList()
+
+    return listed
 
 
 class Gone(Exception):

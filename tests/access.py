@@ -53,6 +53,7 @@ BATCH, SCHED, BUS = "batch.volcano.sh", "scheduling.volcano.sh", "bus.volcano.sh
 FLOW = "flow.volcano.sh"
 TOPOLOGY = "topology.volcano.sh"
 RESOURCE = "resource.k8s.io"  # Dynamic Resource Allocation
+KUBE_SCHED = "scheduling.k8s.io"  # Kubernetes' own gang API (Workloads, PodGroups)
 Calls = Mapping[tuple[str, str], tuple[Permission, ...]]
 
 # (file, client method) → permissions, per process.
@@ -238,6 +239,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
             "get", "deployments", "apps"
         ),
         ("activities/controllers/workloads.py", "read_namespaced_job"): _p("get", "jobs", "batch"),
+        # A Kubernetes PodGroup's Workload, read for its annotations (its queue).
+        ("activities/controllers/workloads.py", "read_namespaced_workload"): _p(
+            "get", "workloads", KUBE_SCHED
+        ),
         ("activities/controllers/workloads.py", "create_namespaced_custom_object"): _p(
             "create", "podgroups", SCHED
         ),
@@ -267,6 +272,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ),
         ("activities/scheduler/sessions.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
+        ),
+        # PodGroupInitiallyScheduled on the Kubernetes PodGroup a mirrored gang stands for.
+        ("activities/scheduler/sessions.py", "patch_namespaced_pod_group_status"): _p(
+            "patch", "podgroups/status", KUBE_SCHED
         ),
         # Job, CronJob and JobFlow status (write_job_status, write_cron_job_status,
         # write_flow_status).
@@ -331,6 +340,10 @@ NEEDS: Final[Mapping[str, Calls]] = {
     },
     "caldera-forwarder": {
         ("forwarder/kube.py", "list_pod_for_all_namespaces"): _p("list watch", "pods"),
+        # Kubernetes' own PodGroups, which pods of Caldera's scheduler may name.
+        ("forwarder/kube.py", "list_pod_group_for_all_namespaces"): _p(
+            "list watch", "podgroups", KUBE_SCHED
+        ),
         ("forwarder/kube.py", "list_cluster_custom_object"): (
             _p("list watch", "jobs", BATCH)
             + _p("list watch", "podgroups", SCHED)

@@ -1,5 +1,7 @@
 """PodGroupWorkflow: one durable workflow per gang of pods Caldera did not create (id
-`podgroup/<namespace>/<owner uid>`, the pod's own uid for a bare pod).
+`podgroup/<namespace>/<owner uid>`, the pod's own uid for a bare pod, or
+`podgroup/<namespace>/scheduling.k8s.io/podgroups/<name>` for the pods that name a Kubernetes
+PodGroup, which it mirrors; `core_group_seen` tells it that PodGroup is there or changed).
 
 It runs on the entity shell (`workflows.entity`) with the PodGroup controller's core
 (`controllers.podgroup`). The forwarder signals-with-start `workload_pod_seen` for every pod
@@ -69,7 +71,8 @@ class PodGroupWorkflow:
         return PodGroupWorkflowInput(state=state, max_history=max_history)
 
     def made_again(self, state: PodGroupRecord, item: object, max_history: int) -> None:
-        """Never: its id is its owner's uid, which no other owner has."""
+        """Never: its id is its owner's uid, which no other owner has, or its Kubernetes
+        PodGroup's name (one made again under that name comes as `core_group_seen`)."""
         return None
 
     def answer(self, state: PodGroupRecord) -> str:
@@ -92,6 +95,10 @@ class PodGroupWorkflow:
 
     @workflow.signal(name=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN)
     def workload_pod_seen(self, seen: podgroup_signals.WorkloadPodSeen) -> None:
+        self._entity.accept(seen)
+
+    @workflow.signal(name=podgroup_signals.SIGNAL_CORE_GROUP_SEEN)
+    def core_group_seen(self, seen: podgroup_signals.CoreGroupSeen) -> None:
         self._entity.accept(seen)
 
     @workflow.query

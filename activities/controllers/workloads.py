@@ -2,7 +2,8 @@
 or update the PodGroup, annotate the pods with its name.
 
 Owners are read by reference: a ReplicaSet, StatefulSet, DaemonSet or batch/v1 Job the pod
-names, and the Deployment that controls a ReplicaSet after it (the Deployment controller copies
+names (and first, for pods that name a Kubernetes PodGroup, that PodGroup's Workload), and the
+Deployment that controls a ReplicaSet after it (the Deployment controller copies
 its annotations to its ReplicaSets, so this only matters while they lag). An owner already gone
 is skipped, as Volcano skips one it cannot read. The PodGroup is created; if it exists, its
 spec, labels and annotations are replaced when they differ from what the core built (the
@@ -21,7 +22,7 @@ from temporalio import activity
 
 from activities import errors, kube
 from controllers.podgroup import build
-from models import labels, scheduling
+from models import kube_gangs, labels, scheduling
 from models.meta import OwnerReference
 from models.scheduling import PodGroup
 
@@ -66,6 +67,7 @@ def _metadata(kind: str, name: str, namespace: str) -> client.V1ObjectMeta | Non
         "DaemonSet": apps.read_namespaced_daemon_set,
         "Deployment": apps.read_namespaced_deployment,
         "Job": batch.read_namespaced_job,
+        kube_gangs.WORKLOAD_KIND: client.SchedulingV1beta1Api(kube.api()).read_namespaced_workload,
     }
     read = reads.get(kind)
     if read is None:
@@ -78,7 +80,7 @@ def _metadata(kind: str, name: str, namespace: str) -> client.V1ObjectMeta | Non
 
 
 def _ours(ref: OwnerReference) -> bool:
-    group = _BATCH if ref.kind == "Job" else _APPS
+    group = {"Job": _BATCH, kube_gangs.WORKLOAD_KIND: kube_gangs.API_VERSION}.get(ref.kind, _APPS)
     return bool(ref.name) and ref.api_version == group
 
 

@@ -12,12 +12,11 @@ the apiserver by a watch event: that is what the SchedulerWorkflow's assumed pla
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kubernetes import client
@@ -31,56 +30,6 @@ from service import reflector
 logger = logging.getLogger(__name__)
 
 SYNC_TIMEOUT: Final = 60.0  # seconds a session waits for the first lists
-NOT_SERVED: Final = 404  # a list of a resource the apiserver does not serve
-
-
-class _IdleWatch:
-    """The watch of a resource not served: no events, ended by the server's timeout (then the
-    reflector asks again, so a group served later is picked up) or by the reflector's stop."""
-
-    def __init__(self, seconds: float) -> None:
-        self._seconds = seconds
-        self._ended = threading.Event()
-
-    def stream(self, amt: int | None = None, decode_content: bool = False) -> Iterator[bytes]:
-        self._ended.wait(self._seconds)
-        yield from ()
-
-    def shutdown(self) -> None:
-        self._ended.set()
-
-    def close(self) -> None:
-        self._ended.set()
-
-    def release_conn(self) -> None:
-        """Nothing to release: no connection was opened."""
-
-
-class _EmptyList:
-    """The one page of a resource not served: no objects, no resourceVersion (the watch then
-    starts from now, with the objects of a group served meanwhile as ADDED events)."""
-
-    data = json.dumps({"items": [], "metadata": {"resourceVersion": ""}}).encode()
-
-
-def _optional(kind: str, call: reflector.ListCall) -> reflector.ListCall:
-    """`call` for an API group older clusters do not serve (resource.k8s.io/v1 came with
-    Kubernetes 1.34): a 404 lists nothing, so the store counts as synced and empty rather than
-    holding every session back for SYNC_TIMEOUT, and watches nothing until the next try."""
-
-    def listed(**kwargs: Any) -> Any:
-        try:
-            return call(**kwargs)
-        except client.ApiException as e:
-            if e.status != NOT_SERVED:
-                raise
-        if kwargs.get("watch"):
-            seconds = kwargs.get("timeout_seconds")
-            return _IdleWatch(reflector.WATCH_SECONDS[0] if seconds is None else float(seconds))
-        logger.info("not served, listed as empty kind=%s", kind)
-        return _EmptyList()
-
-    return listed
 
 
 def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
@@ -107,9 +56,9 @@ def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
             custom.list_cluster_custom_object, topology.GROUP, topology.VERSION, topology.PLURAL
         ),
         # Dynamic Resource Allocation: the devices, their classes, and the claims for them.
-        "slices": _optional("slices", resource.list_resource_slice),
-        "deviceclasses": _optional("deviceclasses", resource.list_device_class),
-        "resourceclaims": _optional(
+        "slices": reflector.optional("slices", resource.list_resource_slice),
+        "deviceclasses": reflector.optional("deviceclasses", resource.list_device_class),
+        "resourceclaims": reflector.optional(
             "resourceclaims", resource.list_resource_claim_for_all_namespaces
         ),
     }

@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
+from kubernetes import client
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -44,7 +45,7 @@ from activities.scheduler import (
     scheduler_conf,
     session_metrics,
 )
-from models import scheduling
+from models import kube_gangs, scheduling
 from models.keys import JobKey
 from scheduling.actions.registry import run_session
 from scheduling.api.devices import DeviceWorld
@@ -57,6 +58,7 @@ from scheduling.cache.volumes import Storage
 from scheduling.cache.writes import (
     GroupStatusWrite,
     JobNotice,
+    KubeGroupWrite,
     PodScheduledWrite,
     QueueAllocatedWrite,
 )
@@ -117,6 +119,19 @@ def _write_pod_group(write: GroupStatusWrite) -> None:
             write.name,
             {"status": write.status()},
             _content_type="application/merge-patch+json",
+            _preload_content=False,
+        )
+        kube.unread(written)
+
+
+def _write_kube_group(write: KubeGroupWrite) -> None:
+    what = f"write PodGroupInitiallyScheduled of {kube_gangs.API_VERSION} podgroup {write.name}"
+    with errors.kube_call(what, ok=errors.GONE_OK):
+        written = client.SchedulingV1beta1Api(kube.api()).patch_namespaced_pod_group_status(
+            write.name,
+            write.namespace,
+            write.status(),
+            _content_type="application/strategic-merge-patch+json",
             _preload_content=False,
         )
         kube.unread(written)
@@ -275,6 +290,7 @@ def _session(request: SessionInput) -> SessionReport:
         if w.key not in held
     ]
     _side_by_side(_write_pod_group, statuses)
+    _side_by_side(_write_kube_group, writes.kube_group_writes(statuses, groups))
     session_metrics.observe(snapshot, result, {w.key for w in statuses})  # the latencies
     _side_by_side(_write_pod_scheduled, writes.pod_scheduled_writes(result.pod_conditions, pods))
     for write in writes.queue_allocated_writes(result.queue_allocated, queues):

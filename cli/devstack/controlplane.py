@@ -53,7 +53,14 @@ KCM_CONTROLLERS: Final = (
     # ResourceQuotas' status (hard, and used as pods come and go), which the resourcequota
     # plugin reads; the apiserver's ResourceQuota admission charges pods as they are created.
     "resourcequota-controller",
+    # Kubernetes' own PodGroups (GenericWorkload): the finalizer the PodGroupProtection
+    # admission puts on each is taken off once no pod names it (without it one never goes).
+    "podgroup-protection-controller",
 )
+# Kubernetes' own gang API (KEP-4671: Workloads, PodGroups, a pod's spec.schedulingGroup),
+# beta and off by default in 1.37; `models.kube_gangs` says how Caldera serves it.
+FEATURE_GATES: Final = "--feature-gates=GenericWorkload=true"
+RUNTIME_CONFIG: Final = "--runtime-config=scheduling.k8s.io/v1beta1=true"
 
 
 class ControlPlane(BaseModel):
@@ -201,6 +208,8 @@ def start(workdir: Path, template: fake_nodes.NodeTemplate, timeout: float = 120
                 "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
                 "--allow-privileged=true",
                 "--enable-priority-and-fairness=false",
+                FEATURE_GATES,
+                RUNTIME_CONFIG,
                 "--profiling=false",
                 "--v=1",
             ],
@@ -221,6 +230,7 @@ def start(workdir: Path, template: fake_nodes.NodeTemplate, timeout: float = 120
             f"--authorization-kubeconfig={kubeconfig}",
             "--bind-address=127.0.0.1",
             "--leader-elect=false",
+            FEATURE_GATES,
             "--v=1",
         ]
         started.append(

@@ -8,6 +8,12 @@ class come from the pod; the owners' `volcano.sh/` annotations are inherited, an
 pod's own annotations and labels (preemptable, cooldown, revocable zone, the disruption budget,
 the network topology) go on top. The PodGroup is owned by whatever controls the pod, so it is
 garbage-collected with it.
+
+A pod that names a Kubernetes PodGroup (`spec.schedulingGroup`, `models.kube_gangs`) is in that
+PodGroup's gang instead, whoever owns it: the Volcano PodGroup mirrors it (`podgroup-<its
+uid>`, owned by it, so it goes with it), its min member is the gang policy's minCount (1 for a
+basic policy), its queue the first `volcano.sh/queue-name` (or `scheduling.volcano.sh/
+queue-name`) found on the PodGroup, its Workload or the pod's owners, then on the pod.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Final
 
-from models import labels
+from models import kube_gangs, labels
 from models.meta import ObjectMeta, OwnerReference
 from models.quantity import format_quantity, parse_quantity
 from models.scheduling import DEFAULT_QUEUE, NetworkTopologySpec, PodGroup, PodGroupSpec
-from models.signals.podgroup import WorkloadPod
+from models.signals.podgroup import CoreGroup, WorkloadPod
 
 # The pod's own keys the PodGroup takes; only these travel from the forwarder.
 POD_ANNOTATIONS: Final = (
@@ -45,19 +51,38 @@ def _controller(pod: WorkloadPod) -> OwnerReference | None:
     return next((r for r in pod.owner_references if r.controller), None)
 
 
-def owner_uid(pod: WorkloadPod) -> str:
-    """Whose gang the pod is in: its controlling owner's uid, or its own."""
+def gang_key(pod: WorkloadPod) -> str:
+    """Whose gang the pod is in: the Kubernetes PodGroup it names, else its controlling owner's
+    uid, else its own."""
+    if pod.scheduling_group:
+        return kube_gangs.GANG_KEY_PREFIX + pod.scheduling_group
     owner = _controller(pod)
     return owner.uid if owner is not None else pod.uid
 
 
-def group_name(pod: WorkloadPod) -> str:
-    return labels.POD_GROUP_PREFIX + owner_uid(pod)
+def group_name(pod: WorkloadPod, core: CoreGroup | None = None) -> str:
+    """The Volcano PodGroup's name: `podgroup-` and the uid of the Kubernetes PodGroup it
+    mirrors, else of the pods' owner (Volcano's naming); "": a mirror not seen yet."""
+    if pod.scheduling_group:
+        return labels.POD_GROUP_PREFIX + core.uid if core is not None else ""
+    return labels.POD_GROUP_PREFIX + gang_key(pod)
 
 
-def owner_references(pod: WorkloadPod) -> list[OwnerReference]:
-    """The pod's own references when one of them is a controller (the PodGroup goes with that
-    owner), else one controller reference to the pod (it goes with the pod)."""
+def owner_references(pod: WorkloadPod, core: CoreGroup | None = None) -> list[OwnerReference]:
+    """The Kubernetes PodGroup the gang mirrors; else the pod's own references when one of them
+    is a controller (the PodGroup goes with that owner), else one controller reference to the
+    pod (it goes with the pod)."""
+    if core is not None:
+        return [
+            OwnerReference(
+                api_version=kube_gangs.API_VERSION,
+                kind=kube_gangs.POD_GROUP_KIND,
+                name=core.name,
+                uid=core.uid,
+                controller=True,
+                block_owner_deletion=True,
+            )
+        ]
     if _controller(pod) is not None:
         return list(pod.owner_references)
     return [
@@ -70,6 +95,17 @@ def owner_references(pod: WorkloadPod) -> list[OwnerReference]:
             block_owner_deletion=True,
         )
     ]
+
+
+def workload_reference(core: CoreGroup) -> OwnerReference:
+    """The Workload a Kubernetes PodGroup was made from, read like an owner for its
+    annotations."""
+    return OwnerReference(
+        api_version=kube_gangs.API_VERSION,
+        kind=kube_gangs.WORKLOAD_KIND,
+        name=core.workload,
+        uid="",
+    )
 
 
 def inherited(key: str) -> bool:
@@ -132,25 +168,38 @@ def _annotations(pod: WorkloadPod, upper: Mapping[str, str]) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def pod_group(pod: WorkloadPod, upper: Mapping[str, str]) -> PodGroup:
+def _queue(pod: WorkloadPod, upper: Mapping[str, str], core: CoreGroup | None) -> str:
+    if core is not None:
+        for notes in (core.annotations, upper):
+            found = notes.get(labels.QUEUE_NAME) or notes.get(labels.POD_QUEUE_NAME)
+            if found:
+                return found
+    return pod.annotations.get(labels.POD_QUEUE_NAME) or DEFAULT_QUEUE
+
+
+def pod_group(
+    pod: WorkloadPod, upper: Mapping[str, str], core: CoreGroup | None = None
+) -> PodGroup:
     """buildPodGroupFromPod: `upper` is what the pod's owners' annotations say (first owner
-    first), already read."""
-    members = min_member(upper)
+    first; a Kubernetes PodGroup's Workload first of all), already read; `core` the
+    Kubernetes PodGroup the pod names, when it does."""
+    members = core.min_member if core is not None else min_member(upper)
     pod_labels = {k: pod.labels[k] for k in POD_LABELS if k in pod.labels}
-    annotations = _annotations(pod, upper)
+    annotations = _annotations(pod, {**upper, **core.annotations} if core else upper)
+    priority_class = (core.priority_class_name if core else "") or pod.priority_class_name
     return PodGroup(
         metadata=ObjectMeta(
-            name=group_name(pod),
+            name=group_name(pod, core),
             namespace=pod.namespace,
-            owner_references=owner_references(pod),
+            owner_references=owner_references(pod, core),
             labels=pod_labels or None,
             annotations=annotations or None,
         ),
         spec=PodGroupSpec(
             min_member=members,
             min_resources=min_resources(pod.requests, members),
-            queue=pod.annotations.get(labels.POD_QUEUE_NAME) or DEFAULT_QUEUE,
-            priority_class_name=pod.priority_class_name or None,
+            queue=_queue(pod, upper, core),
+            priority_class_name=priority_class or None,
             network_topology=network_topology(pod.annotations),
         ),
     )

@@ -11,6 +11,11 @@ once the last reading is older than `FRESH`, and a change is applied then. A wri
 up is tried again after `RETRY`, as Volcano requeues it rate-limited. An owner that cannot be
 read counts as one without annotations, as Volcano logs it and builds the PodGroup anyway.
 
+A gang of pods that name a Kubernetes PodGroup (`models.kube_gangs`) waits for that PodGroup
+(`CoreGroupSeen`, or with the pod when the forwarder has seen it already), as kube-scheduler
+holds such pods until it exists; its Workload is read as the first owner, and a change of the
+PodGroup (its minCount may change) is applied like a new pod.
+
 The workflow ends when no pod has come for `IDLE`: the PodGroup stays, owned by the pods'
 owner (or the pod), and goes with it through garbage collection; a later pod starts a new run,
 which finds the PodGroup and updates what differs.
@@ -55,7 +60,9 @@ class PodsAnnotated(BaseModel):
     uids: list[str]
 
 
-Input = podgroup_signals.WorkloadPodSeen | OwnersRead | PodsAnnotated
+Input = (
+    podgroup_signals.WorkloadPodSeen | podgroup_signals.CoreGroupSeen | OwnersRead | PodsAnnotated
+)
 
 
 class Decision(BaseModel):
@@ -68,7 +75,9 @@ class Decision(BaseModel):
 def decide(state: PodGroupRecord, item: Input | AnyOutcome, now: datetime) -> Decision:
     match item:
         case podgroup_signals.WorkloadPodSeen():
-            return _seen(state, item.pod, now)
+            return _seen(state.model_copy(update={"core": item.core or state.core}), item.pod, now)
+        case podgroup_signals.CoreGroupSeen():
+            return _core_seen(state, item.group, now)
         case OwnersRead():
             return _sync(state.model_copy(update={"upper": item.annotations, "read_at": now}), now)
         case PodsAnnotated():
@@ -100,7 +109,7 @@ def _seen(state: PodGroupRecord, pod: podgroup_signals.WorkloadPod, now: datetim
     state = state.model_copy(
         update={
             "namespace": pod.namespace,
-            "name": build.group_name(pod),
+            "name": build.group_name(pod, state.core),
             "basis": pod,
             "waiting": {**state.waiting, pod.uid: pod},
         }
@@ -111,10 +120,25 @@ def _seen(state: PodGroupRecord, pod: podgroup_signals.WorkloadPod, now: datetim
     return _sync(state, now) if fresh and state.upper is not None else _read(state, now)
 
 
+def _core_seen(state: PodGroupRecord, group: podgroup_signals.CoreGroup, now: datetime) -> Decision:
+    """The Kubernetes PodGroup the gang mirrors, new or changed: read again and apply."""
+    name = build.group_name(state.basis, group) if state.basis is not None else state.name
+    state = state.model_copy(update={"core": group, "namespace": group.namespace, "name": name})
+    if state.basis is None:
+        return _idle(state, now)  # no pod yet: the first one applies it
+    if state.retry_at is not None:
+        return Decision(state=state)  # the retry applies it
+    return _read(state, now)
+
+
 def _read(state: PodGroupRecord, now: datetime) -> Decision:
     if state.basis is None:
         return Decision(state=state)
-    owners = state.basis.owner_references
+    if state.basis.scheduling_group and state.core is None:
+        return _idle(state, now)  # the Kubernetes PodGroup is not there yet: wait for it
+    owners = list(state.basis.owner_references)
+    if state.core is not None and state.core.workload:  # the Workload's annotations come first
+        owners.insert(0, build.workload_reference(state.core))
     if not owners:  # a bare pod: no owner to read
         return _sync(state.model_copy(update={"upper": {}, "read_at": now}), now)
     return Decision(
@@ -126,7 +150,9 @@ def _sync(state: PodGroupRecord, now: datetime) -> Decision:
     """Apply the PodGroup if it changed, annotate who waits, and arm the idle timer anew."""
     if state.basis is None:
         return Decision(state=state)
-    group = build.pod_group(state.basis, state.upper or {})
+    if state.basis.scheduling_group and state.core is None:
+        return _idle(state, now)  # the Kubernetes PodGroup is not there yet: wait for it
+    group = build.pod_group(state.basis, state.upper or {}, state.core)
     changed = group != state.applied
     effects: list[pg_fx.AnyEffect] = []
     if changed or state.waiting:
@@ -139,12 +165,16 @@ def _sync(state: PodGroupRecord, now: datetime) -> Decision:
                 pods=pods,
             )
         )
-    state = state.model_copy(update={"applied": group})
+    idle = _idle(state.model_copy(update={"applied": group}), now)
+    return Decision(state=idle.state, effects=(*effects, *idle.effects))
+
+
+def _idle(state: PodGroupRecord, now: datetime) -> Decision:
+    """Arm the idle timer anew: the run ends IDLE from now unless something comes."""
     number, until = state.timer + 1, now + IDLE
-    effects.append(_idle_timer(number, until))
     return Decision(
         state=state.model_copy(update={"timer": number, "idle_until": until}),
-        effects=tuple(effects),
+        effects=(_idle_timer(number, until),),
     )
 
 

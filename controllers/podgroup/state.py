@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from models.scheduling import PodGroup
-from models.signals.podgroup import WorkloadPod
+from models.signals.podgroup import CoreGroup, WorkloadPod
 
 
 class PodGroupRecord(BaseModel):
@@ -24,3 +24,6 @@ class PodGroupRecord(BaseModel):
     timer: int = 0  # the idle timer's number: a firing of an older one is stale
     idle_until: datetime | None = None  # None: the idle timer is not armed
     retry_at: datetime | None = None  # None: no failed write waits to be tried again
+    # The Kubernetes PodGroup the gang's pods name, as last seen; None: they name none, or it
+    # has not been seen yet.
+    core: CoreGroup | None = None

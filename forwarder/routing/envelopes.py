@@ -36,6 +36,8 @@ class Kind(StrEnum):
     BATCH_JOB = "batchjobs"  # batch/v1 Jobs (those with Caldera's spec.managedBy are ours)
     BATCH_POD = "batchpods"  # pods of batch/v1 Jobs
     WORKLOAD_POD = "workloadpods"  # pods naming Volcano's scheduler (those without a PodGroup)
+    # Kubernetes' own PodGroups (scheduling.k8s.io/v1beta1), which such pods may name
+    KUBE_POD_GROUP = "kubepodgroups"
     JOBFLOW = "jobflows"  # flow.volcano.sh JobFlows (each with a JobFlowWorkflow)
     JOBTEMPLATE = "jobtemplates"  # flow.volcano.sh JobTemplates (wake flows waiting for one)
     CRON_JOB = "cronjobs"  # batch.volcano.sh CronJobs (each with a CronJobWorkflow)

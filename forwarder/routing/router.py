@@ -171,6 +171,10 @@ class Router:
             envelopes.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
             envelopes.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
             envelopes.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
+            envelopes.Kind.KUBE_POD_GROUP: (
+                self._workload_pods.core_group,
+                self._workload_pods.core_groups_vanished,
+            ),
             envelopes.Kind.JOBFLOW: (self._flows.flow, self._flows.flows_vanished),
             envelopes.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
             envelopes.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),

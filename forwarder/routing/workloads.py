@@ -7,6 +7,11 @@ signal-with-start: the gang's workflow may have ended for want of new pods. The 
 remembered only until it is seen with its group-name annotation or deleted, so the index holds
 just the pods still waiting. (Seeing one annotated while it waits for a node wakes its
 scheduler: the worker's cluster cache does that, `scheduling.cache.arrivals`.)
+
+Kubernetes' own PodGroups (`Kind.KUBE_POD_GROUP`) are remembered as the mirror reads them; a pod
+that names one carries it to the gang's workflow, and once a pod has named it, its creation or
+change (a new minCount) is sent as well (`core_group_seen`). PodGroups no pod of Caldera's
+scheduler names start no workflow.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ class WorkloadPods:
         that pod's PodGroup); None: no such Job."""
         self._batch_job = batch_job
         self._waiting: set[str] = set()
+        self._cores: dict[tuple[str, str], podgroup_signals.CoreGroup] = {}  # by namespace, name
+        self._named: set[tuple[str, str]] = set()  # Kubernetes PodGroups our pods named
 
     def event(
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
@@ -34,6 +41,9 @@ class WorkloadPods:
         if type_ == "DELETED":
             self._waiting.discard(uid)
             return []
+        named = wt.scheduling_group(obj)
+        if named:  # remembered even once annotated: the PodGroup's changes still matter
+            self._named.add((str(translate.metadata(obj).get("namespace", "")), named))
         if not wt.wants_group(obj) or self._batch_job(obj) is not None:
             self._waiting.discard(uid)  # annotated (the scheduler's cache wakes it), or not ours
             return []
@@ -41,7 +51,8 @@ class WorkloadPods:
             return []  # sent already; its workflow annotates it
         self._waiting.add(uid)
         pod = wt.workload_pod(obj)
-        seen = podgroup_signals.WorkloadPodSeen(pod=pod)
+        core = self._cores.get((pod.namespace, named)) if named else None
+        seen = podgroup_signals.WorkloadPodSeen(pod=pod, core=core)
         target = wt.workload_ref(pod)
         return [
             envelopes.Signal(target, podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN, seen, start=True)
@@ -50,4 +61,28 @@ class WorkloadPods:
     def vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """Pods missing from a full list are gone: nobody needs telling."""
         self._waiting &= set(listed)
+        return []
+
+    def core_group(
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
+    ) -> list[envelopes.Outbound]:
+        group = wt.core_group(obj)
+        key = (group.namespace, group.name)
+        if type_ == "DELETED":
+            self._cores.pop(key, None)
+            self._named.discard(key)  # its pods go with it; a new one is named anew
+            return []
+        before, self._cores[key] = self._cores.get(key), group
+        if key not in self._named or (before == group and not force):
+            return []
+        seen = podgroup_signals.CoreGroupSeen(group=group)
+        target = wt.core_group_ref(*key)
+        return [envelopes.Signal(target, podgroup_signals.SIGNAL_CORE_GROUP_SEEN, seen, start=True)]
+
+    def core_groups_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
+        """Kubernetes PodGroups missing from a full list are gone: forget them."""
+        gone = [k for k, g in self._cores.items() if g.uid not in listed]
+        for key in gone:
+            self._cores.pop(key)
+            self._named.discard(key)
         return []

@@ -30,10 +30,36 @@ class WorkloadPod(common.Payload):
     requests: dict[str, str] = Field(default_factory=dict)  # one pod's, with `pods: 1`
     annotations: dict[str, str] = Field(default_factory=dict)  # the keys the controller reads
     labels: dict[str, str] = Field(default_factory=dict)  # likewise
+    # spec.schedulingGroup.podGroupName: the Kubernetes PodGroup (scheduling.k8s.io) whose gang
+    # the pod is in; "": it names none, its gang is its owner's.
+    scheduling_group: str = ""
+
+
+class CoreGroup(common.Payload):
+    """A Kubernetes PodGroup (scheduling.k8s.io/v1beta1, KEP-4671), as far as the gang Caldera
+    mirrors it into reads it."""
+
+    namespace: str
+    name: str
+    uid: str
+    generation: int = 0
+    min_member: int = 1  # its gang policy's minCount; 1 for a basic policy
+    priority_class_name: str = ""
+    annotations: dict[str, str] = Field(default_factory=dict)  # only the `volcano.sh/` keys
+    workload: str = ""  # spec.workloadRef.workloadName; "": none
 
 
 class WorkloadPodSeen(common.Payload):
     pod: WorkloadPod
+    # The Kubernetes PodGroup the pod names, as the forwarder last saw it; None: it names none,
+    # or it has not been seen yet (it comes as `CoreGroupSeen` once it is).
+    core: CoreGroup | None = None
+
+
+class CoreGroupSeen(common.Payload):
+    """A Kubernetes PodGroup that pods of Caldera's scheduler name, created or changed."""
+
+    group: CoreGroup
 
 
 class PodGroupView(common.Payload):
@@ -51,3 +77,4 @@ class PodGroupView(common.Payload):
 # Workflow type and message names: histories and the forwarder use these strings.
 POD_GROUP_WORKFLOW = "PodGroupWorkflow"
 SIGNAL_WORKLOAD_POD_SEEN = "workload_pod_seen"
+SIGNAL_CORE_GROUP_SEEN = "core_group_seen"

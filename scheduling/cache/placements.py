@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from models import batchv1, keys, labels, vcjob
+from models import batchv1, keys, kube_gangs, labels, vcjob
 from models.keys import JobKey
 from models.signals.scheduler import ClaimPlan, PlacedPod
 from scheduling.api.device_claims import ClaimKey
@@ -40,16 +40,19 @@ class GangPlacements:
 
 def job_workflow(group: ObservedGroup) -> str | None:
     """The workflow whose gang a PodGroup is (its first Job owner's; for the PodGroup of pods
-    Caldera did not create, the PodGroupWorkflow its name comes from); None: neither. The
+    Caldera did not create, the PodGroupWorkflow that mirrors the Kubernetes PodGroup owning
+    it, else the one its name comes from); None: none of these. The
     next session binds what this one places; the id keys the assumptions until the binds are
     seen."""
     for owner in group.owners:
-        if owner.kind != "Job":
-            continue
-        if owner.api_version == vcjob.API_VERSION:
+        if owner.kind == "Job" and owner.api_version == vcjob.API_VERSION:
             return keys.job_workflow_id(group.namespace, owner.name)
-        if owner.api_version == batchv1.API_VERSION:
+        if owner.kind == "Job" and owner.api_version == batchv1.API_VERSION:
             return keys.batch_job_workflow_id(group.namespace, owner.name)
+        if owner.api_version == kube_gangs.API_VERSION and owner.kind == kube_gangs.POD_GROUP_KIND:
+            return keys.pod_group_workflow_id(
+                group.namespace, kube_gangs.GANG_KEY_PREFIX + owner.name
+            )
     if group.name.startswith(labels.POD_GROUP_PREFIX) and group.owners:
         owner_uid = group.name.removeprefix(labels.POD_GROUP_PREFIX)
         return keys.pod_group_workflow_id(group.namespace, owner_uid)

@@ -1,4 +1,5 @@
-"""What a session writes back: PodGroup status, PodScheduled on waiting pods, queue allocation.
+"""What a session writes back: PodGroup status, PodScheduled on waiting pods, queue allocation,
+and the condition of a Kubernetes PodGroup (scheduling.k8s.io) whose gang a PodGroup mirrors.
 
 The scheduler owns PodGroup `status` (phase and conditions), queue `status.allocated` and the
 PodScheduled=False condition of pods that wait. Each planner compares what the session decided
@@ -14,10 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from models import vcjob
+from models import kube_gangs, vcjob
 from models.keys import JobKey, QueueName, job_key
 from scheduling.api.requests import Obj, as_obj
-from scheduling.api.result import ConditionType, JobCondition, PhaseUpdate, PodCondition
+from scheduling.api.result import (
+    NOT_ENOUGH_RESOURCES,
+    ConditionType,
+    JobCondition,
+    PhaseUpdate,
+    PodCondition,
+)
 from scheduling.api.snapshot import PodKey
 from scheduling.api.vectors import Resources
 from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
@@ -62,6 +69,64 @@ class PodScheduledWrite:
 class QueueAllocatedWrite:
     queue: QueueName
     allocated: Mapping[str, str | None]  # a merge patch: None drops what is no longer allocated
+
+
+@dataclass(frozen=True)
+class KubeGroupWrite:
+    """PodGroupInitiallyScheduled on a Kubernetes PodGroup, as kube-scheduler writes it."""
+
+    namespace: str
+    name: str
+    scheduled: bool  # True: the gang was placed (terminal); False: not yet, and why
+    reason: str
+    message: str
+
+    def status(self) -> dict[str, object]:
+        """A strategic-merge patch: conditions are a list keyed by type, so the others stay."""
+        condition = {
+            "type": kube_gangs.INITIALLY_SCHEDULED,
+            "status": "True" if self.scheduled else "False",
+            "reason": self.reason,
+            "message": self.message,
+        }
+        return {"status": {"conditions": [condition]}}
+
+
+def kube_group_writes(
+    writes: Sequence[GroupStatusWrite], groups: Mapping[JobKey, ObservedGroup]
+) -> list[KubeGroupWrite]:
+    """For each PodGroup status written whose PodGroup mirrors a Kubernetes PodGroup: True
+    with the Scheduled condition's message when the gang is first placed, False when it has
+    never been and the session says why (not enough resources; a gang still waiting for its
+    pods gets nothing, as kube-scheduler holds such pods without a word). Once the mirror was
+    Scheduled, nothing: the condition never goes back to False."""
+    out = []
+    for write in writes:
+        group = groups.get(write.key)
+        core = next(
+            (
+                o.name
+                for o in (group.owners if group is not None else ())
+                if o.api_version == kube_gangs.API_VERSION and o.kind == kube_gangs.POD_GROUP_KIND
+            ),
+            None,
+        )
+        if group is None or core is None:
+            continue
+        if any(c.get("type") == ConditionType.SCHEDULED for c in group.conditions):
+            continue
+        now = {c.get("type"): c for c in write.conditions}
+        scheduled, why = now.get(ConditionType.SCHEDULED), now.get(ConditionType.UNSCHEDULABLE)
+        if scheduled is not None:
+            message = str(scheduled.get("message") or "")
+            out.append(
+                KubeGroupWrite(write.namespace, core, True, kube_gangs.SCHEDULED_REASON, message)
+            )
+        elif why is not None and why.get("reason") == NOT_ENOUGH_RESOURCES:
+            message = str(why.get("message") or "")
+            reason = kube_gangs.UNSCHEDULABLE_REASON
+            out.append(KubeGroupWrite(write.namespace, core, False, reason, message))
+    return out
 
 
 def volcano_job(group: ObservedGroup) -> str | None:

@@ -3,8 +3,9 @@ devices/), each applied as `kubectl apply -f` would and run on the session's sta
 its header promises: the hierarchical queues' Jobs Completed with the parent's capacity shared
 out as written, the rack-local gang placed within one rack and Completed, the managedBy
 batch/v1 Job Complete, the Deployment's and the StatefulSet's gangs Running with their
-PodGroups, the GPU gang given one device each by DRA (this one needs Dynamic Resource
-Allocation in Caldera's gang scheduler) and Completed.
+PodGroups, the Kubernetes PodGroup's pods Running as one gang with its condition written, the
+GPU gang given one device each by DRA (this one needs Dynamic Resource Allocation in Caldera's
+gang scheduler) and Completed.
 
 The session's three kwok nodes (kwok-node-0..2, 8 CPUs) are what the examples expect of the
 dev stack's; its fourth node (rack-b's kwok-node-3) is simply absent here. The framework Jobs
@@ -230,6 +231,31 @@ def test_statefulset_gang_gets_one_podgroup_and_runs_its_replicas(
     _check_gang(api, namespace, "db", "StatefulSet")
     pods = sorted(p.metadata.name for p in _pods(api, namespace, "app=db"))
     assert pods == ["db-0", "db-1", "db-2"]
+
+
+def test_kubernetes_gang_example_runs_its_three_pods_and_marks_its_podgroup(
+    api: client.ApiClient, namespace: str
+) -> None:
+    _apply(api, namespace, "workloads/kubernetes-gang.yaml")
+
+    def running() -> list[client.V1Pod] | None:
+        pods = _pods(api, namespace, "app=kube-gang")
+        return pods if len(pods) == 3 and all(p.status.phase == "Running" for p in pods) else None
+
+    pods = eventually(running, 90, "the example's three pods Running")
+    assert len({p.metadata.annotations[labels.GROUP_NAME] for p in pods}) == 1
+    custom = client.CustomObjectsApi(api)
+
+    def marked() -> bool:
+        group: Any = custom.get_namespaced_custom_object(
+            "scheduling.k8s.io", "v1beta1", namespace, "podgroups", "train-workers"
+        )
+        conditions = (group.get("status") or {}).get("conditions") or []
+        return any(
+            c["type"] == "PodGroupInitiallyScheduled" and c["status"] == "True" for c in conditions
+        )
+
+    eventually(marked, 30, "PodGroupInitiallyScheduled=True on train-workers")
 
 
 def _claim_of(api: client.ApiClient, pod: client.V1Pod) -> Any:

@@ -111,7 +111,7 @@ def test_a_kind_the_apiserver_does_not_serve_counts_as_listed_and_empty() -> Non
             watching.set()
         _not_served()
 
-    cache = ClusterCache({"slices": informer._optional("slices", slices)})
+    cache = ClusterCache({"slices": reflector.optional("slices", slices)})
     cache.start()
     try:
         assert cache.wait_synced(10.0) == []
@@ -130,11 +130,11 @@ def test_other_errors_of_an_optional_kind_are_not_taken_for_an_empty_list() -> N
         raise ApiException(status=403, reason="Forbidden")
 
     with pytest.raises(ApiException):
-        informer._optional("slices", forbidden)(limit=1)
+        reflector.optional("slices", forbidden)(limit=1)
 
 
 def test_an_idle_watch_ends_at_the_servers_timeout() -> None:
-    idle = informer._optional("slices", _not_served)(watch=True, timeout_seconds=0)
+    idle = reflector.optional("slices", _not_served)(watch=True, timeout_seconds=0)
     assert list(idle.stream(amt=None, decode_content=False)) == []
     idle.close()
     idle.release_conn()

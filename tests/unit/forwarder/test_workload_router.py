@@ -136,3 +136,69 @@ def test_signaller_summary_names_the_gang() -> None:
     target = envelopes.WorkloadRef("ns", "rs-uid")
     assert signaller.summary(target) == "PodGroup of ns pods controlled by rs-uid"
     assert target.workflow_id == "podgroup/ns/rs-uid"
+
+
+def kube_group(min_count: int = 3, uid: str = "pg-uid", generation: int = 1) -> dict[str, Any]:
+    """A Kubernetes PodGroup (scheduling.k8s.io/v1beta1) as the apiserver sends it."""
+    return {
+        "metadata": {
+            "name": "train",
+            "namespace": "ns",
+            "uid": uid,
+            "generation": generation,
+            "annotations": {labels.QUEUE_NAME: "q1", "other.io/x": "y"},
+        },
+        "spec": {
+            "workloadRef": {"workloadName": "wl", "templateName": "t"},
+            "schedulingPolicy": {"gang": {"minCount": min_count}},
+        },
+        "status": {},
+    }
+
+
+def naming(uid: str = "pod-uid") -> dict[str, Any]:
+    obj = pod(uid=uid, owners=(BATCH_REF,))
+    obj["spec"]["schedulingGroup"] = {"podGroupName": "train"}
+    return obj
+
+
+def test_a_pod_naming_a_kubernetes_podgroup_goes_to_that_podgroups_gang_with_it() -> None:
+    r = router.Router()
+    assert r.route(added(K.KUBE_POD_GROUP, kube_group())) == []  # no pod of ours names it yet
+    [signal] = r.route(added(K.WORKLOAD_POD, naming()))
+    assert isinstance(signal, envelopes.Signal)
+    assert signal.target.workflow_id == "podgroup/ns/scheduling.k8s.io/podgroups/train"
+    seen = signal.payload
+    assert isinstance(seen, podgroup_signals.WorkloadPodSeen) and seen.core is not None
+    assert seen.pod.scheduling_group == "train"
+    assert (seen.core.uid, seen.core.min_member, seen.core.workload) == ("pg-uid", 3, "wl")
+    assert seen.core.annotations == {labels.QUEUE_NAME: "q1"}
+
+
+def test_a_named_kubernetes_podgroup_is_sent_when_it_comes_and_when_it_changes() -> None:
+    r = router.Router()
+    [_] = r.route(added(K.WORKLOAD_POD, naming()))  # the pod first: no PodGroup to carry
+    [came] = r.route(added(K.KUBE_POD_GROUP, kube_group()))
+    assert isinstance(came, envelopes.Signal)
+    assert came.name == podgroup_signals.SIGNAL_CORE_GROUP_SEEN and came.start
+    assert r.route(modified(K.KUBE_POD_GROUP, kube_group())) == []  # a status write: same
+    [lowered] = r.route(modified(K.KUBE_POD_GROUP, kube_group(min_count=2, generation=2)))
+    assert isinstance(lowered.payload, podgroup_signals.CoreGroupSeen)
+    assert lowered.payload.group.min_member == 2
+
+
+def test_a_basic_policy_is_a_gang_of_one() -> None:
+    obj = kube_group()
+    obj["spec"]["schedulingPolicy"] = {"basic": {}}
+    r = router.Router()
+    r.route(added(K.WORKLOAD_POD, naming()))
+    [signal] = r.route(added(K.KUBE_POD_GROUP, obj))
+    assert isinstance(signal.payload, podgroup_signals.CoreGroupSeen)
+    assert signal.payload.group.min_member == 1
+
+
+def test_the_mirroring_workflow_s_summary_names_the_kubernetes_podgroup() -> None:
+    target = envelopes.WorkloadRef("ns", "scheduling.k8s.io/podgroups/train")
+    assert signaller.summary(target) == (
+        "Volcano PodGroup mirroring scheduling.k8s.io PodGroup ns/train"
+    )

@@ -15,9 +15,11 @@ from scheduling.cache.observed import ObservedGroup, ObservedPod, ObservedQueue
 from scheduling.cache.writes import (
     GroupStatusWrite,
     JobNotice,
+    KubeGroupWrite,
     PodScheduledWrite,
     QueueAllocatedWrite,
     group_writes,
+    kube_group_writes,
     pod_scheduled_writes,
     queue_allocated_writes,
     volcano_job,
@@ -344,3 +346,32 @@ def test_queue_allocated_writes(
 ) -> None:
     wanted = {QueueName(k): v for k, v in allocated.items()}
     assert queue_allocated_writes(wanted, {q.name: q for q in queues}) == expected
+
+
+MIRROR = [other_owner("train", kind="PodGroup", api_version="scheduling.k8s.io/v1beta1")]
+
+
+def _kube_writes(before: ObservedGroup, *fresh: JobCondition) -> list[KubeGroupWrite]:
+    statuses = group_writes([], list(fresh), {before.key: before}, SESSION)
+    return kube_group_writes(statuses, {before.key: before})
+
+
+def test_a_mirrored_gang_first_placed_marks_its_kubernetes_podgroup_initially_scheduled() -> None:
+    (write,) = _kube_writes(group("a", owners=MIRROR), cond("a", S, "3/3 tasks placed"))
+    assert write == KubeGroupWrite("default", "train", True, "Scheduled", "3/3 tasks placed")
+    (patched,) = write.status()["status"]["conditions"]  # type: ignore[index]
+    assert patched["type"] == "PodGroupInitiallyScheduled" and patched["status"] == "True"
+
+
+def test_a_mirrored_gang_short_of_resources_says_why_until_it_is_placed() -> None:
+    short = cond("a", U, "0/3 nodes are available", reason="NotEnoughResources")
+    (write,) = _kube_writes(group("a", owners=MIRROR), short)
+    assert (write.scheduled, write.reason) == (False, "Unschedulable")
+    placed_before = group("a", conditions=[condition("Scheduled", "placed")], owners=MIRROR)
+    assert _kube_writes(placed_before, short) == []  # never back to False once placed
+
+
+def test_no_kubernetes_podgroup_write_for_a_gang_waiting_for_pods_or_one_not_mirrored() -> None:
+    lacking = cond("a", U, "2/3 pods", reason="NotEnoughTasks")
+    assert _kube_writes(group("a", owners=MIRROR), lacking) == []
+    assert _kube_writes(group("a", owners=OWNED), cond("a", S, "placed")) == []

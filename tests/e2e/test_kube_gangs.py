@@ -1,0 +1,167 @@
+"""Kubernetes' own gang API (KEP-4671, scheduling.k8s.io/v1beta1 with the GenericWorkload
+feature gate on the dev control plane): plain pods that name a Kubernetes PodGroup and Caldera's
+scheduler are gang-scheduled as that PodGroup's gang, in the queue its Workload names, and the
+PodGroup gets the condition kube-scheduler would write (`models.kube_gangs`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from models import kube_gangs, labels
+from tests.e2e.conftest import eventually
+
+pytestmark = pytest.mark.usefixtures("controllers")
+SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler serves the pods naming `volcano`
+SCHED = ("scheduling.volcano.sh", "v1beta1")
+KUBE = (kube_gangs.GROUP, kube_gangs.VERSION)
+
+
+@pytest.fixture
+def queue(api: client.ApiClient) -> Iterator[str]:
+    custom = client.CustomObjectsApi(api)
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    body = {"apiVersion": "/".join(SCHED), "kind": "Queue", "metadata": {"name": name}}
+    custom.create_cluster_custom_object(*SCHED, "queues", {**body, "spec": {"weight": 1}})
+
+    def opened() -> bool:
+        found = custom.get_cluster_custom_object(*SCHED, "queues", name)
+        return bool((found.get("status") or {}).get("state") == "Open")
+
+    eventually(opened, 30, f"queue {name} Open")
+    yield name
+    custom.delete_cluster_custom_object(*SCHED, "queues", name)
+
+
+def _workload(queue: str, min_count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "/".join(KUBE),
+        "kind": "Workload",
+        "metadata": {"name": "train", "annotations": {labels.QUEUE_NAME: queue}},
+        "spec": {
+            "podGroupTemplates": [
+                {"name": "workers", "schedulingPolicy": {"gang": {"minCount": min_count}}}
+            ]
+        },
+    }
+
+
+def _pod_group(min_count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "/".join(KUBE),
+        "kind": "PodGroup",
+        "metadata": {"name": "train-workers"},
+        "spec": {
+            "workloadRef": {"workloadName": "train", "templateName": "workers"},
+            "schedulingPolicy": {"gang": {"minCount": min_count}},
+        },
+    }
+
+
+def _pod(name: str) -> dict[str, Any]:
+    container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": "volcano",
+            "schedulingGroup": {"podGroupName": "train-workers"},
+            "containers": [container],
+        },
+    }
+
+
+def _kube_group(api: client.ApiClient, namespace: str) -> dict[str, Any]:
+    found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
+        *KUBE, namespace, "podgroups", "train-workers"
+    )
+    return found
+
+
+def _mirror(api: client.ApiClient, namespace: str, uid: str) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            *SCHED, namespace, "podgroups", f"podgroup-{uid}"
+        )
+    except client.ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+    return found
+
+
+def _condition(group: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    conditions = (group.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def _running(core: client.CoreV1Api, namespace: str, count: int) -> list[client.V1Pod] | None:
+    pods = list(core.list_namespaced_pod(namespace).items)
+    return pods if len(pods) == count and all(p.status.phase == "Running" for p in pods) else None
+
+
+def _waiting_for_pods(api: client.ApiClient, namespace: str, uid: str) -> dict[str, Any] | None:
+    """The mirror, once the scheduler has said its gang lacks pods."""
+    mirror = _mirror(api, namespace, uid)
+    return mirror if mirror is not None and _condition(mirror, "Unschedulable") else None
+
+
+def test_pods_naming_a_kubernetes_podgroup_run_as_its_gang_in_the_workload_s_queue(
+    api: client.ApiClient, namespace: str, queue: str
+) -> None:
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    core.create_namespaced_pod(namespace, _pod("worker-0"))  # before its PodGroup: it waits
+    custom.create_namespaced_custom_object(*KUBE, namespace, "workloads", _workload(queue, 3))
+    uid = custom.create_namespaced_custom_object(*KUBE, namespace, "podgroups", _pod_group(3))[
+        "metadata"
+    ]["uid"]
+    core.create_namespaced_pod(namespace, _pod("worker-1"))
+
+    mirror = eventually(
+        lambda: _waiting_for_pods(api, namespace, uid), 60, "the mirror waiting for its 3rd pod"
+    )
+    assert mirror["spec"]["minMember"] == 3 and mirror["spec"]["queue"] == queue
+    [owner] = mirror["metadata"]["ownerReferences"]
+    assert (owner["apiVersion"], owner["kind"], owner["uid"]) == (
+        kube_gangs.API_VERSION,
+        "PodGroup",
+        uid,
+    )
+    assert not [
+        p.metadata.name for p in core.list_namespaced_pod(namespace).items if p.spec.node_name
+    ]
+    # kube-scheduler says nothing while a gang waits for its pods; neither does Caldera.
+    assert _condition(_kube_group(api, namespace), kube_gangs.INITIALLY_SCHEDULED) is None
+
+    core.create_namespaced_pod(namespace, _pod("worker-2"))
+    running = eventually(lambda: _running(core, namespace, 3), 60, "the gang of 3 Running")
+    assert {p.metadata.annotations[labels.GROUP_NAME] for p in running} == {f"podgroup-{uid}"}
+
+    def scheduled() -> dict[str, Any] | None:
+        found = _condition(_kube_group(api, namespace), kube_gangs.INITIALLY_SCHEDULED)
+        return found if found is not None and found.get("status") == "True" else None
+
+    condition = eventually(scheduled, 30, "PodGroupInitiallyScheduled=True on the PodGroup")
+    assert condition["reason"] == kube_gangs.SCHEDULED_REASON
+
+
+def test_a_lowered_min_count_lets_the_gang_start_with_the_pods_it_has(
+    api: client.ApiClient, namespace: str, queue: str
+) -> None:
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object(*KUBE, namespace, "workloads", _workload(queue, 3))
+    uid = custom.create_namespaced_custom_object(*KUBE, namespace, "podgroups", _pod_group(3))[
+        "metadata"
+    ]["uid"]
+    for name in ("worker-0", "worker-1"):
+        core.create_namespaced_pod(namespace, _pod(name))
+    eventually(lambda: _waiting_for_pods(api, namespace, uid), 60, "the gang waiting for a pod")
+
+    lowered = {"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+    custom.patch_namespaced_custom_object(*KUBE, namespace, "podgroups", "train-workers", lowered)
+    eventually(lambda: _running(core, namespace, 2), 60, "both pods Running at minCount 2")
+    mirror = _mirror(api, namespace, uid)
+    assert mirror is not None and mirror["spec"]["minMember"] == 2
