@@ -135,3 +135,46 @@ async def test_state_carried_through_continue_as_new(h: PodGroupHarness) -> None
     current = await last_run(h.env.client, handle.id, max_history=30)
     view = await settled(lambda: _view(current), lambda v: v.annotated == 8, "8 annotated", 10)
     assert view.applied is not None and view.idle_until
+
+
+async def test_pods_naming_a_kubernetes_podgroup_wait_for_it_then_join_its_mirror(
+    h: PodGroupHarness,
+) -> None:
+    """The forwarder's two signals on the gang's own id: the pods first (nothing applied while
+    the PodGroup is unknown), then the PodGroup (`core_group_seen`): its Workload is read and
+    the mirror applied, sized by minCount, with both pods annotated."""
+    workflow_id = keys.pod_group_workflow_id(h.namespace, "scheduling.k8s.io/podgroups/train")
+    handle = None
+    for name in ("w-0", "w-1"):
+        pod = podgroup_signals.WorkloadPod(
+            namespace=h.namespace,
+            name=name,
+            uid=f"uid-{name}",
+            owner_references=[RS],
+            requests={"cpu": "1", "pods": "1"},
+            scheduling_group="train",
+        )
+        handle = await h.env.client.start_workflow(
+            PodGroupWorkflow.run,
+            PodGroupWorkflowInput(),
+            id=workflow_id,
+            task_queue=h.task_queue,
+            start_signal=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN,
+            start_signal_args=[podgroup_signals.WorkloadPodSeen(pod=pod)],
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+    assert handle is not None
+    await settled(lambda: _view(handle), lambda v: len(v.waiting) == 2, "2 pods waiting", 10)
+    assert h.calls.named("apply_workload_pod_group") == []
+
+    group = podgroup_signals.CoreGroup(
+        namespace=h.namespace, name="train", uid="pg-uid", min_member=2, workload="train-wl"
+    )
+    await handle.signal(
+        podgroup_signals.SIGNAL_CORE_GROUP_SEEN, podgroup_signals.CoreGroupSeen(group=group)
+    )
+    view = await settled(lambda: _view(handle), lambda v: v.annotated == 2, "2 annotated", 10)
+    assert view.name == "podgroup-pg-uid"
+    assert view.applied is not None and view.applied.spec.min_member == 2  # not the owner's 3
+    (read,) = h.calls.named("read_owner_annotations")
+    assert [o.kind for o in read.owners] == ["Workload", "ReplicaSet"]
