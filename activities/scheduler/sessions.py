@@ -125,16 +125,23 @@ def _write_pod_group(write: GroupStatusWrite) -> None:
 
 
 def _write_kube_group(write: KubeGroupWrite) -> None:
+    """Best effort: the gang is placed whatever this condition says, so a write the apiserver
+    refuses is logged and the session goes on."""
     what = f"write PodGroupInitiallyScheduled of {kube_gangs.API_VERSION} podgroup {write.name}"
-    with errors.kube_call(what, ok=errors.GONE_OK):
-        written = client.SchedulingV1beta1Api(kube.api()).patch_namespaced_pod_group_status(
-            write.name,
-            write.namespace,
-            write.status(),
-            _content_type="application/strategic-merge-patch+json",
-            _preload_content=False,
+    try:
+        with errors.kube_call(what, ok=errors.GONE_OK):
+            written = client.SchedulingV1beta1Api(kube.api()).patch_namespaced_pod_group_status(
+                write.name,
+                write.namespace,
+                write.status(),
+                _content_type="application/strategic-merge-patch+json",
+                _preload_content=False,
+            )
+            kube.unread(written)
+    except ApplicationError as e:
+        activity.logger.warning(
+            "condition not written podgroup=%s/%s error=%s", write.namespace, write.name, e
         )
-        kube.unread(written)
 
 
 def _write_pod_scheduled(write: PodScheduledWrite) -> None:
@@ -290,7 +297,8 @@ def _session(request: SessionInput) -> SessionReport:
         if w.key not in held
     ]
     _side_by_side(_write_pod_group, statuses)
-    _side_by_side(_write_kube_group, writes.kube_group_writes(statuses, groups))
+    kube_groups = writes.kube_group_writes(statuses, groups, snapshot.now or datetime.now(UTC))
+    _side_by_side(_write_kube_group, kube_groups)
     session_metrics.observe(snapshot, result, {w.key for w in statuses})  # the latencies
     _side_by_side(_write_pod_scheduled, writes.pod_scheduled_writes(result.pod_conditions, pods))
     for write in writes.queue_allocated_writes(result.queue_allocated, queues):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from models import kube_gangs, vcjob
 from models.keys import JobKey, QueueName, job_key
@@ -80,6 +81,7 @@ class KubeGroupWrite:
     scheduled: bool  # True: the gang was placed (terminal); False: not yet, and why
     reason: str
     message: str
+    at: datetime  # the condition's lastTransitionTime (the API requires one)
 
     def status(self) -> dict[str, object]:
         """A strategic-merge patch: conditions are a list keyed by type, so the others stay."""
@@ -88,12 +90,13 @@ class KubeGroupWrite:
             "status": "True" if self.scheduled else "False",
             "reason": self.reason,
             "message": self.message,
+            "lastTransitionTime": self.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
         return {"status": {"conditions": [condition]}}
 
 
 def kube_group_writes(
-    writes: Sequence[GroupStatusWrite], groups: Mapping[JobKey, ObservedGroup]
+    writes: Sequence[GroupStatusWrite], groups: Mapping[JobKey, ObservedGroup], now: datetime
 ) -> list[KubeGroupWrite]:
     """For each PodGroup status written whose PodGroup mirrors a Kubernetes PodGroup: True
     with the Scheduled condition's message when the gang is first placed, False when it has
@@ -115,17 +118,20 @@ def kube_group_writes(
             continue
         if any(c.get("type") == ConditionType.SCHEDULED for c in group.conditions):
             continue
-        now = {c.get("type"): c for c in write.conditions}
-        scheduled, why = now.get(ConditionType.SCHEDULED), now.get(ConditionType.UNSCHEDULABLE)
+        fresh = {c.get("type"): c for c in write.conditions}
+        scheduled = fresh.get(ConditionType.SCHEDULED)
+        why = fresh.get(ConditionType.UNSCHEDULABLE)
         if scheduled is not None:
             message = str(scheduled.get("message") or "")
             out.append(
-                KubeGroupWrite(write.namespace, core, True, kube_gangs.SCHEDULED_REASON, message)
+                KubeGroupWrite(
+                    write.namespace, core, True, kube_gangs.SCHEDULED_REASON, message, now
+                )
             )
         elif why is not None and why.get("reason") == NOT_ENOUGH_RESOURCES:
             message = str(why.get("message") or "")
             reason = kube_gangs.UNSCHEDULABLE_REASON
-            out.append(KubeGroupWrite(write.namespace, core, False, reason, message))
+            out.append(KubeGroupWrite(write.namespace, core, False, reason, message, now))
     return out
 
 

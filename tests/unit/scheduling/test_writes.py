@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -348,19 +349,21 @@ def test_queue_allocated_writes(
     assert queue_allocated_writes(wanted, {q.name: q for q in queues}) == expected
 
 
+AT = datetime(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
 MIRROR = [other_owner("train", kind="PodGroup", api_version="scheduling.k8s.io/v1beta1")]
 
 
 def _kube_writes(before: ObservedGroup, *fresh: JobCondition) -> list[KubeGroupWrite]:
     statuses = group_writes([], list(fresh), {before.key: before}, SESSION)
-    return kube_group_writes(statuses, {before.key: before})
+    return kube_group_writes(statuses, {before.key: before}, AT)
 
 
 def test_a_mirrored_gang_first_placed_marks_its_kubernetes_podgroup_initially_scheduled() -> None:
     (write,) = _kube_writes(group("a", owners=MIRROR), cond("a", S, "3/3 tasks placed"))
-    assert write == KubeGroupWrite("default", "train", True, "Scheduled", "3/3 tasks placed")
+    assert write == KubeGroupWrite("default", "train", True, "Scheduled", "3/3 tasks placed", AT)
     (patched,) = write.status()["status"]["conditions"]  # type: ignore[index]
     assert patched["type"] == "PodGroupInitiallyScheduled" and patched["status"] == "True"
+    assert patched["lastTransitionTime"] == "2026-12-07T01:02:03Z"  # the API requires one
 
 
 def test_a_mirrored_gang_short_of_resources_says_why_until_it_is_placed() -> None:
