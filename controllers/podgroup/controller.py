@@ -77,7 +77,9 @@ def decide(state: PodGroupRecord, item: Input | AnyOutcome, now: datetime) -> De
         case podgroup_signals.WorkloadPodSeen():
             return _seen(state.model_copy(update={"core": item.core or state.core}), item.pod, now)
         case podgroup_signals.CoreGroupSeen():
-            return _core_seen(state, item.group, now)
+            return _core_seen(
+                state.model_copy(update={"basis": state.basis or item.pod}), item.group, now
+            )
         case OwnersRead():
             return _sync(state.model_copy(update={"upper": item.annotations, "read_at": now}), now)
         case PodsAnnotated():

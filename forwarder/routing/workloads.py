@@ -32,7 +32,9 @@ class WorkloadPods:
         self._batch_job = batch_job
         self._waiting: set[str] = set()
         self._cores: dict[tuple[str, str], podgroup_signals.CoreGroup] = {}  # by namespace, name
-        self._named: set[tuple[str, str]] = set()  # Kubernetes PodGroups our pods named
+        # Kubernetes PodGroups our pods named, with the newest such pod (what a new run of the
+        # gang's workflow builds the mirror from when the PodGroup changes)
+        self._named: dict[tuple[str, str], podgroup_signals.WorkloadPod] = {}
 
     def event(
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool = False
@@ -43,7 +45,9 @@ class WorkloadPods:
             return []
         named = wt.scheduling_group(obj)
         if named:  # remembered even once annotated: the PodGroup's changes still matter
-            self._named.add((str(translate.metadata(obj).get("namespace", "")), named))
+            self._named[(str(translate.metadata(obj).get("namespace", "")), named)] = (
+                wt.workload_pod(obj)
+            )
         if not wt.wants_group(obj) or self._batch_job(obj) is not None:
             self._waiting.discard(uid)  # annotated (the scheduler's cache wakes it), or not ours
             return []
@@ -70,12 +74,12 @@ class WorkloadPods:
         key = (group.namespace, group.name)
         if type_ == "DELETED":
             self._cores.pop(key, None)
-            self._named.discard(key)  # its pods go with it; a new one is named anew
+            self._named.pop(key, None)  # its pods go with it; a new one is named anew
             return []
         before, self._cores[key] = self._cores.get(key), group
         if key not in self._named or (before == group and not force):
             return []
-        seen = podgroup_signals.CoreGroupSeen(group=group)
+        seen = podgroup_signals.CoreGroupSeen(group=group, pod=self._named[key])
         target = wt.core_group_ref(*key)
         return [envelopes.Signal(target, podgroup_signals.SIGNAL_CORE_GROUP_SEEN, seen, start=True)]
 
@@ -84,5 +88,5 @@ class WorkloadPods:
         gone = [k for k, g in self._cores.items() if g.uid not in listed]
         for key in gone:
             self._cores.pop(key)
-            self._named.discard(key)
+            self._named.pop(key, None)
         return []

@@ -60,6 +60,10 @@ class CoreGroupSeen(common.Payload):
     """A Kubernetes PodGroup that pods of Caldera's scheduler name, created or changed."""
 
     group: CoreGroup
+    # The newest pod the forwarder saw naming it, annotated or not: a run that starts with the
+    # PodGroup's change (the last one ended idle while the gang waited) builds the mirror from
+    # it. None: none seen.
+    pod: WorkloadPod | None = None
 
 
 class PodGroupView(common.Payload):

@@ -202,3 +202,15 @@ def test_the_mirroring_workflow_s_summary_names_the_kubernetes_podgroup() -> Non
     assert signaller.summary(target) == (
         "Volcano PodGroup mirroring scheduling.k8s.io PodGroup ns/train"
     )
+
+
+def test_a_podgroup_s_change_carries_the_newest_pod_that_names_it_even_annotated() -> None:
+    r = router.Router()
+    r.route(added(K.KUBE_POD_GROUP, kube_group()))
+    r.route(added(K.WORKLOAD_POD, naming()))
+    annotated = naming()
+    annotated["metadata"]["annotations"] = {labels.GROUP_NAME: "podgroup-pg-uid"}
+    assert r.route(modified(K.WORKLOAD_POD, annotated)) == []  # its workflow annotated it
+    [changed] = r.route(modified(K.KUBE_POD_GROUP, kube_group(min_count=2, generation=2)))
+    assert isinstance(changed.payload, podgroup_signals.CoreGroupSeen)
+    assert changed.payload.pod is not None and changed.payload.pod.name == "web-pod-uid"

@@ -104,3 +104,17 @@ def test_a_lowered_min_count_is_applied_to_the_mirror() -> None:
     decision = controller.decide(decision.state, controller.OwnersRead(annotations={}), NOW)
     group = applied(decision).group
     assert group is not None and group.spec.min_member == 2
+
+
+def test_a_run_started_by_the_podgroup_s_change_builds_the_mirror_from_the_pod_it_carries() -> None:
+    """The gang waited past the idle time (its run ended) and then its minCount was lowered:
+    the new run has no pod of its own but the one the forwarder sends with the PodGroup."""
+    lowered = CORE.model_copy(update={"min_member": 2, "generation": 2})
+    seen = podgroup_signals.CoreGroupSeen(group=lowered, pod=pod("p0", [JOB]))
+    decision = controller.decide(PodGroupRecord(), seen, NOW)
+    (read,) = [e for e in decision.effects if isinstance(e, pg_fx.ReadOwners)]
+    assert [o.kind for o in read.owners] == ["Workload", "Job"]
+    decision = controller.decide(decision.state, controller.OwnersRead(annotations={}), NOW)
+    group = applied(decision).group
+    assert group is not None and group.spec.min_member == 2
+    assert group.metadata.name == "podgroup-pg-uid"
