@@ -49,6 +49,7 @@ from models import kube_gangs, scheduling
 from models.keys import JobKey
 from scheduling.actions.registry import run_session
 from scheduling.api.devices import DeviceWorld
+from scheduling.api.job_facts import FactMemo
 from scheduling.api.result import Placement
 from scheduling.cache import placements, writes
 from scheduling.cache.objects import snapshot_from_objects
@@ -75,6 +76,7 @@ _BINDING: Final = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-
 
 # One per scheduler: its SchedulerWorkflow runs its sessions one at a time.
 _PARSED: Final[collections.defaultdict[str, ParseMemo]] = collections.defaultdict(ParseMemo)
+_FACTS: Final[collections.defaultdict[str, FactMemo]] = collections.defaultdict(FactMemo)
 _SEEN_PODS: Final[collections.defaultdict[str, Versioned[ObservedPod]]] = collections.defaultdict(
     Versioned
 )
@@ -278,7 +280,8 @@ def _session(request: SessionInput) -> SessionReport:
     )
     clock.lap("snapshot")
     settings = scheduler_conf.session_config()
-    result = run_session(snapshot, settings, extender.port(settings.extender))
+    port = extender.port(settings.extender)
+    result = run_session(snapshot, settings, port, _FACTS[request.scheduler_name])
     # Volcano's volcano_queue_* gauges, and each line's estimated wait
     session_metrics.publish(result.queues, result.backlog, snapshot.now)
     clock.lap("decide")

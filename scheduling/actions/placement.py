@@ -136,7 +136,7 @@ def _wanted(job: JobInfo, group: GroupKey | None) -> JobTopology | None:
 def ready(state: SessionState, job: JobInfo, group: GroupKey | None) -> bool:
     """JobReady, or SubJobReady for a sub-group."""
     if group is None:
-        return jobs.is_ready(job, state.tasks_of(job.key))
+        return state.is_ready(job)
     return jobs.group_ready(job.sub_groups, group, members(state, job, group))
 
 

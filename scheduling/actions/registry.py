@@ -22,6 +22,7 @@ from scheduling.actions.gangreclaim import gangreclaim
 from scheduling.actions.preempt import preempt
 from scheduling.actions.reclaim import reclaim
 from scheduling.api.extender import ExtenderPort
+from scheduling.api.job_facts import FactMemo
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import Snapshot
 from scheduling.framework import backlog, queue_report, status
@@ -69,14 +70,16 @@ def run_session(
     snapshot: Snapshot,
     config: SessionConfig | None = None,
     port: ExtenderPort | None = None,  # None: no extender is asked (the plugin is off)
+    facts: FactMemo | None = None,  # None: every job's books made afresh
 ) -> SessionResult:
     """Decide one session over `snapshot`; `config` None means Volcano's defaults. The result
     carries the backlog digest and the queue figures too (`framework.backlog`,
     `framework.queue_report`): both are read from the closed books. `port` reaches the
     extender plugin's HTTP extender; its answers are inputs like the snapshot, so a session
-    replays alike only with the same answers."""
+    replays alike only with the same answers. `facts` carries the jobs' books over from the
+    previous session of the same scheduler; the decision is the same without it."""
     settings = config or SessionConfig()
-    state = SessionState(snapshot, settings)
+    state = SessionState(snapshot, settings, facts)
     asked = _extender(port, settings)
     # onSessionOpen failing without ignorable: the plugin registers nothing this session.
     state.extender = asked if asked is not None and asked.open(snapshot) else None

@@ -60,7 +60,7 @@ def allocate_sub_groups(
         statement.merge(placed)
         if queues[group]:
             line.append(group)
-        if jobs.is_ready(job, state.tasks_of(job.key)):
+        if state.is_ready(job):
             break
     pending.clear()
     pending.extend(sorted((k for q in queues.values() for k in q), key=position.__getitem__))

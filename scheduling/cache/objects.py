@@ -47,15 +47,13 @@ from scheduling.api.snapshot import (
     Snapshot,
     TaskInfo,
     TaskStatus,
-    pod_on_node,
 )
-from scheduling.api.vectors import EMPTY, Resources
+from scheduling.api.vectors import EMPTY, Resources, total
 from scheduling.cache.observed import claim_names
 from scheduling.cache.tasks import (
     MILLI,
     ParseMemo,
     device_request,
-    group_of,
     priority_values,
     string_map,
 )
@@ -69,11 +67,8 @@ def node_info(
     its CSINode's volume counts per driver (None: no CSINode)."""
     meta, spec, status = (as_obj(node.get(k)) for k in ("metadata", "spec", "status"))
     allocatable = as_obj(status.get("allocatable")) or as_obj(status.get("capacity"))
-    used, nonzero, releasing = EMPTY, EMPTY, EMPTY
-    for pod in pods:
-        used, nonzero = used.add(pod.request), nonzero.add(pod.nonzero_request)
-        if pod.status is TaskStatus.RELEASING:
-            releasing = releasing.add(pod.request)
+    used, nonzero = total(p.request for p in pods), total(p.nonzero_request for p in pods)
+    releasing = total(p.request for p in pods if p.status is TaskStatus.RELEASING)
     return NodeInfo(
         name=NodeName(str(meta.get("name") or "")),
         allocatable=Resources.from_resource_list(
@@ -203,9 +198,8 @@ def snapshot_from_objects(
         spec = as_obj(pod.get("spec"))
         if spec.get("schedulerName") not in scheduler_names and not spec.get("nodeName"):
             continue
-        namespace = str(as_obj(pod.get("metadata")).get("namespace") or "default")
-        key = job_key(namespace, group_of(pod))
-        task = memo.task(pod, key, classes)
+        task = memo.task(pod, classes)
+        namespace, key = task.namespace, task.job
         if storage is not None and (claims := claim_names(pod)):
             affinity = storage.volume_affinity(namespace, claims)
             volumes = storage.attached(namespace, claims)
@@ -228,7 +222,7 @@ def snapshot_from_objects(
             )
         if task.node_name and task.status not in COMPLETED:
             on_nodes.setdefault(task.node_name, []).append(task)
-            placed.append(pod_on_node(task, task.node_name))
+            placed.append(memo.placed(pod, task, task.node_name))
         if key in jobs:
             tasks.append(task)
         if task.finished is not None and task.started is not None:

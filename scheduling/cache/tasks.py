@@ -12,6 +12,7 @@ Must not import anything with I/O: this module is pure.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime, timedelta
@@ -19,13 +20,21 @@ from typing import Final, Generic, TypeVar
 
 from models import labels
 from models.duration import parse_duration
-from models.keys import JobKey
+from models.keys import JobKey, job_key
 from models.meta import parse_time
 from scheduling.api.constraints import NodeSelector, PreferredSchedulingTerm, Toleration
 from scheduling.api.devices import DeviceWorld, device_dimension
-from scheduling.api.podterms import host_ports, pod_affinity, spread_constraints
+from scheduling.api.podterms import PodOnNode, host_ports, pod_affinity, spread_constraints
 from scheduling.api.requests import Obj, as_list, as_obj, pod_request
-from scheduling.api.snapshot import EPOCH, JobInfo, NodeName, PodKey, TaskInfo, TaskStatus
+from scheduling.api.snapshot import (
+    EPOCH,
+    JobInfo,
+    NodeName,
+    PodKey,
+    TaskInfo,
+    TaskStatus,
+    pod_on_node,
+)
 from scheduling.api.vectors import EMPTY, Resources
 
 # Keys Volcano reads on pods that models/labels.py does not spell yet.
@@ -286,12 +295,14 @@ class Versioned(Generic[T]):
 
 
 class ParseMemo:
-    """Pods parsed as tasks and PodGroups as jobs in the previous session (`Versioned`); a
-    change of the priority classes, which both read, drops them all."""
+    """Pods parsed as tasks (each with its place among the pods on nodes) and PodGroups as
+    jobs in the previous session (`Versioned`); a change of the priority classes, which both
+    read, drops them all."""
 
     def __init__(self) -> None:
         self._classes: tuple[tuple[str, int], ...] = ()
         self._tasks: Versioned[TaskInfo] = Versioned()
+        self._placed: Versioned[PodOnNode] = Versioned()
         self._jobs: Versioned[JobInfo] = Versioned()
 
     def begin(self, classes: Mapping[str, int]) -> None:
@@ -299,11 +310,24 @@ class ParseMemo:
         current = tuple(sorted(classes.items()))
         keep = current == self._classes
         self._tasks.begin(keep)
+        self._placed.begin(keep)
         self._jobs.begin(keep)
         self._classes = current
 
-    def task(self, pod: Obj, job: JobKey, classes: Mapping[str, int]) -> TaskInfo:
-        return self._tasks.get(pod, job, lambda: task_info(pod, job, classes))
+    def task(self, pod: Obj, classes: Mapping[str, int]) -> TaskInfo:
+        """The pod as a task of the job its group-name annotation names in its namespace."""
+
+        def parsed() -> TaskInfo:
+            namespace = str(as_obj(pod.get("metadata")).get("namespace") or "default")
+            return task_info(pod, job_key(namespace, group_of(pod)), classes)
+
+        return self._tasks.get(pod, None, parsed)
+
+    def placed(self, pod: Obj, task: TaskInfo, node: NodeName) -> PodOnNode:
+        """`pod_on_node` of the pod's task: the rest of it is read from the pod itself, and the
+        volumes the snapshot attaches can change while the pod does not."""
+        depends = (node, task.volumes, task.status is TaskStatus.RELEASING)
+        return self._placed.get(pod, depends, functools.partial(pod_on_node, task, node))
 
     def job(self, group: Obj, depends: Hashable, make: Callable[[], JobInfo]) -> JobInfo:
         return self._jobs.get(group, depends, make)

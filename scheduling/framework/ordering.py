@@ -21,7 +21,6 @@ from fractions import Fraction
 from typing import Any, Final
 
 from models.keys import JobKey, QueueName
-from scheduling.api import jobs
 from scheduling.api.snapshot import JobInfo, TaskInfo
 from scheduling.api.vectors import dominant_share
 from scheduling.framework.state import SessionState
@@ -59,7 +58,7 @@ def _priority(state: SessionState, job: JobInfo) -> int:
 
 def _gang(state: SessionState, job: JobInfo) -> bool:
     """Not-ready jobs first."""
-    return jobs.is_ready(job, state.tasks_of(job.key))
+    return state.is_ready(job)
 
 
 def _drf(state: SessionState, job: JobInfo) -> Fraction:

@@ -16,6 +16,7 @@ from fractions import Fraction
 from models.keys import JobKey, QueueName
 from models.scheduling import PodGroupPhase
 from scheduling.api import jobs
+from scheduling.api.job_facts import FactMemo, JobFacts
 from scheduling.api.result import Eviction
 from scheduling.api.snapshot import (
     PREEMPTABLE,
@@ -48,7 +49,12 @@ from scheduling.plugins import (
 class SessionState:
     """Mutable books for one session; every collection is keyed and read in sorted order."""
 
-    def __init__(self, snapshot: Snapshot, config: SessionConfig | None = None) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        config: SessionConfig | None = None,
+        memo: FactMemo | None = None,  # None: every job's facts made afresh
+    ) -> None:
         settings = config or SessionConfig()
         self.config = settings
         self.snapshot = snapshot
@@ -64,7 +70,13 @@ class SessionState:
         self.job_tasks: dict[JobKey, list[PodKey]] = {
             key: [t.key for t in snapshot.tasks_of(key)] for key in self.jobs
         }
-        queue_demands = proportion.demands(snapshot)
+        memo = memo or FactMemo()
+        memo.begin()
+        # Each job's books as the session opens (made again only for jobs that changed).
+        self.facts: dict[JobKey, JobFacts] = {
+            key: memo.get(job, self.tasks_of(key)) for key, job in self.jobs.items()
+        }
+        queue_demands = proportion.demands(snapshot, self.facts)
         self.demands = {d.name: d for d in queue_demands}
         guaranteed = proportion.total_guarantee(snapshot.queues)
         cluster = self.cluster = snapshot.total_resource
@@ -81,7 +93,7 @@ class SessionState:
                 d.name: proportion.real_capability(cluster, guaranteed, d) for d in queue_demands
             }
         self.queue_inqueue = {d.name: d.inqueue for d in queue_demands}
-        self.job_allocated = {key: jobs.allocated(self.tasks_of(key)) for key in self.jobs}
+        self.job_allocated = {key: f.allocated for key, f in self.facts.items()}
         self.queue_allocated: dict[QueueName, Resources] = {d.name: EMPTY for d in queue_demands}
         for key, held in self.job_allocated.items():
             queue = self.jobs[key].queue
@@ -102,20 +114,26 @@ class SessionState:
         # The extender plugin over its port, set by `run_session`; None: off or not reachable.
         self.extender: extender.Extender | None = None
         # Gangs that can never be ready with the tasks they have (JobValid at session open).
-        self.invalid: dict[JobKey, tuple[str, str]] = {}
+        self.invalid: dict[JobKey, tuple[str, str]] = {
+            key: f.invalid for key, f in self.facts.items() if f.invalid is not None
+        }
         # The pdb plugin's disruption budgets, counted down as victims go; None: it is off.
         self.budgets: pdb.Budgets | None = pdb.Budgets(snapshot) if settings.runs("pdb") else None
         # The resourcequota plugin's namespace quotas, charged as enqueue admits; None: it is off.
         self.quotas: resourcequota.QuotaBook | None = (
             resourcequota.QuotaBook(snapshot) if settings.runs("resourcequota") else None
         )
-        for key, job in self.jobs.items():
-            verdict = jobs.validity(job, self.tasks_of(key))
-            if verdict is not None:
-                self.invalid[key] = verdict
 
     def tasks_of(self, key: JobKey) -> list[TaskInfo]:
         return [self.tasks[k] for k in self.job_tasks.get(key, [])]
+
+    def is_ready(self, job: JobInfo) -> bool:
+        """The gang's JobReady over its current tasks: the open's answer while none moved."""
+        tasks = self.tasks_of(job.key)
+        facts = self.facts.get(job.key)
+        if facts is not None and facts.holds(job, tasks):
+            return facts.ready
+        return jobs.is_ready(job, tasks)
 
     def allocated_of(self, queue: QueueName) -> Resources:
         return self.queue_allocated.get(queue, EMPTY)

@@ -36,7 +36,7 @@ from scheduling.api.snapshot import (
     TaskInfo,
     TaskStatus,
 )
-from scheduling.api.vectors import EMPTY, Resources
+from scheduling.api.vectors import EMPTY, Resources, total
 from scheduling.framework import ordering
 from scheduling.framework.state import SessionState
 
@@ -79,7 +79,7 @@ def condition(state: SessionState, job: JobInfo) -> JobCondition | None:
     if not tasks:
         refusal = state.job_errors.get(job.key)
         return None if refusal is None else _unschedulable(job, NOT_ENOUGH_RESOURCES, refusal)
-    if jobs.is_ready(job, tasks):
+    if state.is_ready(job):
         return JobCondition(
             job=job.key, type=ConditionType.SCHEDULED, reason=SCHEDULED_REASON, message=""
         )
@@ -145,15 +145,18 @@ def _pod_condition(state: SessionState, task: TaskInfo) -> PodCondition | None:
 
 def _rolled_up(state: SessionState) -> dict[QueueName, Resources]:
     """Each queue's Allocated-class requests plus its descendants' (queue status.allocated)."""
-    usage = {name: EMPTY for name in state.queues}
+    own: dict[QueueName, list[Resources]] = {}
     for task in state.tasks.values():
-        if task.status not in ALLOCATED_CLASS:
-            continue
-        name: QueueName | None = state.jobs[task.job].queue  # None: climbed past root
+        if task.status in ALLOCATED_CLASS:
+            own.setdefault(state.jobs[task.job].queue, []).append(task.request)
+    usage = {name: EMPTY for name in state.queues}
+    for queue, requests in own.items():
+        held = total(requests)
+        name: QueueName | None = queue  # None: climbed past root
         seen: set[QueueName] = set()
         while name is not None and name in usage and name not in seen:
             seen.add(name)
-            usage[name] = usage[name].add(task.request)
+            usage[name] = usage[name].add(held)
             name = state.queues[name].parent
     return dict(sorted(usage.items()))
 

@@ -18,10 +18,10 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict
 
-from models.keys import QueueName
+from models.keys import JobKey, QueueName
 from models.scheduling import QueueState
-from scheduling.api import jobs
-from scheduling.api.snapshot import JobInfo, QueueInfo, Snapshot, TaskStatus
+from scheduling.api.job_facts import JobFacts, job_facts
+from scheduling.api.snapshot import QueueInfo, Snapshot
 from scheduling.api.vectors import EMPTY, Missing, Resources, dominant_share, total
 
 
@@ -44,23 +44,25 @@ class QueueDemand(BaseModel):
     elastic: Resources = EMPTY  # allocation beyond the jobs' minResources
 
 
-def demands(snapshot: Snapshot) -> list[QueueDemand]:
+def demands(
+    snapshot: Snapshot,
+    facts: Mapping[JobKey, JobFacts] | None = None,  # None: made here from the snapshot
+) -> list[QueueDemand]:
     """One demand per queue that has at least one job in the session, by name."""
+    if facts is None:
+        facts = {j.key: job_facts(j, snapshot.tasks_of(j.key)) for j in snapshot.jobs}
     result = []
-    by_queue: dict[str, list[JobInfo]] = {}
+    by_queue: dict[str, list[JobFacts]] = {}
     for job in snapshot.jobs:
-        by_queue.setdefault(job.queue, []).append(job)
+        by_queue.setdefault(job.queue, []).append(facts[job.key])
     for queue in snapshot.queues:
         members = by_queue.get(queue.name)
         if not members:
             continue
-        tasks_of = [(job, snapshot.tasks_of(job.key)) for job in members]
-        held = total(jobs.allocated(tasks) for _, tasks in tasks_of)
-        pending = total(
-            t.request for _, tasks in tasks_of for t in tasks if t.status is TaskStatus.PENDING
-        )
-        reserved = total(jobs.inqueue(job, tasks) for job, tasks in tasks_of)
-        lendable = total(jobs.elastic(job, tasks) for job, tasks in tasks_of)
+        held = total(f.allocated for f in members)
+        pending = total(f.pending for f in members)
+        reserved = total(f.inqueue for f in members)
+        lendable = total(f.elastic for f in members)
         result.append(
             QueueDemand(
                 name=queue.name,

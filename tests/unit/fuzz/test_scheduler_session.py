@@ -21,10 +21,12 @@ from controllers.scheduler.session import SchedulerState
 from models.keys import JobKey
 from models.signals import scheduler as scheduler_signals
 from scheduling.actions.registry import run_session
+from scheduling.api.job_facts import FactMemo
 from scheduling.api.result import SessionResult
 from scheduling.api.snapshot import ALLOCATED_CLASS, PodKey, Snapshot, TaskStatus
 from scheduling.api.vectors import EMPTY, Resources
 from scheduling.cache.objects import snapshot_from_objects
+from scheduling.cache.tasks import ParseMemo
 from scheduling.framework.session_config import Action, SessionConfig
 from tests.unit.fuzz.common import START, fuzz_settings
 from tests.unit.scheduling.builders import make_node, make_pod, make_podgroup, make_queue
@@ -180,3 +182,63 @@ def _bind(pod: Obj, key: PodKey, node: str) -> Obj:
     if f"{meta['namespace']}/{meta['name']}" != key:
         return pod
     return {**pod, "spec": {**pod["spec"], "nodeName": node}, "status": {"phase": "Running"}}
+
+
+def _stamped(objects: list[Obj]) -> list[Obj]:
+    """Each object with a uid and resourceVersion, as the apiserver returns it (the memos key
+    on both)."""
+    out = []
+    for obj in objects:
+        meta = obj["metadata"]
+        uid = f"{meta.get('namespace', '')}/{meta['name']}"
+        out.append({**obj, "metadata": {**meta, "uid": uid, "resourceVersion": "1"}})
+    return out
+
+
+def _changed(obj: Obj, **parts: Any) -> Obj:
+    """`obj` with `parts` replaced and a new resourceVersion, as any write gives it."""
+    meta = obj["metadata"]
+    version = str(int(meta["resourceVersion"]) + 1)
+    return {**obj, **parts, "metadata": {**meta, "resourceVersion": version}}
+
+
+@given(
+    cluster=clusters(),
+    config=st.sampled_from(CONFIGS),
+    binds=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+@fuzz_settings(max_examples=100)
+def test_sessions_decide_alike_with_the_memos_carried_over(
+    cluster: tuple[list[Obj], list[Obj], list[Obj], list[Obj]],
+    config: SessionConfig,
+    binds: list[bool],
+) -> None:
+    """The parse memo and the jobs' facts kept from one session to the next change no decision:
+    each round, a session over fresh parses and one over what the memos kept decide alike,
+    while pods are bound and PodGroups move phase between rounds."""
+    nodes, pods, groups, rest = cluster
+    pods, groups = _stamped(pods), _stamped(groups)
+    queues, classes = rest[:-1], rest[-1]["priority_classes"]
+    parse, facts = ParseMemo(), FactMemo()
+    for round_ in range(3):
+        fresh = snapshot_from_objects(nodes, pods, groups, queues, classes)
+        kept = snapshot_from_objects(nodes, pods, groups, queues, classes, memo=parse)
+        assert kept.tasks == fresh.tasks and kept.jobs == fresh.jobs and kept.pods == fresh.pods
+        decided = run_session(fresh, config)
+        assert run_session(kept, config, facts=facts) == decided
+        for i, p in enumerate(decided.placements):
+            if binds[(i + round_) % len(binds)]:
+                node = {"spec": {"nodeName": p.node}, "status": {"phase": "Running"}}
+                pods = [
+                    _changed(pod, spec={**pod["spec"], **node["spec"]}, status=node["status"])
+                    if f"{pod['metadata']['namespace']}/{pod['metadata']['name']}" == p.pod
+                    else pod
+                    for pod in pods
+                ]
+        moved = {f"{u.job}": u.new.value for u in decided.phase_updates}
+        groups = [
+            _changed(g, status={"phase": moved[key]})
+            if (key := f"{g['metadata']['namespace']}/{g['metadata']['name']}") in moved
+            else g
+            for g in groups
+        ]
