@@ -29,6 +29,19 @@ class OwnerReference(ApiModel):
     block_owner_deletion: bool | None = None  # None: not stated, treated as false
 
 
+def controller_reference(api_version: str, kind: str, name: str, uid: str) -> OwnerReference:
+    """What `metav1.NewControllerRef` writes: the garbage collector removes the dependent with
+    its owner, and foreground deletion of the owner waits for it."""
+    return OwnerReference(
+        api_version=api_version,
+        kind=kind,
+        name=name,
+        uid=uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
 class ObjectMeta(ApiModel):
     # None on every field: the apiserver fills it in (uid, resourceVersion, ...) or it is unset.
     name: str | None = None

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers.cronjob import cron
 from models import cronjob, vcjob
-from models.meta import ObjectMeta, OwnerReference
+from models.meta import ObjectMeta, controller_reference
 
 FINISHED: Final = frozenset(
     {vcjob.JobPhase.COMPLETED, vcjob.JobPhase.FAILED, vcjob.JobPhase.TERMINATED}
@@ -63,13 +63,8 @@ def job_for(cj: cronjob.CronJob, scheduled: datetime) -> vcjob.Job:
     labels = dict(meta.labels or {}) if meta else {}
     annotations = dict(meta.annotations or {}) if meta else {}
     annotations[cronjob.SCHEDULED_TIMESTAMP] = scheduled_stamp(cj, scheduled)
-    owner = OwnerReference(
-        api_version=cj.api_version,
-        kind=cronjob.KIND,
-        name=cj.metadata.name or "",
-        uid=cj.metadata.uid or "",
-        controller=True,
-        block_owner_deletion=True,
+    owner = controller_reference(
+        cj.api_version, cronjob.KIND, cj.metadata.name or "", cj.metadata.uid or ""
     )
     spec = vcjob.JobSpec.model_validate(cj.spec.job_template.spec.dump())
     return vcjob.Job(

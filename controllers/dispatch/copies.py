@@ -21,6 +21,7 @@ from models.dispatch import (
     LEASE_ANNOTATION,
     ORIGIN_ANNOTATION,
 )
+from models.meta import controller_reference
 from models.signals.common import CommandIssued
 from models.vcjob import Job
 
@@ -104,14 +105,7 @@ def command(
     namespace: str, job: str, uid: str, generation: int, serial: int, issued: CommandIssued
 ) -> dict[str, object]:
     """A bus.volcano.sh Command for the copy, as vcctl writes one (target and owner)."""
-    owner = {
-        "apiVersion": vcjob.API_VERSION,
-        "kind": vcjob.KIND,
-        "name": job,
-        "uid": uid,
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = controller_reference(vcjob.API_VERSION, vcjob.KIND, job, uid).dump()
     body: dict[str, object] = {
         "apiVersion": bus.API_VERSION,
         "kind": "Command",

@@ -9,19 +9,7 @@ Jobs through garbage collection.
 from __future__ import annotations
 
 from models import jobflow, vcjob
-from models.meta import Identity, ObjectMeta, OwnerReference
-
-
-def owner_reference(flow: Identity) -> OwnerReference:
-    """What `SetControllerReference` writes: controller, blocking the owner's deletion."""
-    return OwnerReference(
-        api_version=jobflow.API_VERSION,
-        kind=jobflow.FLOW_KIND,
-        name=flow.name,
-        uid=flow.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
+from models.meta import Identity, ObjectMeta, controller_reference
 
 
 def marks(namespace: str, flow: str, template: str) -> dict[str, str]:
@@ -41,7 +29,9 @@ def job(flow: Identity, template: str, spec: vcjob.JobSpec) -> vcjob.Job:
             namespace=flow.namespace,
             labels=notes,
             annotations=dict(notes),
-            owner_references=[owner_reference(flow)],
+            owner_references=[
+                controller_reference(jobflow.API_VERSION, jobflow.FLOW_KIND, flow.name, flow.uid)
+            ],
         ),
         spec=spec,
     )

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Final
 
 from models import kube_gangs, labels
-from models.meta import ObjectMeta, OwnerReference
+from models.meta import ObjectMeta, OwnerReference, controller_reference
 from models.quantity import format_quantity, parse_quantity
 from models.scheduling import DEFAULT_QUEUE, NetworkTopologySpec, PodGroup, PodGroupSpec
 from models.signals.podgroup import CoreGroup, WorkloadPod
@@ -74,27 +74,13 @@ def owner_references(pod: WorkloadPod, core: CoreGroup | None = None) -> list[Ow
     pod (it goes with the pod)."""
     if core is not None:
         return [
-            OwnerReference(
-                api_version=kube_gangs.API_VERSION,
-                kind=kube_gangs.POD_GROUP_KIND,
-                name=core.name,
-                uid=core.uid,
-                controller=True,
-                block_owner_deletion=True,
+            controller_reference(
+                kube_gangs.API_VERSION, kube_gangs.POD_GROUP_KIND, core.name, core.uid
             )
         ]
     if _controller(pod) is not None:
         return list(pod.owner_references)
-    return [
-        OwnerReference(
-            api_version="v1",
-            kind="Pod",
-            name=pod.name,
-            uid=pod.uid,
-            controller=True,
-            block_owner_deletion=True,
-        )
-    ]
+    return [controller_reference("v1", "Pod", pod.name, pod.uid)]
 
 
 def workload_reference(core: CoreGroup) -> OwnerReference:

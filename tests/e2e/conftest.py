@@ -156,6 +156,20 @@ def namespace(api: client.ApiClient) -> Iterator[str]:
     core.delete_namespace(name)
 
 
+@pytest.fixture
+def queue(api: client.ApiClient) -> Iterator[str]:
+    """A Volcano Queue of the test's own (weight 1), once Open; deleted afterwards."""
+    from tests.e2e import volcano  # it imports this module
+
+    custom = client.CustomObjectsApi(api)
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    body = {"apiVersion": "/".join(volcano.QUEUES[:2]), "kind": "Queue", "metadata": {"name": name}}
+    custom.create_cluster_custom_object(*volcano.QUEUES, {**body, "spec": {"weight": 1}})
+    volcano.state_becomes(api, name, "Open", timeout=30)
+    yield name
+    custom.delete_cluster_custom_object(*volcano.QUEUES, name)
+
+
 def eventually(probe: Callable[[], T | None], timeout: float = 30, what: str = "") -> T:
     """Poll until probe returns something truthy; fail with `what` otherwise."""
     deadline = time.monotonic() + timeout

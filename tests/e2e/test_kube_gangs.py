@@ -5,36 +5,18 @@ PodGroup gets the condition kube-scheduler would write (`models.kube_gangs`)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kubernetes import client
 
 from models import kube_gangs, labels
+from tests.e2e import volcano
 from tests.e2e.conftest import eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler serves the pods naming `volcano`
-SCHED = ("scheduling.volcano.sh", "v1beta1")
 KUBE = (kube_gangs.GROUP, kube_gangs.VERSION)
-
-
-@pytest.fixture
-def queue(api: client.ApiClient) -> Iterator[str]:
-    custom = client.CustomObjectsApi(api)
-    name = f"q-{uuid.uuid4().hex[:8]}"
-    body = {"apiVersion": "/".join(SCHED), "kind": "Queue", "metadata": {"name": name}}
-    custom.create_cluster_custom_object(*SCHED, "queues", {**body, "spec": {"weight": 1}})
-
-    def opened() -> bool:
-        found = custom.get_cluster_custom_object(*SCHED, "queues", name)
-        return bool((found.get("status") or {}).get("state") == "Open")
-
-    eventually(opened, 30, f"queue {name} Open")
-    yield name
-    custom.delete_cluster_custom_object(*SCHED, "queues", name)
 
 
 def _workload(queue: str, min_count: int) -> dict[str, Any]:
@@ -82,15 +64,8 @@ def _kube_group(api: client.ApiClient, namespace: str) -> dict[str, Any]:
 
 
 def _mirror(api: client.ApiClient, namespace: str, uid: str) -> dict[str, Any] | None:
-    try:
-        found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-            *SCHED, namespace, "podgroups", f"podgroup-{uid}"
-        )
-    except client.ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-    return found
+    """The Volcano PodGroup mirroring the Kubernetes PodGroup `uid`; None: not made yet."""
+    return volcano.pod_group(api, namespace, f"podgroup-{uid}")
 
 
 def _condition(group: dict[str, Any], kind: str) -> dict[str, Any] | None:

@@ -5,7 +5,6 @@ so the ReplicaSet's pods are its own."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
@@ -16,24 +15,12 @@ from kubernetes import client
 from models import labels
 from models.quantity import parse_quantity
 from scheduling.api.result import NOT_ENOUGH_RESOURCES
+from tests.e2e import volcano
 from tests.e2e.conftest import eventually
 
 pytestmark = pytest.mark.usefixtures("controllers")
 SCHEDULER_OVERRIDE = None  # Caldera's gang scheduler runs (schedulerName: volcano)
-SCHED = ("scheduling.volcano.sh", "v1beta1")
 GANG_LABEL = "caldera.dev/e2e-gang"
-
-
-def _group(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
-    try:
-        found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-            *SCHED, namespace, "podgroups", name
-        )
-    except client.ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-    return found
 
 
 def _pods(api: client.ApiClient, namespace: str) -> list[client.V1Pod]:
@@ -62,35 +49,11 @@ def test_bare_pod_gets_a_podgroup_and_runs(api: client.ApiClient, namespace: str
     [running] = eventually(lambda: _running(api, namespace, 1), 60, "the bare pod Running")
     name = f"podgroup-{uid}"
     assert running.metadata.annotations[labels.GROUP_NAME] == name
-    group = _group(api, namespace, name)
+    group = volcano.pod_group(api, namespace, name)
     assert group is not None
     assert group["spec"]["minMember"] == 1 and group["spec"]["queue"] == "default"
     [owner] = group["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["uid"], owner["controller"]) == ("Pod", uid, True)
-
-
-@pytest.fixture
-def queue(api: client.ApiClient) -> Iterator[str]:
-    custom = client.CustomObjectsApi(api)
-    name = f"q-{uuid.uuid4().hex[:8]}"
-    custom.create_cluster_custom_object(
-        *SCHED,
-        "queues",
-        {
-            "apiVersion": "/".join(SCHED),
-            "kind": "Queue",
-            "metadata": {"name": name},
-            "spec": {"weight": 1},
-        },
-    )
-
-    def opened() -> bool:
-        found = custom.get_cluster_custom_object(*SCHED, "queues", name)
-        return bool((found.get("status") or {}).get("state") == "Open")
-
-    eventually(opened, 30, f"queue {name} Open")
-    yield name
-    custom.delete_cluster_custom_object(*SCHED, "queues", name)
 
 
 GANG_CPU = 5  # each gang pod's request: one pod per 8-CPU node
@@ -162,7 +125,7 @@ def test_replica_set_pods_gang_scheduled_in_their_queue(
         """The gang found short of nodes: NotEnoughResources, which the scheduler says only of
         a whole gang (while a pod is still unannotated the gang lacks a task, NotEnoughTasks:
         CI of 3f0ed5e read that one and found the third pod not annotated yet)."""
-        group = _group(api, namespace, name)
+        group = volcano.pod_group(api, namespace, name)
         conditions = ((group or {}).get("status") or {}).get("conditions") or []
         short = [
             c

@@ -1,5 +1,6 @@
 """Shared by the e2e modules that run real Volcano Jobs and Queues: simulated pod templates,
-reading the objects back, and waiting for a job's phase or a queue's state."""
+reading the objects back (PodGroups too), and waiting for a job's phase or a queue's state.
+The `queue` fixture (a Queue of the test's own) is in conftest.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tests.e2e.conftest import eventually
 
 JOBS = ("batch.volcano.sh", "v1alpha1")
 QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
+POD_GROUPS = ("scheduling.volcano.sh", "v1beta1")
 RUN = "sim.caldera.dev/run-seconds"
 EXIT = "sim.caldera.dev/exit-code"
 
@@ -52,6 +54,19 @@ def phase_becomes(
         return eventually(probe, timeout, f"job {ns}/{name} {phase}")
     except AssertionError as e:
         raise AssertionError(f"{e}; phases seen {seen}") from None
+
+
+def pod_group(api: client.ApiClient, ns: str, name: str) -> dict[str, Any] | None:
+    """None while there is none: a test waits for the controller to make it."""
+    try:
+        got: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            *POD_GROUPS, ns, "podgroups", name
+        )
+    except client.ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+    return got
 
 
 def queue(api: client.ApiClient, name: str) -> dict[str, Any]:

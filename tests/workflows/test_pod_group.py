@@ -18,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.controllers import workloads
 from activities.messages import Done
+from controllers.podgroup import build
 from models import keys, labels
 from models.meta import OwnerReference
 from models.signals import podgroup as podgroup_signals
@@ -70,19 +71,23 @@ class PodGroupHarness:
         async with fake_worker(env, PodGroupWorkflow, fakes(calls, upper)) as queue:
             yield cls(env, queue, calls, f"ns-{uuid.uuid4().hex[:8]}")
 
-    async def seen(self, name: str, max_history: int = 0) -> WorkflowHandle[Any, Any]:
-        """What the forwarder sends for a new pod of the ReplicaSet: signal-with-start."""
+    async def seen(
+        self, name: str, max_history: int = 0, scheduling_group: str = ""
+    ) -> WorkflowHandle[Any, Any]:
+        """What the forwarder sends for a new pod of the ReplicaSet: signal-with-start on its
+        gang's id (the Kubernetes PodGroup `scheduling_group` names, when it names one)."""
         pod = podgroup_signals.WorkloadPod(
             namespace=self.namespace,
             name=name,
             uid=f"uid-{name}",
             owner_references=[RS],
             requests={"cpu": "1", "pods": "1"},
+            scheduling_group=scheduling_group,
         )
         return await self.env.client.start_workflow(
             PodGroupWorkflow.run,
             PodGroupWorkflowInput(max_history=max_history),
-            id=keys.pod_group_workflow_id(self.namespace, RS.uid),
+            id=keys.pod_group_workflow_id(self.namespace, build.gang_key(pod)),
             task_queue=self.task_queue,
             start_signal=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN,
             start_signal_args=[podgroup_signals.WorkloadPodSeen(pod=pod)],
@@ -143,27 +148,11 @@ async def test_pods_naming_a_kubernetes_podgroup_wait_for_it_then_join_its_mirro
     """The forwarder's two signals on the gang's own id: the pods first (nothing applied while
     the PodGroup is unknown), then the PodGroup (`core_group_seen`): its Workload is read and
     the mirror applied, sized by minCount, with both pods annotated."""
-    workflow_id = keys.pod_group_workflow_id(h.namespace, "scheduling.k8s.io/podgroups/train")
     handle = None
     for name in ("w-0", "w-1"):
-        pod = podgroup_signals.WorkloadPod(
-            namespace=h.namespace,
-            name=name,
-            uid=f"uid-{name}",
-            owner_references=[RS],
-            requests={"cpu": "1", "pods": "1"},
-            scheduling_group="train",
-        )
-        handle = await h.env.client.start_workflow(
-            PodGroupWorkflow.run,
-            PodGroupWorkflowInput(),
-            id=workflow_id,
-            task_queue=h.task_queue,
-            start_signal=podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN,
-            start_signal_args=[podgroup_signals.WorkloadPodSeen(pod=pod)],
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
+        handle = await h.seen(name, scheduling_group="train")
     assert handle is not None
+    assert handle.id == keys.pod_group_workflow_id(h.namespace, "scheduling.k8s.io/podgroups/train")
     await settled(lambda: _view(handle), lambda v: len(v.waiting) == 2, "2 pods waiting", 10)
     assert h.calls.named("apply_workload_pod_group") == []
 

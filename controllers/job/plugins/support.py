@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from models import vcjob
-from models.meta import OwnerReference
+from models.meta import controller_reference
 from models.vcjob import Job, TaskSpec
 
 
@@ -30,22 +30,14 @@ def pod_name(job: str, task: str, index: int) -> str:
 
 
 def owner_reference(job: Job) -> dict[str, Any]:
-    """Volcano's `metav1.NewControllerRef(job, JobKind)`: the garbage collector removes the
-    object with its Job, and foreground deletion of the Job waits for it."""
+    """Volcano's `metav1.NewControllerRef(job, JobKind)`, as the plugins' manifests hold it; a
+    Job without a uid (not read from the apiserver) is refused."""
     if not job.metadata.uid:
         raise ValueError(
             f"job {job_namespace(job)}/{job_name(job)}: metadata.uid is required for owner "
             "references; pass the Job as read from the apiserver"
         )
-    ref = OwnerReference(
-        api_version=vcjob.API_VERSION,
-        kind="Job",
-        name=job_name(job),
-        uid=job.metadata.uid,
-        controller=True,
-        block_owner_deletion=True,
-    )
-    return ref.dump()
+    return controller_reference(vcjob.API_VERSION, "Job", job_name(job), job.metadata.uid).dump()
 
 
 def object_meta(job: Job, name: str) -> dict[str, Any]:
