@@ -56,6 +56,8 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     batchjobs.write_batch_job_status,
     batchjobs.delete_batch_job,
     batchjobs.ensure_batch_pod_group,
+    batchjobs.ensure_job_workload,
+    batchjobs.patch_job_gang_min_count,
     # PodGroups for pods Caldera did not create (PodGroupWorkflow)
     workloads.read_owner_annotations,
     workloads.apply_workload_pod_group,

@@ -286,6 +286,18 @@ class BindSessionResult(Message):
 class CreateJobPodsInput(Message):
     job: batchv1.BatchJob  # as last observed
     pods: list[batchv1.NewPod]
+    group: batchv1.SchedulingGroup | None = None  # None: they name no Kubernetes PodGroup
+
+
+class JobWorkloadResult(Message):
+    """The Job's Kubernetes PodGroup exists (made now, or found)."""
+
+    pod_group_uid: str
+
+
+class GangMinCountInput(Message):
+    job: batchv1.BatchJob  # as last observed
+    min_count: int
 
 
 class CreateJobPodsResult(Message):

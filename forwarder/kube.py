@@ -52,6 +52,8 @@ def list_call(api: client.ApiClient, kind: envelopes.Kind) -> ListCall:
             client.CoreV1Api(api).list_pod_for_all_namespaces,
             label_selector=batchv1.CONTROLLER_UID_LABEL,
         )
+    if kind is envelopes.Kind.NAMESPACE:
+        return client.CoreV1Api(api).list_namespace
     if kind is envelopes.Kind.KUBE_POD_GROUP:
         # Served only with the GenericWorkload feature gate: without it, none are listed.
         scheduling_api = client.SchedulingV1beta1Api(api)

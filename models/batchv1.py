@@ -122,6 +122,37 @@ class SuccessPolicy(ApiModel):
     rules: list[SuccessPolicyRule] = Field(default_factory=list)
 
 
+class BasicPolicy(ApiModel):
+    """`basic: {}`: pods are scheduled one by one, as without a PodGroup."""
+
+
+class GangPolicy(ApiModel):
+    min_count: int | None = None  # None: the controller defaults it to max(1, parallelism)
+
+
+class SchedulingPolicy(ApiModel):
+    """A union: exactly one member is set (the apiserver validates it)."""
+
+    basic: BasicPolicy | None = None  # None: not the basic policy
+    gang: GangPolicy | None = None  # None: not the gang policy
+
+
+class JobScheduling(ApiModel):
+    """batch/v1 JobSchedulingConfiguration (Kubernetes 1.37, feature gate WorkloadWithJob): what
+    the Job's Workload and PodGroup are made from. Only the policy is read; the other building
+    blocks are copied onto the Workload's template and the PodGroup as the user wrote them."""
+
+    scheduling_policy: SchedulingPolicy | None = None  # None: basic, Kubernetes' default
+    scheduling_constraints: dict[str, Any] | None = None  # None: unset
+    disruption_mode: dict[str, Any] | None = None  # None: unset ({single: {}} on a PodGroup)
+    resource_claims: list[dict[str, Any]] | None = None  # None: unset
+
+    @property
+    def gang(self) -> GangPolicy | None:
+        """The gang policy; None: a basic one."""
+        return self.scheduling_policy.gang if self.scheduling_policy else None
+
+
 class BatchJobSpec(ApiModel):
     # None on each field: unset, defaulted by the apiserver (see `defaulted`) or not used.
     parallelism: int | None = None
@@ -140,6 +171,7 @@ class BatchJobSpec(ApiModel):
     suspend: bool | None = None
     pod_replacement_policy: Literal["TerminatingOrFailed", "Failed"] | None = None
     managed_by: str | None = None
+    scheduling: JobScheduling | None = None  # None: no Workload (Kubernetes' WorkloadWithJob)
 
     @property
     def indexed(self) -> bool:
@@ -270,6 +302,16 @@ class NewPod(BaseModel):
     index: int | None = None  # None: a NonIndexed Job's pod
     failure_count: int | None = None  # None: backoffLimitPerIndex is not used
     ignored_failure_count: int = 0
+
+
+class SchedulingGroup(BaseModel):
+    """The Kubernetes PodGroup a Job's pods name (`spec.schedulingGroup`), with its uid for
+    the pods' owner reference to it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pod_group: str
+    uid: str
 
 
 class CreatedPod(BaseModel):

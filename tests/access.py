@@ -162,6 +162,26 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/controllers/batchjobs.py", "create_namespaced_custom_object"): _p(
             "create", "podgroups", SCHED
         ),
+        # A Job with spec.scheduling: its Kubernetes Workload and PodGroup, made (read back when
+        # they exist) and given a changed gang minCount.
+        ("activities/controllers/batchjobs.py", "create_namespaced_workload"): _p(
+            "create", "workloads", KUBE_SCHED
+        ),
+        ("activities/controllers/batchjobs.py", "read_namespaced_workload"): _p(
+            "get", "workloads", KUBE_SCHED
+        ),
+        ("activities/controllers/batchjobs.py", "patch_namespaced_workload"): _p(
+            "patch", "workloads", KUBE_SCHED
+        ),
+        ("activities/controllers/batchjobs.py", "create_namespaced_pod_group"): _p(
+            "create", "podgroups", KUBE_SCHED
+        ),
+        ("activities/controllers/batchjobs.py", "read_namespaced_pod_group"): _p(
+            "get", "podgroups", KUBE_SCHED
+        ),
+        ("activities/controllers/batchjobs.py", "patch_namespaced_pod_group"): _p(
+            "patch", "podgroups", KUBE_SCHED
+        ),
         ("activities/controllers/jobs.py", "delete_namespaced_custom_object"): _p(
             "delete", "jobs", BATCH
         ),
@@ -356,6 +376,8 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("forwarder/kube.py", "delete_namespaced_custom_object"): _p("delete", "commands", BUS),
         # Every batch/v1 Job; those with Caldera's spec.managedBy are picked client side.
         ("forwarder/kube.py", "list_job_for_all_namespaces"): _p("list watch", "jobs", "batch"),
+        # Namespaces being deleted: their workflows are told at once.
+        ("forwarder/kube.py", "list_namespace"): _p("list watch", "namespaces"),
         ("forwarder/leader.py", "read_namespaced_lease"): _p(
             "get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE
         ),

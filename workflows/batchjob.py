@@ -8,7 +8,9 @@ outcomes the core needs (pods created, finalizers removed) go back into the inbo
 everything else.
 
 Patches in force: `unique-pod-names` (pod names one to one in the Job's sequence; before it,
-hashed names, which could repeat within a large Job).
+hashed names, which could repeat within a large Job); `caldera-workload-with-job` (a Job with
+`spec.scheduling` gets a Kubernetes Workload and PodGroup, `controllers.batchjob.workload`;
+asked only when such a Job is observed, so no other Job's history gains a marker).
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ with workflow.unsafe.imports_passed_through():
         CreateJobPodsInput,
         DeleteJobInput,
         DeleteJobPodsInput,
+        GangMinCountInput,
         RemoveFinalizersInput,
     )
     from controllers import effects as fx
-    from controllers.batchjob import controller, tracking
+    from controllers.batchjob import controller, tracking, workload
     from controllers.batchjob import effects as batch_fx
     from controllers.batchjob.state import BatchJobRecord
     from controllers.outcomes import AnyOutcome
+    from controllers.parsed import ParsedJob
     from models import batchv1
     from models.signals import batchjob as batchjob_signals
     from models.signals import job as job_signals
@@ -44,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 UNIQUE_POD_NAMES = "unique-pod-names"
+WORKLOAD_WITH_JOB = "caldera-workload-with-job"
 
 
 class BatchJobWorkflowInput(BaseModel):
@@ -85,6 +90,15 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
     def decide(
         self, state: BatchJobRecord, item: controller.AnyInput | AnyOutcome, now: datetime
     ) -> controller.Decision:
+        if (
+            isinstance(item, ParsedJob)
+            and not state.follow_scheduling
+            and workload.wanted(item.job)
+            and workflow.patched(WORKLOAD_WITH_JOB)
+        ):
+            # A history recorded before this change made no Workload for a Job with
+            # spec.scheduling: it replays without the marker, and the Job keeps its path.
+            state = state.model_copy(update={"follow_scheduling": True})
         return controller.decide(state, item, now)
 
     def carry(
@@ -166,6 +180,13 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
                     options.KUBE_WRITE,
                     "delete job: ttlSecondsAfterFinished expired",
                 )
+            case batch_fx.EnsureWorkload():
+                await self._ensure_workload(effect.job)
+            case batch_fx.PatchGangMinCount():
+                patch = batchjobs.patch_job_gang_min_count
+                count = GangMinCountInput(job=effect.job, min_count=effect.min_count)
+                summary = f"gang minCount {effect.min_count} onto the Workload and PodGroup"
+                await activity_call.run(patch, count, options.KUBE_WRITE, summary)
             case batch_fx.EnsurePodGroup():
                 await activity_call.run(
                     batchjobs.ensure_batch_pod_group,
@@ -179,9 +200,17 @@ class BatchJobWorkflow(JobShell[BatchJobRecord]):
     async def _create(self, effect: batch_fx.CreatePods) -> None:
         result = await activity_call.run(
             batchpods.create_job_pods,
-            CreateJobPodsInput(job=effect.job, pods=effect.pods),
+            CreateJobPodsInput(job=effect.job, pods=effect.pods, group=effect.group),
             options.POD_BATCH,
             f"create {len(effect.pods)} pods",
         )
         outcome = controller.PodsCreated(created=result.created, failed=result.failed)
         self._entity.inbox.internal(outcome, first=True)
+
+    async def _ensure_workload(self, job: batchv1.BatchJob) -> None:
+        """The PodGroup's uid goes back to the core first: its pods are made after it."""
+        summary = f"ensure Workload {workload.workload_name(job)} and its PodGroup"
+        ensure = batchjobs.ensure_job_workload
+        made = await activity_call.run(ensure, BatchJobInput(job=job), options.KUBE_WRITE, summary)
+        ensured = workload.WorkloadEnsured(uid=made.pod_group_uid)
+        self._entity.inbox.internal(ensured, first=True)

@@ -54,12 +54,14 @@ def _event(job: batchv1.BatchJob, type_: str, reason: str, message: str) -> None
     )
 
 
-def _create(job: batchv1.BatchJob, pod: NewPod) -> CreatedPod | str:
+def _create(
+    job: batchv1.BatchJob, pod: NewPod, group: batchv1.SchedulingGroup | None
+) -> CreatedPod | str:
     """The pod created (or found, ours), or why it could not be."""
     namespace = job.metadata.namespace or "default"
     core = kube.core()
     try:
-        made = core.create_namespaced_pod(namespace, kube.body(podspec.build_pod(job, pod)))
+        made = core.create_namespaced_pod(namespace, kube.body(podspec.build_pod(job, pod, group)))
     except ApiException as e:
         if e.status != errors.CONFLICT:
             why = f"{e.status} {e.reason}: {(e.body or '')[:300]}"
@@ -85,7 +87,9 @@ def create_job_pods(request: CreateJobPodsInput) -> CreateJobPodsResult:
     for size in slow_start_batches(len(request.pods)):
         batch = request.pods[start : start + size]
         start += size
-        for pod, outcome in zip(batch, _parallel(lambda p: _create(job, p), batch), strict=True):
+        for pod, outcome in zip(
+            batch, _parallel(lambda p: _create(job, p, request.group), batch), strict=True
+        ):
             if isinstance(outcome, str):
                 failed[pod.name] = outcome
             else:

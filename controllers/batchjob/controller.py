@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import binding, lifetime
 from controllers import effects as fx
-from controllers.batchjob import backoff, conditions, pods, sync, tracking
+from controllers.batchjob import backoff, conditions, pods, sync, tracking, workload
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from controllers.outcomes import ActionFailed, BindOutcome, PodsAbsent, TimerFired
@@ -65,6 +65,7 @@ AnyInput = (
     | TimerFired
     | PodsCreated
     | FinalizersRemoved
+    | workload.WorkloadEnsured
     | ActionFailed
     | scheduler_signals.PodsPlaced
     | BindOutcome
@@ -156,7 +157,8 @@ def _failed(
         update["written"] = None  # the apiserver may hold anything: write it again
     if failed.effect == "RemoveFinalizers":
         update["removing"] = ()  # the pods tell which finalizers are left
-    return _retry(state.model_copy(update=update), failed.effect, failed.error, now)
+    state = workload.failed(state.model_copy(update=update), failed.effect)
+    return _retry(state, failed.effect, failed.error, now)
 
 
 def _timers(
@@ -266,6 +268,8 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
             state, out = _created(state, event, now)
         case FinalizersRemoved():
             state = pods.finalizers_removed(state, event.pods)
+        case workload.WorkloadEnsured():
+            state = workload.ensured(state, event)
         case ActionFailed():
             # No sync now: it would repeat the write that failed at once; the back-off's
             # timer (or the next change) syncs again.
@@ -275,6 +279,9 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
             return Decision(state=state, effects=tuple(binding.placed(gang(state), event)))
         case BindOutcome():
             out = [*binding.bound(gang(state), event.failed)] if state.job else []
+    state, gang_effects = workload.follow(state)
+    if workload.waiting(state):  # no pod before the Job's PodGroup exists
+        return Decision(state=state, effects=(*out, *gang_effects))
     state, group = _pod_group(state)
     plan = sync.sync(state, now)
     state, timed = _timers(plan.state, plan.timers)
@@ -284,7 +291,8 @@ def decide(state: BatchJobRecord, event: AnyInput, now: datetime) -> Decision:
     if after != before:
         reason = _reason(state.status)
         changed.append(fx.PhaseChanged(phase=after, previous=before, reason=reason))
-    effects = (*out, *group, *plan.effects, *timed, *ttl, *changed)
+    synced = workload.named(state, plan.effects)
+    effects = (*out, *gang_effects, *group, *synced, *timed, *ttl, *changed)
     return Decision(state=state, effects=effects)
 
 
@@ -306,6 +314,8 @@ def _pod_group(state: BatchJobRecord) -> tuple[BatchJobRecord, list[batch_fx.Any
     job = state.job
     if job is None or state.pod_group or state.deleted or not job.gang_scheduled:
         return state, []
+    if state.kube_gang is not None:
+        return state, []  # its pods are placed through the mirror of its Kubernetes PodGroup
     if state.status.finished:
         return state, []
     return state.model_copy(update={"pod_group": True}), [batch_fx.EnsurePodGroup(job=job)]

@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Literal
 
 from controllers import effects as fx
-from models.batchv1 import BatchJob, BatchJobStatus, NewPod
+from models.batchv1 import BatchJob, BatchJobStatus, NewPod, SchedulingGroup
 
 
 class CreatePods(fx.Effect):
     kind: Literal["CreatePods"] = "CreatePods"
     job: BatchJob
     pods: list[NewPod]
+    group: SchedulingGroup | None = None  # None: the pods name no Kubernetes PodGroup
 
 
 class DeletePods(fx.Effect):
@@ -45,5 +46,31 @@ class EnsurePodGroup(fx.Effect):
     job: BatchJob
 
 
-Own = CreatePods | DeletePods | RemoveFinalizers | WriteStatus | EnsurePodGroup | fx.DeleteJob
+class EnsureWorkload(fx.Effect):
+    """The Kubernetes Workload and PodGroup of a Job with `spec.scheduling`, before its first
+    pod; the PodGroup's uid comes back (`workload.WorkloadEnsured`)."""
+
+    kind: Literal["EnsureWorkload"] = "EnsureWorkload"
+    job: BatchJob
+
+
+class PatchGangMinCount(fx.Effect):
+    """A changed `spec.scheduling.schedulingPolicy.gang.minCount` (the one mutable part), onto
+    the Workload's template and the PodGroup."""
+
+    kind: Literal["PatchGangMinCount"] = "PatchGangMinCount"
+    job: BatchJob
+    min_count: int
+
+
+Own = (
+    CreatePods
+    | DeletePods
+    | RemoveFinalizers
+    | WriteStatus
+    | EnsurePodGroup
+    | EnsureWorkload
+    | PatchGangMinCount
+    | fx.DeleteJob
+)
 AnyEffect = Own | fx.Shared

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from controllers.batchjob import workload
 from controllers.job import podspec
 from models import batchv1, scheduling
 from models import labels as volcano_labels
@@ -41,7 +42,11 @@ def _index_env(container: dict[str, Any]) -> None:
     )
 
 
-def build_pod(job: batchv1.BatchJob, pod: NewPod) -> dict[str, Any]:
+def build_pod(
+    job: batchv1.BatchJob, pod: NewPod, group: batchv1.SchedulingGroup | None = None
+) -> dict[str, Any]:
+    """`group`: the Kubernetes PodGroup the pod names (`workload.pod_spec`); None: a gang
+    scheduled Job's pod is annotated with its Volcano PodGroup."""
     template = job.spec.template
     meta = template.metadata or {}
     spec: dict[str, Any] = copy.deepcopy(template.spec or {})
@@ -50,7 +55,7 @@ def build_pod(job: batchv1.BatchJob, pod: NewPod) -> dict[str, Any]:
     finalizers = list(meta.get("finalizers") or [])
     if batchv1.TRACKING_FINALIZER not in finalizers:
         finalizers.append(batchv1.TRACKING_FINALIZER)
-    if job.gang_scheduled:
+    if job.gang_scheduled and group is None:
         annotations[volcano_labels.GROUP_NAME] = job.pod_group_name
     if pod.index is not None:
         index = str(pod.index)
@@ -64,19 +69,17 @@ def build_pod(job: batchv1.BatchJob, pod: NewPod) -> dict[str, Any]:
             if pod.ignored_failure_count > 0:
                 count = str(pod.ignored_failure_count)
                 annotations[batchv1.INDEX_IGNORED_FAILURE_COUNT] = count
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod.name,
-            "namespace": job.metadata.namespace,
-            "labels": labels,
-            "annotations": annotations,
-            "finalizers": finalizers,
-            "ownerReferences": [owner_reference(job)],
-        },
-        "spec": spec,
+    metadata: dict[str, Any] = {
+        "name": pod.name,
+        "namespace": job.metadata.namespace,
+        "labels": labels,
+        "annotations": annotations,
+        "finalizers": finalizers,
+        "ownerReferences": [owner_reference(job)],
     }
+    if group is not None:
+        workload.pod_spec(spec, metadata, group)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
 def pod_group(job: batchv1.BatchJob) -> dict[str, Any]:

@@ -69,6 +69,16 @@ class Backoff(Record):
     last_failure: datetime | None = None  # None: no failure since the last success
 
 
+class KubeGang(Record):
+    """The Kubernetes Workload and PodGroup a Job with `spec.scheduling` is scheduled through
+    (`controllers.batchjob.workload`)."""
+
+    workload: str
+    pod_group: str
+    uid: str | None = None  # the PodGroup's; None: not ensured yet (no pod is made before)
+    min_count: int | None = None  # the gang minCount both carry; None: basic, or not known
+
+
 class BatchJobRecord(ObservedJob):
     job: BatchJob | None = None  # None: the Job has not been observed yet
     status: BatchJobStatus = Field(default_factory=BatchJobStatus)  # what the Job should say
@@ -83,6 +93,8 @@ class BatchJobRecord(ObservedJob):
     ttl_expired: bool = False
     deleted: bool = False
     pod_group: bool = False  # the gang scheduler's PodGroup was ensured (gang-scheduled Jobs)
+    follow_scheduling: bool = False  # spec.scheduling is followed (the shell's patch said so)
+    kube_gang: KubeGang | None = None  # None: its pods name no Kubernetes PodGroup
 
     @property
     def meta(self) -> ObjectMeta | None:

@@ -59,6 +59,7 @@ class CronJobs:
         )
         self.cron_job = self._owners.event
         self.cron_jobs_vanished = self._owners.vanished
+        self.namespace_gone = self._owners.namespace_gone
         self.job = self._jobs.event
 
     def jobs_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:

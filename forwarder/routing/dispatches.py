@@ -106,6 +106,9 @@ class Dispatches:
     def deleted(self, uid: str) -> bool:
         return self._owners.deleted(uid)
 
+    def namespace_gone(self, namespace: str) -> list[envelopes.Outbound]:
+        return self._owners.namespace_gone(namespace)
+
     def command_target(self, job: envelopes.JobRef) -> envelopes.DispatchRef | None:
         """The dispatched Job a Command aimed at `job` goes to; None: not a dispatched one."""
         if (job.namespace, job.name) not in self._keys:

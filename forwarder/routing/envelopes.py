@@ -41,6 +41,7 @@ class Kind(StrEnum):
     JOBFLOW = "jobflows"  # flow.volcano.sh JobFlows (each with a JobFlowWorkflow)
     JOBTEMPLATE = "jobtemplates"  # flow.volcano.sh JobTemplates (wake flows waiting for one)
     CRON_JOB = "cronjobs"  # batch.volcano.sh CronJobs (each with a CronJobWorkflow)
+    NAMESPACE = "namespaces"  # one being deleted ends every workflow of its objects at once
 
 
 @dataclass(frozen=True)

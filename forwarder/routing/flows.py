@@ -62,6 +62,9 @@ class Flows:
             out += [_changed(ref, j) for j in known]
         return out
 
+    def namespace_gone(self, namespace: str) -> list[envelopes.Outbound]:
+        return self._owners.namespace_gone(namespace)
+
     def flows_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         for uid in self._names.keys() - listed:
             del self._names[uid]

@@ -115,7 +115,8 @@ class Owners(Generic[R, F]):
             return []
         uid, ref = translate.uid(obj), self._rules.ref(obj)
         if type_ == "DELETED":
-            self.forget(uid)
+            if self.forget(uid) is None and self.deleted(uid):
+                return []  # its workflow was told already (its namespace is being deleted)
             return [self.gone(uid, ref)]
         if self.refused(uid, ref):
             return []
@@ -131,6 +132,17 @@ class Owners(Generic[R, F]):
     def forget_unlisted(self, listed: Set[str]) -> list[tuple[str, Seen[R, F]]]:
         """Forget every owner missing from a full list; returned in uid order."""
         return [(uid, self._seen.pop(uid)) for uid in sorted(self._seen.keys() - listed)]
+
+    def namespace_gone(self, namespace: str) -> list[envelopes.Outbound]:
+        """Deletions for every live owner in a namespace being deleted, at once: all its objects
+        go, so their workflows need not wait for each one's own DELETED event (which then
+        sends nothing). Cluster-scoped owners have no namespace and are never in one."""
+        gone = sorted(
+            uid
+            for uid, seen in self._seen.items()
+            if getattr(seen.ref, "namespace", None) == namespace
+        )
+        return [self.gone(uid, self._seen.pop(uid).ref) for uid in gone]
 
     def refused(self, uid: str, ref: R) -> bool:
         """A late event of a deleted owner must never signal-with-start a new run."""

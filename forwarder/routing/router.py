@@ -178,6 +178,7 @@ class Router:
             envelopes.Kind.JOBFLOW: (self._flows.flow, self._flows.flows_vanished),
             envelopes.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
             envelopes.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),
+            envelopes.Kind.NAMESPACE: (self._namespace, _nothing),
         }
 
     def job_deleted(self, uid: str) -> bool:
@@ -263,6 +264,25 @@ class Router:
 
     def _pod_groups_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         return self._groups.vanished(listed) + self._queues.pod_groups_vanished(listed)
+
+    def _namespace(
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
+    ) -> list[envelopes.Outbound]:
+        """A namespace being deleted takes every object in it: each workflow of its Jobs (of
+        either API, dispatched or not), JobFlows and CronJobs hears its deletion now, one
+        notice for the namespace, instead of after the namespace controller reaches its
+        object; their members' later events are news to nobody."""
+        meta = translate.metadata(obj)
+        if type_ != "DELETED" and meta.get("deletionTimestamp") is None:
+            return []
+        name = str(meta.get("name", ""))
+        return (
+            self._jobs.namespace_gone(name)
+            + self._dispatches.namespace_gone(name)
+            + self._batch_jobs.namespace_gone(name)
+            + self._flows.namespace_gone(name)
+            + self._cron_jobs.namespace_gone(name)
+        )
 
     def _command(
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool

@@ -3,8 +3,10 @@
 Volcano's PodGroup controller takes every pod whose schedulerName is one Volcano schedules and
 that has no `scheduling.k8s.io/group-name` annotation; pods of Volcano Jobs and of Caldera's
 batch/v1 Jobs carry that annotation from birth (and are ruled out by owner as well, in case one
-is created without it). A pod being deleted needs no PodGroup. Only the annotations and labels
-the PodGroup takes travel, with one pod's requests, so the workflow never holds the pod.
+is created without it), but for a batch/v1 Job's pods that name a Kubernetes PodGroup (its
+`spec.scheduling`), which join that PodGroup's gang like any other pod naming one. A pod being
+deleted needs no PodGroup. Only the annotations and labels the PodGroup takes travel, with one
+pod's requests, so the workflow never holds the pod.
 
 A Kubernetes PodGroup (`models.kube_gangs`) travels as what its mirror reads of it: its uid,
 generation, minCount (1 for a basic policy), priority class, Workload and `volcano.sh/`

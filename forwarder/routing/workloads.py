@@ -28,7 +28,7 @@ class WorkloadPods:
 
     def __init__(self, batch_job: Callable[[envelopes.Obj], envelopes.BatchJobRef | None]) -> None:
         """`batch_job`: the Caldera-managed batch/v1 Job controlling a pod (its workflow makes
-        that pod's PodGroup); None: no such Job."""
+        that pod's PodGroup, unless the pod names a Kubernetes PodGroup); None: no such Job."""
         self._batch_job = batch_job
         self._waiting: set[str] = set()
         self._cores: dict[tuple[str, str], podgroup_signals.CoreGroup] = {}  # by namespace, name
@@ -48,7 +48,9 @@ class WorkloadPods:
             self._named[(str(translate.metadata(obj).get("namespace", "")), named)] = (
                 wt.workload_pod(obj)
             )
-        if not wt.wants_group(obj) or self._batch_job(obj) is not None:
+        # A Caldera-run batch/v1 Job's pod gets its PodGroup from the Job's workflow, unless it
+        # names a Kubernetes PodGroup (spec.scheduling): that one's mirror is its gang.
+        if not wt.wants_group(obj) or (self._batch_job(obj) is not None and not named):
             self._waiting.discard(uid)  # annotated (the scheduler's cache wakes it), or not ours
             return []
         if uid in self._waiting and not force:

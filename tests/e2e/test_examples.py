@@ -2,7 +2,8 @@
 devices/), each applied as `kubectl apply -f` would and run on the session's stack to the end
 its header promises: the hierarchical queues' Jobs Completed with the parent's capacity shared
 out as written, the rack-local gang placed within one rack and Completed, the managedBy
-batch/v1 Job Complete, the Deployment's and the StatefulSet's gangs Running with their
+batch/v1 Job Complete, the managedBy Job with spec.scheduling Running as its Kubernetes
+PodGroup's gang, the Deployment's and the StatefulSet's gangs Running with their
 PodGroups, the Kubernetes PodGroup's pods Running as one gang with its condition written, the
 GPU gang given one device each by DRA (this one needs Dynamic Resource Allocation in Caldera's
 gang scheduler) and Completed.
@@ -233,16 +234,22 @@ def test_statefulset_gang_gets_one_podgroup_and_runs_its_replicas(
     assert pods == ["db-0", "db-1", "db-2"]
 
 
+def _three_running(api: client.ApiClient, ns: str, selector: str) -> list[client.V1Pod]:
+    """An example's three pods (by label `selector`), once all are Running."""
+
+    def running() -> list[client.V1Pod] | None:
+        pods = _pods(api, ns, selector)
+        return pods if len(pods) == 3 and all(p.status.phase == "Running" for p in pods) else None
+
+    found: list[client.V1Pod] = eventually(running, 90, f"three pods {selector} Running")
+    return found
+
+
 def test_kubernetes_gang_example_runs_its_three_pods_and_marks_its_podgroup(
     api: client.ApiClient, namespace: str
 ) -> None:
     _apply(api, namespace, "workloads/kubernetes-gang.yaml")
-
-    def running() -> list[client.V1Pod] | None:
-        pods = _pods(api, namespace, "app=kube-gang")
-        return pods if len(pods) == 3 and all(p.status.phase == "Running" for p in pods) else None
-
-    pods = eventually(running, 90, "the example's three pods Running")
+    pods = _three_running(api, namespace, "app=kube-gang")
     assert len({p.metadata.annotations[labels.GROUP_NAME] for p in pods}) == 1
     custom = client.CustomObjectsApi(api)
 
@@ -256,6 +263,19 @@ def test_kubernetes_gang_example_runs_its_three_pods_and_marks_its_podgroup(
         )
 
     eventually(marked, 30, "PodGroupInitiallyScheduled=True on train-workers")
+
+
+def test_kubernetes_gang_job_example_runs_its_three_pods_through_its_podgroup(
+    api: client.ApiClient, namespace: str
+) -> None:
+    _apply(api, namespace, "workloads/kubernetes-gang-job.yaml")
+    pods = _three_running(api, namespace, "job-name=train-gang")
+    [named] = {p.spec.scheduling_group.pod_group_name for p in pods}
+    [mirror_name] = {p.metadata.annotations[labels.GROUP_NAME] for p in pods}
+    [mirror] = [g for g in _groups(api, namespace) if g["metadata"]["name"] == mirror_name]
+    assert (mirror["spec"]["minMember"], mirror["spec"]["queue"]) == (3, "default")
+    [owner] = mirror["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"]) == ("PodGroup", named)
 
 
 def _claim_of(api: client.ApiClient, pod: client.V1Pod) -> Any:

@@ -1,7 +1,9 @@
 """Kubernetes' own gang API (KEP-4671, scheduling.k8s.io/v1beta1 with the GenericWorkload
 feature gate on the dev control plane): plain pods that name a Kubernetes PodGroup and Caldera's
 scheduler are gang-scheduled as that PodGroup's gang, in the queue its Workload names, and the
-PodGroup gets the condition kube-scheduler would write (`models.kube_gangs`)."""
+PodGroup gets the condition kube-scheduler would write (`models.kube_gangs`). A batch/v1 Job
+Caldera runs with spec.scheduling (WorkloadWithJob, on in the dev apiserver only) gets its
+Workload and PodGroup from Caldera's Job controller, and its pods run as that PodGroup's gang."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from models import kube_gangs, labels
+from models import batchv1, kube_gangs, labels
 from tests.e2e import volcano
 from tests.e2e.conftest import eventually
 
@@ -140,3 +142,79 @@ def test_a_lowered_min_count_lets_the_gang_start_with_the_pods_it_has(
     eventually(lambda: _running(core, namespace, 2), 60, "both pods Running at minCount 2")
     mirror = _mirror(api, namespace, uid)
     assert mirror is not None and mirror["spec"]["minMember"] == 2
+
+
+def _gang_job(queue: str) -> dict[str, Any]:
+    """A Job Caldera runs, with spec.scheduling (WorkloadWithJob, on in the dev apiserver)."""
+    container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+    return {
+        "apiVersion": batchv1.API_VERSION,
+        "kind": batchv1.KIND,
+        "metadata": {"name": "train"},
+        "spec": {
+            "managedBy": batchv1.CONTROLLER_NAME,
+            "parallelism": 3,
+            "completions": 3,
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+            "template": {
+                "metadata": {"annotations": {batchv1.QUEUE_ANNOTATION: queue}},
+                "spec": {
+                    "schedulerName": "volcano",
+                    "restartPolicy": "Never",
+                    "containers": [container],
+                },
+            },
+        },
+    }
+
+
+def _one(api: client.ApiClient, namespace: str, plural: str) -> dict[str, Any] | None:
+    """The namespace's one Kubernetes Workload or PodGroup; None: none yet."""
+    found: Any = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        *KUBE, namespace, plural
+    )
+    items: list[dict[str, Any]] = found.get("items") or []
+    return items[0] if len(items) == 1 else None
+
+
+def test_a_caldera_job_with_spec_scheduling_runs_as_its_podgroup_s_gang(
+    api: client.ApiClient, namespace: str, queue: str
+) -> None:
+    made = client.BatchV1Api(api).create_namespaced_job(namespace, _gang_job(queue))
+    job_uid = made.metadata.uid
+    assert made.spec.scheduling is not None, "the apiserver dropped spec.scheduling"
+
+    workload = eventually(lambda: _one(api, namespace, "workloads"), 60, "the Job's Workload")
+    [owner] = workload["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == ("Job", job_uid, True)
+    assert workload["spec"]["controllerRef"] == {
+        "apiGroup": "batch",
+        "kind": "Job",
+        "name": "train",
+    }
+    [template] = workload["spec"]["podGroupTemplates"]
+    assert template["name"] == "train-pgt-0"
+    assert template["schedulingPolicy"] == {"gang": {"minCount": 3}}
+
+    group = eventually(lambda: _one(api, namespace, "podgroups"), 60, "the Job's PodGroup")
+    owners = {
+        (o["kind"], o["uid"], bool(o.get("controller")))
+        for o in group["metadata"]["ownerReferences"]
+    }
+    assert owners == {("Job", job_uid, True), ("Workload", workload["metadata"]["uid"], False)}
+    assert group["spec"]["workloadRef"] == {
+        "workloadName": workload["metadata"]["name"],
+        "templateName": "train-pgt-0",
+    }
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 3}}
+
+    core = client.CoreV1Api(api)
+    running = eventually(lambda: _running(core, namespace, 3), 90, "the Job's 3 pods Running")
+    uid = group["metadata"]["uid"]
+    for pod in running:
+        assert pod.spec.scheduling_group.pod_group_name == group["metadata"]["name"]
+        assert pod.metadata.annotations[labels.GROUP_NAME] == f"podgroup-{uid}"  # the mirror's
+    mirror = _mirror(api, namespace, uid)
+    assert mirror is not None
+    assert (mirror["spec"]["minMember"], mirror["spec"]["queue"]) == (3, queue)
+    assert volcano.pod_group(api, namespace, f"podgroup-{job_uid}") is None  # not the Job's own

@@ -1,16 +1,26 @@
-"""What the real apiserver answers a write into a namespace that is going, and how activities
-read it: not an error to retry, the namespace's end (`NamespaceGone`)."""
+"""A namespace that is going: what the real apiserver answers a write into it, and how
+activities read it (not an error to retry, the namespace's end: `NamespaceGone`); and the
+forwarder's one notice for it, which ends its Jobs' workflows at once."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 
 import pytest
 from kubernetes import client
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 
 from activities import errors
-from tests.e2e.conftest import eventually
+from cli.devstack.processes import Process
+from models import keys
+from tests.builders import make_job
+from tests.e2e import volcano
+from tests.e2e.conftest import E2EStack, eventually
+from tests.e2e.volcano import JOBS, RUN
 
 HOLD = "caldera.dev/e2e-hold"
 
@@ -35,3 +45,40 @@ def test_a_create_in_a_namespace_being_terminated_ends_the_work(api: client.ApiC
         assert "being terminated" in failed.value.message
     finally:
         core.patch_namespaced_config_map("hold", ns, {"metadata": {"finalizers": None}})
+
+
+async def test_deleting_a_namespace_ends_its_jobs_workflows_before_the_jobs_go(
+    api: client.ApiClient, e2e_stack: E2EStack, controllers: list[Process]
+) -> None:
+    """One notice for the namespace: its Job's workflow ends as soon as the namespace starts
+    going, even while the Job itself is still there (held here by a finalizer, so its own
+    DELETED event cannot be what told the workflow)."""
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    ns = f"e2e-going-{uuid.uuid4().hex[:6]}"
+    core.create_namespace({"metadata": {"name": ns}})  # type: ignore[arg-type]
+    manifest = (
+        make_job("held", namespace=ns)
+        .task("w", replicas=1, template=volcano.template({RUN: "600"}))
+        .manifest()
+    )
+    manifest["metadata"]["finalizers"] = [HOLD]
+    custom.create_namespaced_custom_object(*JOBS, ns, "jobs", manifest)
+    try:
+        volcano.phase_becomes(api, ns, "held", "Running")
+        temporal = await Client.connect(
+            e2e_stack.temporal_address, data_converter=pydantic_data_converter
+        )
+        handle = temporal.get_workflow_handle(keys.job_workflow_id(ns, "held"))
+        core.delete_namespace(ns)
+        deadline = time.monotonic() + 60
+        status = (await handle.describe()).status
+        while time.monotonic() < deadline and (status is None or status.name != "COMPLETED"):
+            await asyncio.sleep(0.2)
+            status = (await handle.describe()).status
+        assert status is not None and status.name == "COMPLETED"
+        held = custom.get_namespaced_custom_object(*JOBS, ns, "jobs", "held")
+        assert held["metadata"].get("deletionTimestamp")  # still there, going
+    finally:
+        custom.patch_namespaced_custom_object(
+            *JOBS, ns, "jobs", "held", {"metadata": {"finalizers": None}}
+        )

@@ -14,11 +14,14 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.messages import (
+    BatchJobInput,
     BatchJobStatusInput,
     CreateJobPodsInput,
     CreateJobPodsResult,
     DeleteJobPodsInput,
     Done,
+    GangMinCountInput,
+    JobWorkloadResult,
     RemoveFinalizersInput,
 )
 from models import batchv1
@@ -68,6 +71,16 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         calls.log.append(("write_batch_job_status", r))
         return Done()
 
+    @activity.defn(name="ensure_job_workload")
+    def ensure_job_workload(r: BatchJobInput) -> JobWorkloadResult:
+        calls.log.append(("ensure_job_workload", r))
+        return JobWorkloadResult(pod_group_uid="pg-uid")
+
+    @activity.defn(name="patch_job_gang_min_count")
+    def patch_job_gang_min_count(r: GangMinCountInput) -> Done:
+        calls.log.append(("patch_job_gang_min_count", r))
+        return Done()
+
     def done(name: str) -> Callable[..., Any]:
         @activity.defn(name=name)
         def record(r: dict[str, Any]) -> Done:
@@ -81,6 +94,8 @@ def fakes(calls: Calls) -> list[Callable[..., Any]]:
         delete_job_pods,
         remove_pod_finalizers,
         write_batch_job_status,
+        ensure_job_workload,
+        patch_job_gang_min_count,
         done("record_event"),
         done("delete_batch_job"),
     ]
@@ -100,7 +115,7 @@ class BatchHarness:
             yield cls(env, queue, calls)
 
     async def submit(self, max_history: int = 0, **spec: Any) -> WorkflowHandle[Any, Any]:
-        manifest = make_batch_job("train", namespace="test").spec(**spec).manifest()
+        manifest = manifest_of(**spec)
         return await self.env.client.start_workflow(
             BatchJobWorkflow.run,
             BatchJobWorkflowInput(max_history=max_history),
@@ -109,6 +124,17 @@ class BatchHarness:
             start_signal=job_signals.SIGNAL_JOB_OBSERVED,
             start_signal_args=[job_signals.JobObserved(job=manifest)],
         )
+
+
+def manifest_of(**spec: Any) -> dict[str, Any]:
+    """The Job `train` in namespace `test` as the forwarder sends it."""
+    return make_batch_job("train", namespace="test").spec(**spec).manifest()
+
+
+async def observed(handle: WorkflowHandle[Any, Any], **spec: Any) -> None:
+    """The Job seen again, with this spec."""
+    manifest = manifest_of(**spec)
+    await handle.signal(job_signals.SIGNAL_JOB_OBSERVED, job_signals.JobObserved(job=manifest))
 
 
 def pod(name: str, phase: str = "Running", **extra: Any) -> batchjob_signals.BatchPodSnapshot:

@@ -11,7 +11,8 @@ import yaml
 
 from admission import jobspec, templates
 from cli.devstack import devices
-from models import plugins
+from controllers.batchjob import workload
+from models import batchv1, plugins
 from models.defaults import default_job
 from models.scheduling import Queue
 from models.vcjob import Job
@@ -110,3 +111,15 @@ def test_the_start_estimate_example_is_a_queue_and_jobs_the_webhook_admits() -> 
         (task,) = doc["spec"]["tasks"]
         assert task["template"]["metadata"]["annotations"]["sim.caldera.dev/run-seconds"]
     assert len(jobs) == 3
+
+
+def test_the_kubernetes_gang_job_example_is_a_managed_job_with_a_gang_of_three() -> None:
+    """deploy/examples/workloads/kubernetes-gang-job.yaml (run by tests/e2e/test_examples.py):
+    Caldera's Job controller follows its spec.scheduling, a gang of its parallelism."""
+    job = batchv1.defaulted(
+        batchv1.BatchJob.model_validate(_load("workloads/kubernetes-gang-job.yaml"))
+    )
+    assert job.spec.managed_by == batchv1.CONTROLLER_NAME and job.gang_scheduled
+    assert workload.wanted(job) and workload.min_count(job) == job.spec.parallelism == 3
+    notes = (job.spec.template.metadata or {}).get("annotations") or {}
+    assert notes[batchv1.QUEUE_ANNOTATION] == "default"

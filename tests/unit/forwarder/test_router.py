@@ -276,3 +276,34 @@ def test_a_full_list_of_pod_groups_tells_every_queue_which_of_its_pod_groups_exi
         envelopes.QueueRef("q1"): queue_signals.PodGroupsListed(keys=["ns/train-pg"]),
         envelopes.QueueRef("root"): queue_signals.PodGroupsListed(),
     }
+
+
+def _namespace(name: str = "ns", deleting: bool = True) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "uid": f"uid-{name}", "resourceVersion": "1"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-07T05:00:00Z"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def test_a_namespace_being_deleted_tells_each_of_its_jobs_once_and_at_once() -> None:
+    """One notice for the namespace: every Job in it hears its deletion when the namespace
+    starts going, not when the namespace controller reaches it; the Job's own DELETED event
+    and its pods' then send nothing. Jobs of other namespaces and a live namespace's changes
+    are left alone."""
+    r = router.Router()
+    other = job(uid="uid-other", ns="elsewhere")
+    running = pod(phase="Running")
+    route_all(r, added(K.JOB, job()), added(K.JOB, other), added(K.POD, running))
+    assert r.route(modified(K.NAMESPACE, _namespace(deleting=False))) == []
+    assert r.route(modified(K.NAMESPACE, _namespace())) == [job_gone()]
+    assert r.route(modified(K.NAMESPACE, _namespace())) == []  # told once
+    assert route_all(r, deleted(K.POD, running), deleted(K.JOB, job())) == []
+    assert r.route(modified(K.JOB, job(phase="Completed"))) == []  # never a new run
+    gone_elsewhere = envelopes.Signal(
+        envelopes.JobRef("elsewhere", "train"),
+        job_signals.SIGNAL_JOB_DELETED,
+        common_signals.JobDeleted(uid="uid-other"),
+    )
+    assert r.route(deleted(K.NAMESPACE, _namespace("elsewhere", deleting=False))) == [
+        gone_elsewhere
+    ]

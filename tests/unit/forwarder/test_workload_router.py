@@ -93,6 +93,17 @@ def test_caldera_batch_job_pod_not_routed() -> None:
     assert r.route(added(K.WORKLOAD_POD, pod(owners=(BATCH_REF,)))) == []
 
 
+def test_caldera_batch_job_pod_naming_a_kubernetes_podgroup_goes_to_its_gang() -> None:
+    r = router.Router()
+    r.route(added(K.BATCH_JOB, managed_job()))
+    named = pod(owners=(BATCH_REF,))
+    named["spec"]["schedulingGroup"] = {"podGroupName": "train-pg"}
+    [signal] = r.route(added(K.WORKLOAD_POD, named))
+    assert isinstance(signal, envelopes.Signal)
+    assert signal.target.workflow_id == "podgroup/ns/scheduling.k8s.io/podgroups/train-pg"
+    assert signal.name == podgroup_signals.SIGNAL_WORKLOAD_POD_SEEN
+
+
 def test_payload_carries_what_the_podgroup_reads() -> None:
     notes = {labels.POD_QUEUE_NAME: "q1", "kubectl.kubernetes.io/last-applied": "{}"}
     [signal] = router.Router().route(added(K.WORKLOAD_POD, pod(notes=notes)))

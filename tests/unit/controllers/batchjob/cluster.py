@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controllers import effects as fx
-from controllers.batchjob import controller
+from controllers.batchjob import controller, workload
 from controllers.batchjob import effects as batch_fx
 from controllers.batchjob.state import BatchJobRecord
 from models.batchv1 import CreatedPod
@@ -163,6 +163,8 @@ class FakeCluster:
                 self._inputs.appendleft(controller.FinalizersRemoved(pods=effect.pods))
             case batch_fx.WriteStatus():
                 self.statuses.append(effect.status.dump())  # as the apiserver takes it
+            case batch_fx.EnsureWorkload():
+                self._inputs.appendleft(workload.WorkloadEnsured(uid="pg-uid"))
             case fx.StartTimer():
                 self.timers[effect.key] = effect.fires_at
             case fx.CancelTimer():
