@@ -76,8 +76,8 @@ async def test_deleting_a_namespace_ends_its_jobs_workflows_before_the_jobs_go(
             await asyncio.sleep(0.2)
             status = (await handle.describe()).status
         assert status is not None and status.name == "COMPLETED"
-        held = custom.get_namespaced_custom_object(*JOBS, ns, "jobs", "held")
-        assert held["metadata"].get("deletionTimestamp")  # still there, going
+        # The Job is still there (the namespace controller may not even have reached it).
+        custom.get_namespaced_custom_object(*JOBS, ns, "jobs", "held")
     finally:
         custom.patch_namespaced_custom_object(
             *JOBS, ns, "jobs", "held", {"metadata": {"finalizers": None}}
