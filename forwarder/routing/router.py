@@ -268,10 +268,12 @@ class Router:
     def _namespace(
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
     ) -> list[envelopes.Outbound]:
-        """A namespace being deleted takes every object in it: each workflow of its Jobs (of
-        either API, dispatched or not), JobFlows and CronJobs hears its deletion now, one
-        notice for the namespace, instead of after the namespace controller reaches its
-        object; their members' later events are news to nobody."""
+        """A namespace being deleted takes every object in it: each workflow of its Volcano
+        Jobs (dispatched or not), JobFlows and CronJobs hears its deletion now, one notice for
+        the namespace, instead of after the namespace controller reaches its object; their
+        members' later events are news to nobody. Not a batch/v1 Job's: its pods carry the
+        job-tracking finalizer, which its workflow removes as they terminate, so it must live
+        until the Job itself goes (ended early, it left the namespace Terminating for good)."""
         meta = translate.metadata(obj)
         if type_ != "DELETED" and meta.get("deletionTimestamp") is None:
             return []
@@ -279,7 +281,6 @@ class Router:
         return (
             self._jobs.namespace_gone(name)
             + self._dispatches.namespace_gone(name)
-            + self._batch_jobs.namespace_gone(name)
             + self._flows.namespace_gone(name)
             + self._cron_jobs.namespace_gone(name)
         )

@@ -16,7 +16,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import errors
 from cli.devstack.processes import Process
-from models import keys
+from models import batchv1, keys
 from tests.builders import make_job
 from tests.e2e import volcano
 from tests.e2e.conftest import E2EStack, eventually
@@ -82,3 +82,47 @@ async def test_deleting_a_namespace_ends_its_jobs_workflows_before_the_jobs_go(
         custom.patch_namespaced_custom_object(
             *JOBS, ns, "jobs", "held", {"metadata": {"finalizers": None}}
         )
+
+
+def test_a_namespace_with_a_running_batch_job_goes_whole(
+    api: client.ApiClient, controllers: list[Process]
+) -> None:
+    """Regression (CI rehearsal): a Caldera-run batch/v1 Job's pods carry the job-tracking
+    finalizer, which its workflow removes as they terminate; told early of its namespace's
+    deletion, the workflow ended first and the namespace stayed Terminating for good (its pods
+    held their nodes' room from every later test)."""
+    core = client.CoreV1Api(api)
+    ns = f"e2e-going-{uuid.uuid4().hex[:6]}"
+    core.create_namespace({"metadata": {"name": ns}})  # type: ignore[arg-type]
+    template = {
+        "metadata": {"annotations": {RUN: "600"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+            ],
+        },
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train"},
+        "spec": {"template": template, "managedBy": batchv1.CONTROLLER_NAME, "parallelism": 2},
+    }
+    client.BatchV1Api(api).create_namespaced_job(ns, job)  # type: ignore[arg-type]
+
+    def running() -> bool:
+        pods = core.list_namespaced_pod(ns).items
+        return len(pods) == 2 and all(p.status.phase == "Running" for p in pods)
+
+    eventually(running, 60, "the Job's two pods Running")
+    core.delete_namespace(ns)
+
+    def gone() -> bool:
+        try:
+            core.read_namespace(ns)
+        except client.ApiException as e:
+            return e.status == 404
+        return False
+
+    eventually(gone, 120, f"namespace {ns} gone")
