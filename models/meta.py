@@ -58,6 +58,17 @@ class ObjectMeta(ApiModel):
     finalizers: list[str] | None = None
 
 
+class Condition(ApiModel):
+    """metav1.Condition: one observed aspect of an object (`type`), True, False or Unknown."""
+
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
 class Identity(ApiModel):
     """Namespace, name and uid of an object the apiserver holds, all three present: an object
     read back always has them, so code that acts on it reads them here instead of checking

@@ -26,6 +26,8 @@ ROOT_QUEUE: Final = "root"
 CLOSED_BY_PARENT: Final = "volcano.sh/closed-by-parent"
 # A PodGroup's own sla waiting time (a Job's annotations carry over), the first present wins.
 SLA_WAITING_ANNOTATIONS: Final = ("volcano.sh/sla-waiting-time", "sla-waiting-time")
+# An allowedNamespaces entry: a namespace name (a DNS-1123 label) or "*".
+ALLOWED_NAMESPACE: Final = r"^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$"
 DNS1123_SUBDOMAIN: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
@@ -80,6 +82,25 @@ class QueueSpec(ApiModel):
     affinity: QueueAffinity | None = None  # None: no node-group placement
     extend_clusters: list[Cluster] | None = None  # None: single cluster
     type: str | None = Field(default=None, max_length=253)  # None: unclassified
+    # The namespaces whose NamespaceQueues may hang under this queue ("*": every namespace);
+    # None or empty: none may (see models/namespacequeue.py).
+    allowed_namespaces: (
+        Annotated[
+            list[Annotated[str, Field(max_length=63, pattern=ALLOWED_NAMESPACE)]],
+            Field(max_length=1024),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!self.exists(n, n == '*') || self.size() == 1",
+                    "message": "'*' allows every namespace and must be the only entry",
+                }
+            ]
+        },
+    )
 
 
 class Reservation(ApiModel):

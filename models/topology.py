@@ -19,7 +19,7 @@ from typing import Annotated, Final, Literal
 from pydantic import ConfigDict, Field
 
 from models.base import ApiModel, NonNegInt32
-from models.meta import ObjectMeta
+from models.meta import Condition, ObjectMeta
 
 GROUP: Final = "topology.volcano.sh"
 VERSION: Final = "v1alpha1"
@@ -103,17 +103,6 @@ class HyperNodeSpec(ApiModel):
     tier: NonNegInt32 = 0
     tier_name: Annotated[str, Field(max_length=253)] | None = None  # None: the tier has no name
     members: Annotated[list[MemberSpec], Field(min_length=1)] | None = None  # None: no members
-
-
-class Condition(ApiModel):
-    """metav1.Condition."""
-
-    type: str
-    status: str
-    reason: str | None = None
-    message: str | None = None
-    last_transition_time: str | None = None
-    observed_generation: int | None = None
 
 
 class HyperNodeStatus(ApiModel):
