@@ -52,6 +52,7 @@ from models import keys, task_queues
 from service import logs, metrics_endpoint, stalls, temporal, worker_registry
 from workflows import sandbox
 from workflows.hypernode_discovery import HyperNodeDiscoveryInput, HyperNodeDiscoveryWorkflow
+from workflows.namespacequeue import NamespaceQueueWorkflow
 from workflows.queue import QueueWorkflow
 from workflows.scheduler import SchedulerWorkflow, SchedulerWorkflowInput
 
@@ -110,8 +111,16 @@ async def run(metrics_address: str = "") -> int:
             ),
             # The SchedulerWorkflow's and the QueueWorkflows' own task queues: their tasks
             # never wait behind the jobs'.
-            _own_queue(client, pool, task_queues.SCHEDULER, SchedulerWorkflow, activities.SESSION),
-            _own_queue(client, pool, task_queues.QUEUES, QueueWorkflow, activities.ALL),
+            _own_queue(
+                client, pool, task_queues.SCHEDULER, [SchedulerWorkflow], activities.SESSION
+            ),
+            _own_queue(
+                client,
+                pool,
+                task_queues.QUEUES,
+                [QueueWorkflow, NamespaceQueueWorkflow],
+                activities.ALL,
+            ),
             # Worker clusters that hang cost the dispatcher's slots, never the controllers'.
             Worker(
                 client,
@@ -154,13 +163,13 @@ def _own_queue(
     client: Client,
     pool: ThreadPoolExecutor,
     queue: str,
-    workflow: type,
+    hosted: Sequence[type],
     own: Sequence[Callable[..., Any]],
 ) -> Worker:
     return Worker(
         client,
         task_queue=queue,
-        workflows=[workflow],
+        workflows=list(hosted),
         workflow_runner=sandbox.worker_runner(),
         activities=list(own),
         activity_executor=pool,

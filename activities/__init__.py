@@ -21,6 +21,7 @@ from activities.controllers import (
     hypernodes,
     jobflows,
     jobs,
+    namespacequeues,
     plugins,
     podgroups,
     pods,
@@ -46,6 +47,9 @@ ALL: Final[tuple[Callable[..., Any], ...]] = (
     volume_claims.ensure_volumes,
     queues.write_queue_status,
     queues.patch_queue,
+    # NamespaceQueues (NamespaceQueueWorkflow)
+    namespacequeues.read_namespace_queue_surroundings,
+    namespacequeues.write_namespace_queue_status,
     binding.bind_placements,
     binding.mark_unschedulable,
     *plugins.ACTIVITIES,

@@ -107,6 +107,31 @@ def own_problems(own: Shares) -> list[str]:
     return problems
 
 
+def stated_problems(own: Shares) -> list[str]:
+    """guarantee ≤ deserved ≤ capability for each resource both lists of a pair name: a
+    NamespaceQueue's rule (Volcano's NamespaceQueue design compares only what is specified,
+    where its Queue webhook also wants a guaranteed resource deserved). Guarantee is held to
+    capability directly only where deserved does not name the resource."""
+    lists = {GUARANTEE: own.guarantee, DESERVED: own.deserved, CAPABILITY: own.capability}
+    pairs = ((GUARANTEE, DESERVED), (DESERVED, CAPABILITY), (GUARANTEE, CAPABILITY))
+    problems = []
+    for low, high in pairs:
+        for name, value in sorted(lists[low].items()):
+            limit = lists[high].get(name)
+            implied = (low, high) == (GUARANTEE, CAPABILITY) and name in own.deserved
+            if limit is not None and value > limit and not implied:
+                problems.append(
+                    f'{low}.{name}: Invalid value: "{_q(value, name)}": {_word(low)}[{name}] '
+                    f"must be <= {_word(high)}[{name}]={_q(limit, name)}"
+                )
+    return problems
+
+
+def _word(path: str) -> str:
+    """`guarantee`, `deserved` or `capability`: how a message names the list at `path`."""
+    return path.split(".")[1]
+
+
 @dataclass(frozen=True)
 class Member:
     """One queue of the hierarchy, as the webhook's lookup holds it."""

@@ -1,5 +1,5 @@
-"""Admission decisions for Jobs, PodGroups and Queues that the CRDs' schemas cannot make: those
-that depend on the queues in the cluster, and a Job's pod templates.
+"""Admission decisions for Jobs, PodGroups, Queues and NamespaceQueues that the CRDs' schemas
+cannot make: those that depend on the queues in the cluster, and a Job's pod templates.
 
 Pure: `review` reads an AdmissionReview `request` and asks a `Lookup` for queues; it never
 imports a Kubernetes client or HTTP code, so every rule is tested with an in-memory lookup.
@@ -26,6 +26,8 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
 - Queue CREATE and UPDATE: its hierarchical drf annotations (`models.hierarchy`): path and
   weights of one length, weights above zero, no other queue's path below its own.
 - Queue DELETE: the queue has no children.
+- NamespaceQueues, what names them (`namespace/<name>` in a Job or PodGroup) and what they hang
+  under (a Queue's `allowedNamespaces`, its deletion): `admission.namespacequeues`.
 - JobFlow CREATE and UPDATE: its entries form a DAG (`admission.jobflows`).
 - CronJob CREATE and UPDATE: schedule, timeZone, name, and the Job its template makes
   (`admission.cronjobs`).
@@ -37,11 +39,20 @@ Every message names the object and the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Final, Protocol
+from dataclasses import dataclass, replace
+from typing import Final
 
-from admission import cronjobs, jobflows, jobspec, queueresources, tasktopology, templates
-from models import cronjob, jobflow, scheduling, vcjob
+from admission import (
+    cronjobs,
+    jobflows,
+    jobspec,
+    namespacequeues,
+    queueresources,
+    reads,
+    tasktopology,
+    templates,
+)
+from models import cronjob, jobflow, namespacequeue, queue_refs, scheduling, vcjob
 from models import hierarchy as hierarchy_annotations
 from models.duration import positive_duration
 from models.scheduling import SLA_WAITING_ANNOTATIONS
@@ -49,6 +60,7 @@ from models.scheduling import SLA_WAITING_ANNOTATIONS
 JOBS: Final = (vcjob.GROUP, "jobs")
 PODGROUPS: Final = (scheduling.GROUP, "podgroups")
 QUEUES: Final = (scheduling.GROUP, "queues")
+NAMESPACE_QUEUES: Final = (scheduling.GROUP, namespacequeue.PLURAL)
 JOBFLOWS: Final = (jobflow.GROUP, "jobflows")
 CRONJOBS: Final = (vcjob.GROUP, cronjob.PLURAL)
 DEFAULT_QUEUE: Final = scheduling.DEFAULT_QUEUE
@@ -57,28 +69,9 @@ OPEN: Final = scheduling.QueueState.OPEN.value
 DEFAULT_MAX_DEPTH: Final = 5  # Volcano's --max-queue-depth
 
 
-@dataclass(frozen=True)
-class QueueInfo:
-    """What the rules need to know of a stored queue."""
-
-    name: str
-    parent: str | None = None  # None: no spec.parent, hangs under root
-    state: str | None = None  # None: no status.state yet, which reads as Open
-    shares: queueresources.Shares = field(
-        default_factory=queueresources.Shares
-    )  # guarantee, deserved, capability
-    hierarchy: str = ""  # its `volcano.sh/hierarchy` path as Volcano stores it; "": none
-
-
-class Lookup(Protocol):
-    """Reads of the cluster's queues; the server backs it with the apiserver."""
-
-    def get_queue(self, name: str) -> QueueInfo | None:  # None: no such queue
-        ...
-
-    def list_queues(self, fresh: bool = False) -> Sequence[QueueInfo]:
-        """Every queue; `fresh`: read afresh, not from a watch that may lag."""
-        ...
+# The read model lives in `admission.reads`; these names are how callers have always known it.
+QueueInfo = reads.QueueInfo
+Lookup = reads.Lookup
 
 
 @dataclass(frozen=True)
@@ -100,6 +93,7 @@ def queue_info(obj: Mapping[str, object]) -> QueueInfo:
         state=state or None,
         shares=queueresources.shares(_mapping(obj, "spec")),
         hierarchy=_hierarchy(obj)[0],
+        allowed_namespaces=reads.allowed_namespaces(_mapping(obj, "spec")),
     )
 
 
@@ -144,7 +138,7 @@ def review(
         problems = [
             *templates.problems(obj),
             *jobspec.create_problems(obj),
-            *_job_problems(obj, lookup),
+            *_job_problems(obj, _namespace(request, obj), lookup),
             *_sla_problems(obj),
             *tasktopology.problems(obj),
         ]
@@ -153,26 +147,46 @@ def review(
         problems = jobspec.update_problems(_mapping(request, "oldObject"), obj)
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == PODGROUPS and operation == "CREATE":
-        problems = [*_podgroup_problems(obj, lookup), *_sla_problems(obj)]
+        problems = [*_podgroup_problems(obj, _namespace(request, obj), lookup), *_sla_problems(obj)]
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
     if kind == QUEUES and operation in ("CREATE", "UPDATE"):
         old = _mapping(request, "oldObject") if operation == "UPDATE" else None
         name = _text(obj, "metadata", "name") or _text(request, "name")
         problems = _queue_problems(name, obj, old, lookup, max_depth)
         return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
+    if kind == NAMESPACE_QUEUES and operation in ("CREATE", "UPDATE"):
+        old = _mapping(request, "oldObject") if operation == "UPDATE" else None
+        name = _text(obj, "metadata", "name") or _text(request, "name")
+        problems = namespacequeues.problems(_namespace(request, obj), name, obj, old, lookup)
+        return _deny_if(f"namespacequeue {_object_name(request, obj)}", problems)
+    if kind == NAMESPACE_QUEUES and operation == "DELETE":
+        namespace, name = _text(request, "namespace"), _text(request, "name")
+        problems = namespacequeues.deletion_problems(namespace, name, lookup)
+        return _deny_if(f"namespacequeue {namespace}/{name}", problems)
     if kind == JOBFLOWS and operation in ("CREATE", "UPDATE"):
         return _deny_if(f"jobflow {_object_name(request, obj)}", jobflows.problems(obj))
     if kind == CRONJOBS and operation in ("CREATE", "UPDATE"):
         return _deny_if(f"cronjob {_object_name(request, obj)}", cronjobs.problems(obj))
     if kind == QUEUES and operation == "DELETE":
         name = _text(request, "name")
-        return _deny_if(f"queue {name}", _deletion_problems(name, lookup))
+        problems = [
+            *_deletion_problems(name, lookup),
+            *namespacequeues.attached_problems(name, (), None, lookup),
+        ]
+        return _deny_if(f"queue {name}", problems)
     return ALLOW
 
 
-def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
-    """Volcano's job webhook: the queue exists and is Open, is not root, and is a leaf."""
-    name = _text(job, "spec", "queue") or DEFAULT_QUEUE
+def _job_problems(job: Mapping[str, object], namespace: str, lookup: Lookup) -> list[str]:
+    """Volcano's job webhook: the queue exists and is Open, is not root, and is a leaf; a
+    NamespaceQueue (`namespace/<name>`) likewise (`admission.namespacequeues`)."""
+    try:
+        target = queue_refs.workload(namespace, _text(job, "spec", "queue"))
+    except queue_refs.BadReference as e:
+        return [f"spec.queue: {e}"]
+    if target.namespaced:
+        return namespacequeues.workload_problems(target, "job", lookup, leaf=True)
+    name = target.name
     queue = lookup.get_queue(name)
     if queue is None:
         return [_missing(name)]
@@ -189,11 +203,18 @@ def _job_problems(job: Mapping[str, object], lookup: Lookup) -> list[str]:
     return problems
 
 
-def _podgroup_problems(podgroup: Mapping[str, object], lookup: Lookup) -> list[str]:
-    """Volcano's PodGroup webhook: the queue exists and is Open. Its other check, at most one
-    tier limit in `networkTopology` and in each `subGroupPolicy` entry's, is the CRD's CEL rule
-    on every network topology (`models.scheduling.NetworkTopologySpec`)."""
-    name = _text(podgroup, "spec", "queue") or DEFAULT_QUEUE
+def _podgroup_problems(podgroup: Mapping[str, object], namespace: str, lookup: Lookup) -> list[str]:
+    """Volcano's PodGroup webhook: the queue (a NamespaceQueue likewise) exists and is Open. Its
+    other check, at most one tier limit in `networkTopology` and in each `subGroupPolicy`
+    entry's, is the CRD's CEL rule on every network topology
+    (`models.scheduling.NetworkTopologySpec`)."""
+    try:
+        target = queue_refs.workload(namespace, _text(podgroup, "spec", "queue"))
+    except queue_refs.BadReference as e:
+        return [f"spec.queue: {e}"]
+    if target.namespaced:
+        return namespacequeues.workload_problems(target, "PodGroup", lookup, leaf=False)
+    name = target.name
     queue = lookup.get_queue(name)
     return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
 
@@ -240,6 +261,9 @@ def _queue_problems(
     parent = _text(obj, "spec", "parent")
     new = queue_info(obj)
     problems = [*_hierarchy_problems(name, obj, lookup), *queueresources.own_problems(new.shares)]
+    before = queue_info(old).allowed_namespaces if old is not None else new.allowed_namespaces
+    if before != new.allowed_namespaces:  # a NamespaceQueue under it must not lose its right
+        problems += namespacequeues.attached_problems(name, before, new.allowed_namespaces, lookup)
     moved = old is None or _text(old, "spec", "parent") != parent
     if moved:
         problems += _parent_problems(name, parent, lookup, max_depth)
@@ -344,27 +368,15 @@ def _deny_if(subject: str, problems: Sequence[str]) -> Verdict:
     return Verdict(allowed=False, message=f"{subject}: {'; '.join(problems)}")
 
 
+def _namespace(request: Mapping[str, object], obj: Mapping[str, object]) -> str:
+    return _text(obj, "metadata", "namespace") or _text(request, "namespace")
+
+
 def _object_name(request: Mapping[str, object], obj: Mapping[str, object]) -> str:
     """`namespace/name`; a generateName object has no name yet, so its prefix stands in."""
-    namespace = _text(obj, "metadata", "namespace") or _text(request, "namespace")
     name = _text(obj, "metadata", "name") or _text(request, "name")
-    return f"{namespace}/{name or _text(obj, 'metadata', 'generateName')}"
+    return f"{_namespace(request, obj)}/{name or _text(obj, 'metadata', 'generateName')}"
 
 
-def _field(obj: object, *path: str) -> object:
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def _text(obj: object, *path: str) -> str:
-    """A string field, "" when absent or not a string (a malformed object has no rule to break)."""
-    value = _field(obj, *path)
-    return value if isinstance(value, str) else ""
-
-
-def _mapping(obj: object, *path: str) -> Mapping[str, object]:
-    value = _field(obj, *path)
-    return value if isinstance(value, Mapping) else {}
+_text = reads.text
+_mapping = reads.mapping

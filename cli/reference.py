@@ -132,6 +132,47 @@ def _account_order(account: str) -> tuple[int, str]:
     return (order.index(account), "") if account in order else (len(order), account)
 
 
+_AGGREGATE: Final = "rbac.authorization.k8s.io/aggregate-to-"
+_TENANTS: Final = """
+## Tenants
+
+These ClusterRoles are bound to no one: Kubernetes aggregates them into its user-facing roles
+`admin`, `edit` and `view`, so a RoleBinding that makes someone `admin` or `edit` of a
+namespace lets them manage the NamespaceQueues there
+([Namespace queues](../user-guide/namespace-queues.md)), and `view` lets them read them.
+Nothing else of Caldera's comes with those roles.
+"""
+
+
+def _aggregated(docs: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The ClusterRoles aggregated into Kubernetes' admin, edit and view roles."""
+    roles = []
+    for d in docs:
+        labels = d["metadata"].get("labels") or {} if d["kind"] == "ClusterRole" else {}
+        into = sorted(
+            k.removeprefix(_AGGREGATE)
+            for k, v in labels.items()
+            if k.startswith(_AGGREGATE) and v == "true"
+        )
+        if into:
+            roles.append((d, into))
+    if not roles:
+        return
+    yield _TENANTS
+    yield "| ClusterRole | aggregated into | API group | resource | verbs |"
+    yield "|---|---|---|---|---|"
+    for role, into in roles:
+        for rule in role.get("rules", []):
+            for group in rule.get("apiGroups", [""]):
+                for resource in rule["resources"]:
+                    verbs = ", ".join(sorted(rule["verbs"], key=_verb_order))
+                    yield (
+                        f"| `{role['metadata']['name']}` | {', '.join(into)} | "
+                        f"`{group or 'core'}` | `{resource}` | {verbs} |"
+                    )
+
+
 def rbac_page(base: Path = BASE) -> str:
     """docs/reference/rbac.md as it must read for the manifests in `base`."""
-    return _INTRO + "\n".join(_tables(grants(load(base)))) + "\n"
+    docs = load(base)
+    return _INTRO + "\n".join([*_tables(grants(docs)), *_aggregated(docs)]) + "\n"

@@ -58,6 +58,13 @@ def list_call(api: client.ApiClient, kind: envelopes.Kind) -> ListCall:
         # Served only with the GenericWorkload feature gate: without it, none are listed.
         scheduling_api = client.SchedulingV1beta1Api(api)
         return reflector.optional(kind.value, scheduling_api.list_pod_group_for_all_namespaces)
+    custom = client.CustomObjectsApi(api)
+    if kind is envelopes.Kind.NAMESPACE_QUEUE:
+        # A cluster without the NamespaceQueue CRD lists none and watches nothing.
+        call = functools.partial(
+            custom.list_cluster_custom_object, scheduling.GROUP, scheduling.VERSION, kind.value
+        )
+        return reflector.optional(kind.value, call)
     group, version = {
         envelopes.Kind.JOB: (vcjob.GROUP, vcjob.VERSION),
         envelopes.Kind.POD_GROUP: (scheduling.GROUP, scheduling.VERSION),
@@ -67,7 +74,6 @@ def list_call(api: client.ApiClient, kind: envelopes.Kind) -> ListCall:
         envelopes.Kind.JOBTEMPLATE: (jobflow.GROUP, jobflow.VERSION),
         envelopes.Kind.CRON_JOB: (vcjob.GROUP, vcjob.VERSION),
     }[kind]
-    custom = client.CustomObjectsApi(api)
     return functools.partial(custom.list_cluster_custom_object, group, version, kind.value)
 
 

@@ -38,6 +38,7 @@ from models.signals import cronjob as cronjob_signals
 from models.signals import dispatch as dispatch_signals
 from models.signals import job as job_signals
 from models.signals import jobflow as jobflow_signals
+from models.signals import namespacequeue as namespacequeue_signals
 from models.signals import podgroup as podgroup_signals
 from models.signals import queue as queue_signals
 from models.signals import scheduler as scheduler_signals
@@ -163,6 +164,10 @@ def summary(target: envelopes.Target, payload: object = None) -> str:
         return f"Volcano JobFlow {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
     if isinstance(target, envelopes.CronJobRef):
         return f"Volcano CronJob {target.key}".encode()[:SUMMARY_BYTES].decode(errors="ignore")
+    if isinstance(target, envelopes.NamespaceQueueRef):
+        return f"Volcano NamespaceQueue {target.key}".encode()[:SUMMARY_BYTES].decode(
+            errors="ignore"
+        )
     if isinstance(target, envelopes.DispatchRef):
         text = f"Volcano Job {target.key} dispatched to a worker cluster"
         return text.encode()[:SUMMARY_BYTES].decode(errors="ignore")
@@ -285,6 +290,10 @@ class Signaller:
             start, workflow = cronjob_signals.CronJobStart(), cronjob_signals.CRON_JOB_WORKFLOW
         elif isinstance(target, envelopes.DispatchRef):
             start, workflow = dispatch_signals.DispatchStart(), dispatch.DISPATCH_WORKFLOW
+        elif isinstance(target, envelopes.NamespaceQueueRef):
+            start = namespacequeue_signals.NamespaceQueueStart()
+            workflow = namespacequeue_signals.NAMESPACE_QUEUE_WORKFLOW
+            task_queue = self._queue_task_queue
         # Signal-with-start. USE_EXISTING: a running workflow just gets the signal.
         # ALLOW_DUPLICATE: a closed one is started afresh; a deleted Job or Queue never gets
         # here because the routers refuse uids they saw deleted.

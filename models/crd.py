@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from models import bus, cronjob, jobflow, scheduling, topology, vcjob
+from models import bus, cronjob, jobflow, namespacequeue, scheduling, topology, vcjob
 
 _DROP: Final = frozenset({"title", "default", "$defs"})
 
@@ -68,6 +68,21 @@ CRDS: Final = (
             {"name": "Weight", "type": "integer", "jsonPath": ".spec.weight"},
             {"name": "Parent", "type": "string", "jsonPath": ".spec.parent"},
             _age(),
+        ),
+    ),
+    CrdSpec(
+        model=namespacequeue.NamespaceQueue,
+        group=scheduling.GROUP,
+        version=scheduling.VERSION,
+        kind=namespacequeue.KIND,
+        plural=namespacequeue.PLURAL,
+        short_names=("nq",),
+        namespaced=True,
+        # Spelled as Volcano's design prints them (kubectl shows every header in capitals).
+        columns=(
+            {"name": "PARENT", "type": "string", "jsonPath": ".spec.parent"},
+            {"name": "STATE", "type": "string", "jsonPath": ".status.state"},
+            {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
         ),
     ),
     CrdSpec(

@@ -25,6 +25,11 @@ def queue_workflow_id(name: str) -> str:
     return f"queue/{name}"
 
 
+def namespace_queue_workflow_id(namespace: str, name: str) -> str:
+    """A NamespaceQueue's workflow (models/namespacequeue.py)."""
+    return f"namespacequeue/{namespace}/{name}"
+
+
 def job_key_from_workflow_id(workflow_id: str) -> JobKey | None:
     """The job a JobWorkflow id names; None: not a JobWorkflow id."""
     kind, _, rest = workflow_id.partition("/")

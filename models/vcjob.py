@@ -262,7 +262,7 @@ class JobSpec(ApiModel):
     running_estimate: GoDuration | None = None  # None: no estimate given
     queue: str | None = Field(
         default=None,
-        max_length=253,
+        max_length=263,  # `namespace/` and a 253-character name (models/queue_refs.py)
         json_schema_extra={
             "x-crd-default": "default",
             "x-kubernetes-validations": [

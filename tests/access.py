@@ -129,6 +129,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/scheduler/informer.py", "list_cluster_custom_object"): (
             _p("list watch", "podgroups", SCHED)
             + _p("list watch", "queues", SCHED)
+            + _p("list watch", "namespacequeues", SCHED)
             + _p("list watch", "hypernodes", TOPOLOGY)
         ),
         ("activities/controllers/hypernodes.py", "list_node"): _p("list", "nodes"),
@@ -287,11 +288,22 @@ NEEDS: Final[Mapping[str, Calls]] = {
         ("activities/controllers/queues.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
         ),
-        ("activities/scheduler/sessions.py", "patch_namespaced_custom_object_status"): _p(
-            "patch", "podgroups/status", SCHED
-        ),
         ("activities/scheduler/sessions.py", "patch_cluster_custom_object_status"): _p(
             "patch", "queues/status", SCHED
+        ),
+        # A NamespaceQueue's status.allocated.
+        ("activities/scheduler/sessions.py", "patch_namespaced_custom_object_status"): _p(
+            "patch", "podgroups/status", SCHED
+        )
+        + _p("patch", "namespacequeues/status", SCHED),
+        # NamespaceQueues (NamespaceQueueWorkflow): every NamespaceQueue and Queue read to place
+        # one in its hierarchy; its state, conditions and counters written.
+        ("activities/controllers/namespacequeues.py", "list_cluster_custom_object"): _p(
+            "list", "namespacequeues", SCHED
+        )
+        + _p("list", "queues", SCHED),
+        ("activities/controllers/namespacequeues.py", "patch_namespaced_custom_object_status"): _p(
+            "patch", "namespacequeues/status", SCHED
         ),
         # PodGroupInitiallyScheduled on the Kubernetes PodGroup a mirrored gang stands for.
         ("activities/scheduler/sessions.py", "patch_namespaced_pod_group_status"): _p(
@@ -368,6 +380,7 @@ NEEDS: Final[Mapping[str, Calls]] = {
             _p("list watch", "jobs", BATCH)
             + _p("list watch", "podgroups", SCHED)
             + _p("list watch", "queues", SCHED)
+            + _p("list watch", "namespacequeues", SCHED)
             + _p("list watch", "commands", BUS)
             + _p("list watch", "jobflows", FLOW)
             + _p("list watch", "jobtemplates", FLOW)
@@ -390,7 +403,16 @@ NEEDS: Final[Mapping[str, Calls]] = {
     },
     "caldera-webhook": {
         ("admission/lookup.py", "get_cluster_custom_object"): _p("get", "queues", SCHED),
-        ("admission/lookup.py", "list_cluster_custom_object"): _p("list watch", "queues", SCHED),
+        ("admission/lookup.py", "list_cluster_custom_object"): (
+            _p("list watch", "queues", SCHED) + _p("list watch", "namespacequeues", SCHED)
+        ),
+        ("admission/lookup.py", "get_namespaced_custom_object"): _p(
+            "get", "namespacequeues", SCHED
+        ),
+        # A namespace's NamespaceQueues, and its PodGroups when one of them is deleted.
+        ("admission/lookup.py", "list_namespaced_custom_object"): (
+            _p("list", "namespacequeues", SCHED) + _p("list", "podgroups", SCHED)
+        ),
     },
 }
 
@@ -440,6 +462,8 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
         *_p("create update delete", "deviceclasses", RESOURCE),
         *_p("create delete", "resourceclaims", RESOURCE, namespace=ANY_NS),
         *_p("create delete", "commands", BUS),
+        # A NamespaceQueue's spec is its tenant's: the worker writes only its status.
+        *_p("create update patch delete", "namespacequeues", SCHED),
         *_p("get", "leases", "coordination.k8s.io", namespace=NAMESPACE, name=LEASE),
         *_p("create", "clusterroles", "rbac.authorization.k8s.io"),
         *_p("create", "serviceaccounts/token", namespace=ANY_NS),
@@ -454,6 +478,7 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
         *_p("create update patch delete", "jobs", BATCH),
         *_p("create", "commands", BUS),
         *_p("patch", "podgroups/status", SCHED),
+        *_p("patch", "namespacequeues/status", SCHED),
         *_p("create", "events"),
         *_p("get update", "leases", "coordination.k8s.io", namespace=NAMESPACE, name="other"),
         *_p("get", "leases", "coordination.k8s.io", namespace="kube-system", name=LEASE),
@@ -461,6 +486,9 @@ DENIED: Final[Mapping[str, tuple[Permission, ...]]] = {
     "caldera-webhook": (
         *_p("create update patch delete", "queues", SCHED),
         *_p("patch update", "queues/status", SCHED),
+        *_p("create update patch delete", "namespacequeues", SCHED),
+        *_p("patch", "namespacequeues/status", SCHED),
+        *_p("get watch", "podgroups", SCHED),
         *_p("get list", "pods"),
         *_p("get list", "secrets"),
         *_p("create", "events"),

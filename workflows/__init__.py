@@ -18,6 +18,7 @@ def __getattr__(name: str) -> Any:
         from workflows.hypernode_discovery import HyperNodeDiscoveryWorkflow
         from workflows.job import JobWorkflow
         from workflows.jobflow import JobFlowWorkflow
+        from workflows.namespacequeue import NamespaceQueueWorkflow
         from workflows.podgroup import PodGroupWorkflow
         from workflows.queue import QueueWorkflow
         from workflows.scheduler import SchedulerWorkflow
@@ -33,5 +34,6 @@ def __getattr__(name: str) -> Any:
             CronRunWorkflow,
             HyperNodeDiscoveryWorkflow,
             DispatchWorkflow,
+            NamespaceQueueWorkflow,
         )
     raise AttributeError(f"module 'workflows' has no attribute {name!r}")

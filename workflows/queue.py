@@ -16,7 +16,6 @@ from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities import options
@@ -29,13 +28,12 @@ with workflow.unsafe.imports_passed_through():
     from controllers.queue.state import QueueRecord
     from models import keys, scheduling
     from models.bus import Action
-    from models.scheduling import QueueState
     from models.signals import job as job_signals
     from models.signals import queue as queue_signals
     from service import search_attributes
     from workflows import activity_call, visibility
     from workflows.entity import Entity, Ref, parsed
-    from workflows.handlers import TakesCommands
+    from workflows.handlers import CountsPodGroups, OpensAndCloses, TakesCommands
 
 EVENTS_NAMESPACE = "default"  # Events about a cluster-scoped Queue need some namespace
 
@@ -52,7 +50,7 @@ class QueueWorkflowInput(BaseModel):
 
 
 @workflow.defn(name=queue_signals.QUEUE_WORKFLOW)
-class QueueWorkflow(TakesCommands):
+class QueueWorkflow(TakesCommands, CountsPodGroups, OpensAndCloses):
     @workflow.init
     def __init__(self, start: QueueWorkflowInput) -> None:
         # Status and annotations are level-triggered: a failed write is logged, and the next
@@ -126,14 +124,6 @@ class QueueWorkflow(TakesCommands):
     def queue_deleted(self, deleted: queue_signals.QueueDeleted) -> None:
         self._entity.accept(deleted)
 
-    @workflow.signal(name=queue_signals.SIGNAL_POD_GROUPS_CHANGED)
-    def pod_groups_changed(self, changed: queue_signals.PodGroupsChanged) -> None:
-        self._entity.accept(changed)
-
-    @workflow.signal(name=queue_signals.SIGNAL_POD_GROUPS_LISTED)
-    def pod_groups_listed(self, listed: queue_signals.PodGroupsListed) -> None:
-        self._entity.accept(listed)
-
     @workflow.signal(name=queue_signals.SIGNAL_CHILD_QUEUE_OBSERVED)
     def child_queue_observed(self, child: queue_signals.ChildQueueObserved) -> None:
         self._entity.accept(child)
@@ -142,35 +132,11 @@ class QueueWorkflow(TakesCommands):
     def parent_state_changed(self, parent: queue_signals.ParentStateChanged) -> None:
         self._entity.accept(parent)
 
-    def _refuse(self, action: Action) -> None:
-        why = controller.refusal(self._entity.state, action)
-        if why is not None:
-            raise ApplicationError(why, type="CommandRefused", non_retryable=True)
+    def _refusal(self, action: Action) -> str | None:
+        return controller.refusal(self._entity.state, action)
 
-    async def _command(
-        self, action: Action, cmd: queue_signals.QueueCommand
-    ) -> queue_signals.QueueCommandResult:
-        command = controller.Command(action=action, why=cmd.reason or "update")
-        before, after = await self._entity.command(command)
-        return queue_signals.QueueCommandResult(
-            action=action, state_before=QueueState(before), state_after=QueueState(after)
-        )
-
-    @workflow.update
-    async def open(self, cmd: queue_signals.QueueCommand) -> queue_signals.QueueCommandResult:
-        return await self._command(Action.OPEN_QUEUE, cmd)
-
-    @open.validator
-    def _open_allowed(self, cmd: queue_signals.QueueCommand) -> None:
-        self._refuse(Action.OPEN_QUEUE)
-
-    @workflow.update
-    async def close(self, cmd: queue_signals.QueueCommand) -> queue_signals.QueueCommandResult:
-        return await self._command(Action.CLOSE_QUEUE, cmd)
-
-    @close.validator
-    def _close_allowed(self, cmd: queue_signals.QueueCommand) -> None:
-        self._refuse(Action.CLOSE_QUEUE)
+    def _command_for(self, action: Action, why: str) -> controller.Command:
+        return controller.Command(action=action, why=why)
 
     @workflow.query
     def status(self) -> queue_signals.QueueView:

@@ -2,10 +2,10 @@
 
 One reflector per kind keeps a store of the objects the scheduler reads (nodes, every pod,
 PVs, PVCs, storage and priority classes, CSINodes, PodGroups, queues, HyperNodes,
-PodDisruptionBudgets, ResourceQuotas, and DRA's ResourceSlices, DeviceClasses and
-ResourceClaims), updated by watch events. A session copies
-the stores and decides on that copy, so a session costs no apiserver reads. The copy may lag
-the apiserver by a watch event: that is what the SchedulerWorkflow's assumed placements are for
+PodDisruptionBudgets, ResourceQuotas, NamespaceQueues, and DRA's ResourceSlices,
+DeviceClasses and ResourceClaims), updated by watch events. A session copies the stores and
+decides on that copy, so a session costs no apiserver reads. The copy may lag the apiserver
+by a watch event: that is what the SchedulerWorkflow's assumed placements are for
 (a pod just bound is assumed until the cache shows its node), as in Volcano's scheduler cache.
 """
 
@@ -23,7 +23,7 @@ from kubernetes import client
 
 from activities import kube
 from activities.messages import Arrivals
-from models import scheduling, topology
+from models import namespacequeue, scheduling, topology
 from scheduling.cache import arrivals
 from service import reflector
 
@@ -52,6 +52,10 @@ def _calls(api: client.ApiClient) -> dict[str, reflector.ListCall]:
         "resourcequotas": core.list_resource_quota_for_all_namespaces,
         "podgroups": functools.partial(custom_list, "podgroups"),
         "queues": functools.partial(custom_list, "queues"),
+        # Tenants' queues, every namespace (a cluster without the CRD lists none).
+        "namespacequeues": reflector.optional(
+            "namespacequeues", functools.partial(custom_list, namespacequeue.PLURAL)
+        ),
         "hypernodes": functools.partial(
             custom.list_cluster_custom_object, topology.GROUP, topology.VERSION, topology.PLURAL
         ),

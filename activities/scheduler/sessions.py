@@ -45,7 +45,7 @@ from activities.scheduler import (
     scheduler_conf,
     session_metrics,
 )
-from models import kube_gangs, scheduling
+from models import kube_gangs, namespacequeue, scheduling
 from models.keys import JobKey
 from scheduling.actions.registry import run_session
 from scheduling.api.devices import DeviceWorld
@@ -157,16 +157,31 @@ def _write_pod_scheduled(write: PodScheduledWrite) -> None:
 
 
 def _write_queue_allocated(write: QueueAllocatedWrite) -> None:
+    """Only `allocated`, through the status subresource: a NamespaceQueue's state, conditions
+    and counters are its controller's (Volcano's design §3.2.6)."""
+    body = {"status": {"allocated": dict(write.allocated)}}
     with errors.kube_call(f"write allocated of queue {write.queue}", ok=errors.GONE_OK):
-        written = kube.custom().patch_cluster_custom_object_status(
-            _G,
-            _V,
-            "queues",
-            write.queue,
-            {"status": {"allocated": dict(write.allocated)}},
-            _content_type="application/merge-patch+json",
-            _preload_content=False,
-        )
+        if write.namespace:
+            written = kube.custom().patch_namespaced_custom_object_status(
+                _G,
+                _V,
+                write.namespace,
+                namespacequeue.PLURAL,
+                write.name,
+                body,
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
+        else:
+            written = kube.custom().patch_cluster_custom_object_status(
+                _G,
+                _V,
+                "queues",
+                write.queue,
+                body,
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
         kube.unread(written)
 
 
@@ -277,6 +292,7 @@ def _session(request: SessionInput) -> SessionReport:
         now=datetime.now(UTC),
         pdbs=world.get("pdbs", []),
         resource_quotas=world.get("resourcequotas", []),
+        namespace_queues=world.get("namespacequeues", []),
     )
     clock.lap("snapshot")
     settings = scheduler_conf.session_config()
@@ -290,7 +306,8 @@ def _session(request: SessionInput) -> SessionReport:
         g.key: g for g in _observed(_SEEN_GROUPS[name], world["podgroups"], ObservedGroup.parse)
     }
     pods = {p.key: p for p in _observed(_SEEN_PODS[name], world["pods"], ObservedPod.parse)}
-    queues = {q.name: q for q in map(ObservedQueue.parse, world["queues"])}
+    listed = [*world["queues"], *world.get("namespacequeues", [])]
+    queues = {q.name: q for q in map(ObservedQueue.parse, listed)}
     session = request.session
     gangs = placements.by_job_workflow(result.placements, groups, pods, storage)
     held = _held(result.placements, request.bind, groups, gangs) if request.bind_next else set()

@@ -56,6 +56,9 @@ KCM_CONTROLLERS: Final = (
     # Kubernetes' own PodGroups (GenericWorkload): the finalizer the PodGroupProtection
     # admission puts on each is taken off once no pod names it (without it one never goes).
     "podgroup-protection-controller",
+    # Kubernetes' admin, edit and view roles take in the ClusterRoles labelled to join them:
+    # Caldera's tenant roles for NamespaceQueues (deploy/base/rbac-tenant.yaml).
+    "clusterrole-aggregation-controller",
 )
 # Kubernetes' own gang API (KEP-4671: Workloads, PodGroups, a pod's spec.schedulingGroup),
 # beta and off by default in 1.37; `models.kube_gangs` says how Caldera serves it.

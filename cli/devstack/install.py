@@ -1,4 +1,5 @@
-"""Install Caldera's API into a cluster: CRDs, admission policies, the default and root queues.
+"""Install Caldera's API into a cluster: CRDs, admission policies, the default and root queues,
+and the tenants' NamespaceQueue roles (aggregated into Kubernetes' admin, edit and view).
 
 Server-side apply with one field manager, so running it again is harmless. Used by
 `caldera dev up` and by the e2e fixtures, so both see the same cluster shape.
@@ -20,6 +21,7 @@ FIELD_MANAGER: Final = "caldera"
 CRD_DIR: Final = REPO / "deploy" / "crds"
 ADMISSION_DIR: Final = REPO / "deploy" / "admission"
 QUEUE_DIR: Final = REPO / "deploy" / "queues"  # root and default, as deploy/base ships them
+TENANT_ROLES: Final = REPO / "deploy" / "base" / "rbac-tenant.yaml"
 
 
 def _documents(directory: Path) -> list[dict[str, Any]]:
@@ -65,3 +67,6 @@ def install(api: client.ApiClient) -> None:
         apply(api, doc)
     for doc in _documents(QUEUE_DIR):
         apply(api, scheduling.Queue.model_validate(doc).dump())
+    for doc in yaml.safe_load_all(TENANT_ROLES.read_text()):
+        if doc:
+            apply(api, doc)

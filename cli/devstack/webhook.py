@@ -29,7 +29,7 @@ from typing import Any, Final
 from kubernetes import client
 
 from activities import kube
-from models import jobflow, scheduling, vcjob
+from models import jobflow, namespacequeue, scheduling, vcjob
 
 NAME: Final = "caldera-admission"
 PATH: Final = "/validate"
@@ -78,7 +78,9 @@ def _openssl(*args: str | Path) -> None:
 def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
     """The ValidatingWebhookConfiguration: jobs on CREATE and spec-changing UPDATE, podgroups on
     CREATE, queues on CREATE, spec-changing UPDATE and DELETE, jobflows and cronjobs on CREATE
-    and spec-changing UPDATE, each calling `client_config` (a URL or a Service, plus caBundle)."""
+    and spec-changing UPDATE, namespacequeues on CREATE, spec-changing UPDATE and DELETE, each
+    calling `client_config` (a URL or a Service, plus caBundle). NamespaceQueues come last, so
+    the index of every earlier webhook (an overlay's caBundle path) stays as it was."""
 
     def hook(name: str, group: str, version: str, plural: str, *operations: str) -> dict[str, Any]:
         return {
@@ -109,6 +111,16 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
     flows["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     crons = hook("cronjobs", vcjob.GROUP, vcjob.VERSION, "cronjobs", "CREATE", "UPDATE")
     crons["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
+    namespace_queues = hook(
+        "namespacequeues",
+        scheduling.GROUP,
+        scheduling.VERSION,
+        namespacequeue.PLURAL,
+        "CREATE",
+        "UPDATE",
+        "DELETE",
+    )
+    namespace_queues["matchConditions"] = [{"name": "spec-change", "expression": SPEC_CHANGED}]
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -119,6 +131,7 @@ def configuration(client_config: dict[str, Any]) -> dict[str, Any]:
             queues,
             flows,
             crons,
+            namespace_queues,
         ],
     }
 
@@ -162,9 +175,9 @@ def withdraw(api: client.ApiClient, url: str, timeout: float = 5) -> bool:
     calling it; False when it was someone else's or the apiserver kept calling.
 
     A stopping dev-stack webhook calls this while it still serves: with `failurePolicy: Fail`,
-    a registration left behind would refuse every Job, PodGroup, Queue, JobFlow and CronJob
-    write until the next start replaces it (the e2e suite starts and stops the controllers once
-    per module).
+    a registration left behind would refuse every Job, PodGroup, Queue, JobFlow, CronJob and
+    NamespaceQueue write until the next start replaces it (the e2e suite starts and stops the
+    controllers once per module).
     """
     registrations = client.AdmissionregistrationV1Api(api)
     try:

@@ -17,9 +17,10 @@ from fractions import Fraction
 from typing import Any, Final
 
 from controllers.job.reconcile import pod_group_name
-from models import labels
+from models import labels, queue_refs
 from models.defaults import DEFAULT_SCHEDULER
 from models.quantity import format_quantity, parse_quantity
+from models.scheduling import DEFAULT_QUEUE
 from models.vcjob import API_VERSION, Job, TaskSpec
 
 JOB_KIND = "Job"
@@ -64,6 +65,20 @@ def _task(job: Job, name: str) -> TaskSpec:
     raise ValueError(f"job {job.metadata.namespace}/{job.metadata.name} has no task {name!r}")
 
 
+def _queue_label(namespace: str, queue: str) -> dict[str, str]:
+    """The queue-name label, for a cluster Queue only, exactly as before NamespaceQueues.
+
+    Volcano's NamespaceQueue design (§3.6.3) keeps labels as compatibility metadata, never the
+    scheduler's source of truth: the annotation carries the raw reference. A label value
+    cannot hold the '/' of `namespace/<name>`, and a malformed reference (which the webhook
+    refuses) might not be a valid label value either: either would fail the pod's creation."""
+    try:
+        target = queue_refs.workload(namespace, queue)
+    except queue_refs.BadReference:
+        return {}
+    return {} if target.namespaced else {labels.QUEUE_NAME: queue}
+
+
 def build_pod(
     job: Job,
     task_name: str,
@@ -83,13 +98,14 @@ def build_pod(
     job_meta = job.metadata
     annotations = dict(meta.get("annotations") or {})
     pod_labels = dict(meta.get("labels") or {})
+    queue = job.spec.queue or DEFAULT_QUEUE
     common = {
         labels.TASK_INDEX: str(index),
         labels.TASK_SPEC: task_name,
         labels.JOB_NAME: job_meta.name or "",
-        labels.QUEUE_NAME: job.spec.queue or "default",
     }
     annotations.update(common)
+    annotations[labels.QUEUE_NAME] = queue  # the raw reference: what the scheduler reads
     annotations.update(
         {
             labels.GROUP_NAME: pod_group or pod_group_name(job),
@@ -101,6 +117,7 @@ def build_pod(
     if task.topology_policy:
         annotations[labels.NUMA_TOPOLOGY_POLICY] = task.topology_policy
     pod_labels.update(common)
+    pod_labels.update(_queue_label(job_meta.namespace or "", queue))
     pod_labels[labels.JOB_NAMESPACE] = job_meta.namespace or ""
     job_annotations, job_labels = job_meta.annotations or {}, job_meta.labels or {}
     annotations.update(

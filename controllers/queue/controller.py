@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from controllers import effects as fx
 from controllers.parsed import ParsedQueue
 from controllers.queue import effects as queue_fx
-from controllers.queue.state import Child, QueueRecord
+from controllers.queue.state import Child, QueueRecord, with_refs
 from controllers.queue.transitions import CLOSED_OR_CLOSING, Operation, next_state, rule_for
 from models.bus import Action
 from models.defaults import default_queue
@@ -164,12 +164,7 @@ def decide(q: QueueRecord, event: Input | Command) -> Decision:
         case queue_signals.QueueDeleted():
             return Decision(state=q.model_copy(update={"deleted": True}), effects=(fx.Finish(),))
         case queue_signals.PodGroupsChanged():
-            groups = dict(q.pod_groups)
-            for ref in event.groups:
-                if ref.deleted:
-                    groups.pop(ref.key, None)
-                else:
-                    groups[ref.key] = ref.phase or "Pending"
+            groups = with_refs(q.pod_groups, event.groups)
             q, out = _run(
                 q.model_copy(update={"pod_groups": groups}), Action.SYNC_QUEUE, "PodGroups changed"
             )

@@ -5,13 +5,35 @@ continue-as-new. Pure: no Temporal or Kubernetes import.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 
 from pydantic import Field
 
 from controllers.record import Record
 from models.scheduling import ROOT_QUEUE, Queue, QueueState
+from models.signals import queue as queue_signals
 
 _COUNTED = ("Pending", "Running", "Unknown", "Inqueue", "Completed")
+
+
+def count_phases(pod_groups: Mapping[str, str]) -> dict[str, int]:
+    """A queue's status counters (a cluster Queue's or a NamespaceQueue's): PodGroups by phase,
+    an unknown phase counted as Pending."""
+    phases = Counter(p if p in _COUNTED else "Pending" for p in pod_groups.values())
+    return {phase.lower(): phases[phase] for phase in _COUNTED}
+
+
+def with_refs(
+    pod_groups: Mapping[str, str], refs: Iterable[queue_signals.PodGroupRef]
+) -> dict[str, str]:
+    """A queue's PodGroups ("<ns>/<name>" → phase) after the forwarder's refs."""
+    groups = dict(pod_groups)
+    for ref in refs:
+        if ref.deleted:
+            groups.pop(ref.key, None)
+        else:
+            groups[ref.key] = ref.phase or "Pending"
+    return groups
 
 
 class Child(Record):
@@ -54,5 +76,4 @@ class QueueRecord(Record):
         return len(self.pod_groups) + children
 
     def counts(self) -> dict[str, int]:
-        phases = Counter(p if p in _COUNTED else "Pending" for p in self.pod_groups.values())
-        return {phase.lower(): phases[phase] for phase in _COUNTED}
+        return count_phases(self.pod_groups)

@@ -84,7 +84,8 @@ class Coalescer:
         batch = self._batches.get(target.workflow_id)
         if batch is None:
             # Bounded, not debounced: a steady stream still leaves every `delay` seconds.
-            delay = self._queue_delay if isinstance(target, envelopes.QueueRef) else self._delay
+            queues = envelopes.QueueRef | envelopes.NamespaceQueueRef
+            delay = self._queue_delay if isinstance(target, queues) else self._delay
             batch = _Batch(target, now + delay)
             self._batches[target.workflow_id] = batch
         if received is not None:

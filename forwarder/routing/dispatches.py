@@ -20,6 +20,7 @@ from collections.abc import Callable, Set
 from typing import Any
 
 from forwarder.routing import envelopes, index, translate
+from models import queue_refs
 from models.dispatch import DISPATCHED_TO_ANNOTATION, ORIGIN_ANNOTATION, DispatchSettings
 from models.scheduling import DEFAULT_QUEUE
 from models.signals import common as common_signals
@@ -31,7 +32,16 @@ Fingerprint = tuple[Any, bool]  # (spec, deleting)
 
 
 def queue_of(obj: envelopes.Obj) -> str:
-    return str((obj.get("spec") or {}).get("queue") or DEFAULT_QUEUE)
+    """The cluster Queue whose `extendClusters` the Job follows; "": it names a NamespaceQueue
+    (`namespace/<name>`) or nothing a queue can be called, and neither dispatches: it runs
+    here."""
+    named = (obj.get("spec") or {}).get("queue")
+    namespace = str(translate.metadata(obj).get("namespace", ""))
+    try:
+        target = queue_refs.workload(namespace, str(named) if named else DEFAULT_QUEUE)
+    except queue_refs.BadReference:
+        return ""
+    return "" if target.namespaced else target.name
 
 
 def dispatch_ref(obj: envelopes.Obj) -> envelopes.DispatchRef:

@@ -4,9 +4,9 @@ Watch threads produce `Observed` and `Relisted`; the router turns them into the 
 (`PodUpdate`, `BatchPodUpdate`, `GroupRefUpdate`), `Signal`s and `ConsumeCommand`s; the
 coalescer batches the updates into `Signal`s; the signaller sends `Signal`s. A message is
 addressed to a `JobRef` (a JobWorkflow; a `DispatchRef` for a DispatchWorkflow), a
-`BatchJobRef` (a BatchJobWorkflow), a `QueueRef` (a QueueWorkflow) or a `WorkloadRef` (a
-PodGroupWorkflow). Plain frozen data, no I/O, so every stage between the watch and the
-Temporal client is testable without a server.
+`BatchJobRef` (a BatchJobWorkflow), a `QueueRef` (a QueueWorkflow), a `NamespaceQueueRef` (a
+NamespaceQueueWorkflow) or a `WorkloadRef` (a PodGroupWorkflow). Plain frozen data, no I/O,
+so every stage between the watch and the Temporal client is testable without a server.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from models import dispatch, keys
+from models import dispatch, keys, queue_refs
 from models.signals import batchjob as batchjob_signals
 from models.signals import common as common_signals
 from models.signals import job as job_signals
@@ -42,6 +42,9 @@ class Kind(StrEnum):
     JOBTEMPLATE = "jobtemplates"  # flow.volcano.sh JobTemplates (wake flows waiting for one)
     CRON_JOB = "cronjobs"  # batch.volcano.sh CronJobs (each with a CronJobWorkflow)
     NAMESPACE = "namespaces"  # one being deleted ends every workflow of its objects at once
+    # scheduling.volcano.sh NamespaceQueues (each with a NamespaceQueueWorkflow); a cluster
+    # without the CRD lists none
+    NAMESPACE_QUEUE = "namespacequeues"
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,23 @@ class QueueRef:
 
 
 @dataclass(frozen=True)
+class NamespaceQueueRef:
+    """The NamespaceQueue a message is addressed to (workloads name it `namespace/<name>`)."""
+
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """Its canonical queue id, `<namespace>/<name>` (`models.queue_refs`)."""
+        return queue_refs.namespace_queue_id(self.namespace, self.name)
+
+    @property
+    def workflow_id(self) -> str:
+        return keys.namespace_queue_workflow_id(self.namespace, self.name)
+
+
+@dataclass(frozen=True)
 class WorkloadRef:
     """The gang of pods Caldera did not create that one owner controls (the pod itself for a
     bare pod), whose PodGroup a PodGroupWorkflow makes."""
@@ -156,7 +176,16 @@ class WorkloadRef:
 
 
 # Which workflow a message is for; its type picks the workflow type.
-Target = JobRef | QueueRef | BatchJobRef | WorkloadRef | FlowRef | CronJobRef | DispatchRef
+Target = (
+    JobRef
+    | QueueRef
+    | BatchJobRef
+    | WorkloadRef
+    | FlowRef
+    | CronJobRef
+    | DispatchRef
+    | NamespaceQueueRef
+)
 
 
 @dataclass(frozen=True)
@@ -191,7 +220,7 @@ class BatchPodUpdate:
 class GroupRefUpdate:
     """The latest state of one PodGroup in a queue, waiting for a PodGroupsChanged batch."""
 
-    queue: QueueRef
+    queue: QueueRef | NamespaceQueueRef
     group: queue_signals.PodGroupRef
 
 

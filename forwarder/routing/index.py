@@ -36,6 +36,7 @@ R = TypeVar(
     envelopes.FlowRef,
     envelopes.CronJobRef,
     envelopes.DispatchRef,
+    envelopes.NamespaceQueueRef,
 )
 F = TypeVar("F")  # an owner's fingerprint
 S = TypeVar("S", bound=BaseModel)  # a member's snapshot; it has a `deleted` flag

@@ -25,6 +25,8 @@ def for_target(logger: logging.Logger, target: envelopes.Target) -> ObjectLogger
         return ObjectLogger(logger, "podgroup", target.key)
     if isinstance(target, envelopes.FlowRef):
         return ObjectLogger(logger, "jobflow", target.key)
+    if isinstance(target, envelopes.NamespaceQueueRef):
+        return ObjectLogger(logger, "namespacequeue", target.key)
     if isinstance(target, envelopes.CronJobRef):
         return ObjectLogger(logger, "cronjob", target.key)
     return ObjectLogger(logger, "job", target.key)

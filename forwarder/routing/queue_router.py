@@ -10,7 +10,9 @@ queue controller, turned into messages to the workflows `queue/<name>`:
   is gone);
 - a Queue deleted → `queue_deleted`, and its parent hears the child is gone;
 - a PodGroup added, changing phase (or queue), or deleted → a `PodGroupRef` for the queue
-  named by its `spec.queue`, batched by the coalescer into `pod_groups_changed`.
+  named by its `spec.queue`, batched by the coalescer into `pod_groups_changed`; one naming
+  `namespace/<name>` goes to that NamespaceQueue's workflow (`models.queue_refs`), one whose
+  reference names no queue to none.
 
 Refs are sent only to queues that are live (listed or added, not deleted); when a queue
 appears, every PodGroup already known in it is sent after its `queue_observed`, as Volcano's
@@ -60,7 +62,7 @@ QUEUES = index.OwnerRules(
 
 @dataclass(frozen=True)
 class _GroupSeen:
-    queue: str
+    queue: str  # the canonical id of the queue it is counted in
     ref: queue_signals.PodGroupRef
 
 
@@ -76,7 +78,10 @@ class QueueRouter:
         self._queues = index.Owners(QUEUES, deleted_capacity)
         self._live: dict[str, str] = {}  # Queue name → uid of the queue holding it now
         self._groups: dict[str, _GroupSeen] = {}  # by PodGroup uid
-        self._members: dict[str, dict[str, None]] = {}  # Queue name → PodGroup uids, ordered
+        # Canonical queue id (a Queue's name, a NamespaceQueue's <ns>/<name>) → PodGroup uids,
+        # ordered.
+        self._members: dict[str, dict[str, None]] = {}
+        self._namespaced: dict[str, envelopes.NamespaceQueueRef] = {}  # live, by canonical id
         # The live queues that name worker clusters (`extendClusters`), by name: their jobs go
         # to DispatchWorkflows. Empty on a cluster without any, which then pays nothing more.
         self._dispatching: dict[str, DispatchSettings] = {}
@@ -172,33 +177,54 @@ class QueueRouter:
         uid, queue = translate.uid(obj), qt.pod_group_queue(obj)
         seen = self._forget(uid)
         if type_ == "DELETED":
-            return self._ref(queue.name, qt.pod_group_ref(obj, deleted=True))
-        ref = qt.pod_group_ref(obj)
-        self._groups[uid] = _GroupSeen(queue.name, ref)
-        self._members.setdefault(queue.name, {})[uid] = None
+            return self._ref(queue, qt.pod_group_ref(obj, deleted=True)) if queue else []
         out: list[envelopes.Outbound] = []
-        if seen is not None and seen.queue != queue.name:
+        moved = seen is not None and seen.queue != queue
+        if seen is not None and moved:
             out += self._ref(seen.queue, seen.ref.model_copy(update={"deleted": True}))
-        elif not force and seen is not None and seen.ref.phase == ref.phase:
+        if queue is None:
+            return out  # it names no queue: counted in none
+        ref = qt.pod_group_ref(obj)
+        self._groups[uid] = _GroupSeen(queue, ref)
+        self._members.setdefault(queue, {})[uid] = None
+        if not moved and not force and seen is not None and seen.ref.phase == ref.phase:
             return []
-        return out + self._ref(queue.name, ref)
+        return out + self._ref(queue, ref)
 
     def pod_groups_listed(self, objects: Sequence[envelopes.Obj]) -> list[envelopes.Outbound]:
         """After a full list of PodGroups, every live queue hears which of its PodGroups exist:
         one deleted while no forwarder led is in no list and no watch."""
         keys: dict[str, list[str]] = {name: [] for name in sorted(self._live)}
+        keys.update({key: [] for key in sorted(self._namespaced)})
         for obj in objects:
-            queue = qt.pod_group_queue(obj).name
+            queue = qt.pod_group_queue(obj)
             if queue in keys:
                 keys[queue].append(qt.pod_group_ref(obj).key)
         return [
             envelopes.Signal(
-                envelopes.QueueRef(name),
+                self._target(queue),
                 queue_signals.SIGNAL_POD_GROUPS_LISTED,
                 queue_signals.PodGroupsListed(keys=listed),
             )
-            for name, listed in keys.items()
+            for queue, listed in keys.items()
         ]
+
+    # --- NamespaceQueues (their PodGroups; `namespace_queues` routes the rest) ---------------
+
+    def namespace_queue_live(self, ref: envelopes.NamespaceQueueRef) -> list[envelopes.Outbound]:
+        """A NamespaceQueue seen: its PodGroups go to its workflow from now on, and those
+        already seen go now (after its first signal, as a Queue's do)."""
+        if ref.key in self._namespaced:
+            return []
+        self._namespaced[ref.key] = ref
+        return [envelopes.GroupRefUpdate(ref, self._groups[g].ref) for g in self._in(ref.key)]
+
+    def namespace_queue_gone(self, ref: envelopes.NamespaceQueueRef) -> None:
+        self._namespaced.pop(ref.key, None)
+
+    def _target(self, queue: str) -> envelopes.QueueRef | envelopes.NamespaceQueueRef:
+        """A live queue's ref, by canonical id."""
+        return self._namespaced.get(queue) or envelopes.QueueRef(queue)
 
     def pod_groups_vanished(self, listed: Set[str]) -> list[envelopes.Outbound]:
         """Deleted refs for PodGroups that went away while the watch was down."""
@@ -224,6 +250,6 @@ class QueueRouter:
     def _ref(self, queue: str, ref: queue_signals.PodGroupRef) -> list[envelopes.Outbound]:
         """Nothing for a queue that is not live: its workflow would not be there to hear it,
         and the ref is sent with the others if the queue appears later."""
-        if queue not in self._live:
+        if queue not in self._live and queue not in self._namespaced:
             return []
-        return [envelopes.GroupRefUpdate(envelopes.QueueRef(queue), ref)]
+        return [envelopes.GroupRefUpdate(self._target(queue), ref)]

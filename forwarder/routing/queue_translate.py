@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from forwarder.routing import envelopes, translate
-from models import keys, scheduling
+from models import keys, queue_refs, scheduling
 from models.dispatch import LOST_AFTER_SECONDS, DispatchSettings
 from models.duration import parse_duration
 from models.signals import dispatch as dispatch_signals
@@ -120,10 +120,14 @@ def child_deleted(name: str) -> queue_signals.ChildQueueObserved:
 # --- PodGroups ------------------------------------------------------------------------------
 
 
-def pod_group_queue(obj: Obj) -> envelopes.QueueRef:
-    """The queue a PodGroup is counted in; the CRD defaults an empty `spec.queue` to default."""
+def pod_group_queue(obj: Obj) -> str | None:
+    """The canonical id of the queue a PodGroup is counted in (`models.queue_refs`): a cluster
+    Queue's name (the CRD defaults an empty `spec.queue` to default), `<namespace>/<name>` for
+    `namespace/<name>`, a NamespaceQueue of its own namespace; None: a reference that names no
+    queue, counted in none (never in a cluster Queue named after the raw string)."""
     named = (obj.get("spec") or {}).get("queue")
-    return envelopes.QueueRef(str(named) if named else scheduling.DEFAULT_QUEUE)
+    namespace = str(translate.metadata(obj).get("namespace", ""))
+    return queue_refs.workload_id(namespace, str(named) if named else None)
 
 
 def pod_group_ref(obj: Obj, deleted: bool = False) -> queue_signals.PodGroupRef:

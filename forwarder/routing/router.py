@@ -2,8 +2,9 @@
 
 Every kind is routed in one of the two shapes of `index` (an owner with its own workflow, or a
 member reported to its owner's), with Volcano's informer filters as its rules. Three kinds
-need more: a PodGroup goes to its Job and to its queue, a Command to whichever it targets, and
-Queues, which also tell their parents, have `queue_router`. batch/v1 Jobs are Caldera's only
+need more: a PodGroup goes to its Job and to its queue, a Command to whichever it targets,
+Queues, which also tell their parents, have `queue_router`, and NamespaceQueues, which also
+tell the queues around them, `namespace_queues`. batch/v1 Jobs are Caldera's only
 when their `spec.managedBy` says so; the rest, and their pods, are the built-in job
 controller's. Pods naming Volcano's scheduler without a PodGroup go to the PodGroupWorkflow of
 their gang (`workloads`). JobFlows, the JobTemplates they name and the Volcano Jobs labelled
@@ -27,6 +28,7 @@ from forwarder.routing import (
     flows,
     index,
     logs,
+    namespace_queues,
     queue_router,
     translate,
     workloads,
@@ -148,6 +150,9 @@ class Router:
             )
         )
         self._queues = queue_router.QueueRouter(deleted_capacity)
+        self._namespace_queues = namespace_queues.NamespaceQueues(
+            self._queues.namespace_queue_live, self._queues.namespace_queue_gone, deleted_capacity
+        )
         self._dispatches = dispatches.Dispatches(self._queues.dispatching, deleted_capacity)
         self._batch_jobs = index.Owners(BATCH_JOBS, deleted_capacity)
         self._batch_pods = index.Members(
@@ -167,7 +172,7 @@ class Router:
             envelopes.Kind.POD: (self._pods.event, self._pods.vanished),
             envelopes.Kind.POD_GROUP: (self._pod_group, self._pod_groups_vanished),
             envelopes.Kind.COMMAND: (self._command, _nothing),
-            envelopes.Kind.QUEUE: (self._queues.queue, _nothing),  # relisted by `_queues` itself
+            envelopes.Kind.QUEUE: (self._queue, _nothing),  # relisted by `_queues` itself
             envelopes.Kind.BATCH_JOB: (self._batch_jobs.event, self._batch_jobs.vanished),
             envelopes.Kind.BATCH_POD: (self._batch_pods.event, self._batch_pods.vanished),
             envelopes.Kind.WORKLOAD_POD: (self._workload_pods.event, self._workload_pods.vanished),
@@ -179,6 +184,10 @@ class Router:
             envelopes.Kind.JOBTEMPLATE: (self._flows.template, _nothing),
             envelopes.Kind.CRON_JOB: (self._cron_jobs.cron_job, self._cron_jobs.cron_jobs_vanished),
             envelopes.Kind.NAMESPACE: (self._namespace, _nothing),
+            envelopes.Kind.NAMESPACE_QUEUE: (
+                self._namespace_queues.event,
+                self._namespace_queues.vanished,
+            ),
         }
 
     def job_deleted(self, uid: str) -> bool:
@@ -198,7 +207,9 @@ class Router:
     def _relisted(self, item: envelopes.Relisted) -> list[envelopes.Outbound]:
         """Deletions for what vanished unseen, then the current state of everything listed."""
         if item.kind is envelopes.Kind.QUEUE:
-            return self._queues.queues_relisted(item.objects)
+            return self._queues.queues_relisted(
+                item.objects
+            ) + self._namespace_queues.queues_relisted(item.objects)
         handle, vanished = self._kinds[item.kind]
         out = vanished({translate.uid(o) for o in item.objects})
         for obj in item.objects:
@@ -237,6 +248,14 @@ class Router:
             + self._cron_jobs.job(type_, obj, force, relisted)
         )
 
+    def _queue(
+        self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
+    ) -> list[envelopes.Outbound]:
+        """A Queue's own workflow and its parent's; the NamespaceQueues hanging under it."""
+        return self._queues.queue(type_, obj, force, relisted) + self._namespace_queues.queue(
+            type_, obj, force, relisted
+        )
+
     def _run_here(self, uid: str) -> bool:
         """A Job this forwarder routed to its JobWorkflow (live, or seen deleted)."""
         return self._jobs.ref(uid) is not None or self._jobs.deleted(uid)
@@ -269,11 +288,12 @@ class Router:
         self, type_: envelopes.WatchType, obj: envelopes.Obj, force: bool, relisted: bool
     ) -> list[envelopes.Outbound]:
         """A namespace being deleted takes every object in it: each workflow of its Volcano
-        Jobs (dispatched or not), JobFlows and CronJobs hears its deletion now, one notice for
-        the namespace, instead of after the namespace controller reaches its object; their
-        members' later events are news to nobody. Not a batch/v1 Job's: its pods carry the
-        job-tracking finalizer, which its workflow removes as they terminate, so it must live
-        until the Job itself goes (ended early, it left the namespace Terminating for good)."""
+        Jobs (dispatched or not), JobFlows, CronJobs and NamespaceQueues hears its deletion now,
+        one notice for the namespace, instead of after the namespace controller reaches its
+        object; their members' later events are news to nobody. Not a batch/v1 Job's: its pods
+        carry the job-tracking finalizer, which its workflow removes as they terminate, so it
+        must live until the Job itself goes (ended early, it left the namespace Terminating for
+        good)."""
         meta = translate.metadata(obj)
         if type_ != "DELETED" and meta.get("deletionTimestamp") is None:
             return []
@@ -283,6 +303,7 @@ class Router:
             + self._dispatches.namespace_gone(name)
             + self._flows.namespace_gone(name)
             + self._cron_jobs.namespace_gone(name)
+            + self._namespace_queues.namespace_gone(name)
         )
 
     def _command(
@@ -293,7 +314,9 @@ class Router:
             return []  # Volcano consumes on add only; the delete we issue comes back as DELETED
         job = translate.command_job(obj)
         target: envelopes.Target | None = (
-            (self._dispatches.command_target(job) or job) if job else qt.command_queue(obj)
+            (self._dispatches.command_target(job) or job)
+            if job
+            else qt.command_queue(obj) or namespace_queues.command_target(obj)
         )
         if target is None:
             return []

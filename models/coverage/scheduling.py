@@ -1,5 +1,5 @@
-"""The scheduling.volcano.sh/v1beta1 Queue's and PodGroup's specs, field by field: who in
-Caldera reads each one.
+"""The scheduling.volcano.sh/v1beta1 Queue's, PodGroup's and NamespaceQueue's specs, field by
+field: who in Caldera reads each one.
 
 The scheduler reads both kinds through `scheduling/cache/objects.py` (`queue_info`, `job_info`),
 so a field is `Honoured` here only where that reader copies it and a named plugin or action
@@ -58,6 +58,10 @@ QUEUE_FIELDS: Final[Mapping[str, Coverage]] = {
     "spec.type": WithoutEffect(
         "a free-form label of the queue; nothing in Volcano reads it (ed72c7c), nor in Caldera"
     ),
+    "spec.allowedNamespaces": Honoured(
+        "admission/namespacequeues.py, controllers/namespacequeue/hierarchy.py",
+        "the namespaces whose NamespaceQueues may hang under the queue",
+    ),
 }
 
 PODGROUP_FIELDS: Final[Mapping[str, Coverage]] = {
@@ -104,4 +108,38 @@ PODGROUP: Final = KindCoverage(
     api_version="scheduling.volcano.sh/v1beta1",
     crd="scheduling.volcano.sh_podgroups.yaml",
     fields=PODGROUP_FIELDS,
+)
+
+_NQ_SHARES: Final = (
+    "scheduling/cache/namespacequeues.py, scheduling/plugins/namespace_subtrees.py, "
+    "controllers/namespacequeue/hierarchy.py, admission/namespacequeues.py"
+)
+
+NAMESPACEQUEUE_FIELDS: Final[Mapping[str, Coverage]] = {
+    "spec.capability": Honoured(_NQ_SHARES, "within its parent's, in the capacity plugin only"),
+    "spec.reclaimable": Honoured(
+        "scheduling/cache/namespacequeues.py, scheduling/actions/reclaim.py"
+    ),
+    "spec.guarantee.resource": Honoured(_NQ_SHARES, "carved out of its parent's"),
+    "spec.parent": Honoured(
+        "controllers/namespacequeue/hierarchy.py, scheduling/cache/namespacequeues.py, "
+        "admission/namespacequeues.py",
+        "`<name>` in the namespace or `cluster/<name>` (models/queue_refs.py)",
+    ),
+    "spec.deserved": Honoured(_NQ_SHARES),
+    "spec.priority": Honoured(
+        "scheduling/cache/namespacequeues.py, scheduling/framework/ordering.py",
+        "queues are served by it first",
+    ),
+    "spec.dequeueStrategy": WithoutEffect(
+        "as a Queue's: Caldera's allocate goes on to a queue's next job when one does not fit, "
+        "which is `traverse`, the default"
+    ),
+}
+
+NAMESPACEQUEUE: Final = KindCoverage(
+    kind="NamespaceQueue",
+    api_version="scheduling.volcano.sh/v1beta1",
+    crd="scheduling.volcano.sh_namespacequeues.yaml",
+    fields=NAMESPACEQUEUE_FIELDS,
 )

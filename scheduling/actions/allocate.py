@@ -47,6 +47,8 @@ def _candidates(state: SessionState, config: SessionConfig) -> dict[QueueName, l
     """Jobs to try by queue: admitted and valid (pending ones are promoted without enqueue)."""
     by_queue: dict[QueueName, list[JobKey]] = {}
     for key, job in sorted(state.jobs.items()):
+        if job.queue in state.refused:
+            continue  # never placed, never admitted on the way: `job_errors` says why
         if job.is_pending:
             if Action.ENQUEUE in config.actions:
                 continue

@@ -31,6 +31,7 @@ def backfill(state: SessionState, config: SessionConfig) -> None:
         for k, j in state.jobs.items()
         if not j.is_pending
         and k not in state.invalid
+        and j.queue not in state.refused  # a NamespaceQueue that may not place (job_errors says)
         and (tasks := [t for t in state.tasks_of(k) if _best_effort(t)])
     }
     keys = sorted(

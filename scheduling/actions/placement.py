@@ -39,7 +39,10 @@ def _failed_roles(state: SessionState, key: JobKey) -> dict[str, str]:
 
 
 def _queue_note(state: SessionState, task: TaskInfo, queue: QueueName) -> str:
-    """Why a task its queue may not take waits: the queue is not Open, no node fits, or share."""
+    """Why a task its queue may not take waits: the queue is refused (a NamespaceQueue's
+    reason), not Open, no node fits, or share."""
+    if (refused := state.refused.get(queue)) is not None:
+        return refused
     if (phase := state.queues[queue].state) is not QueueState.OPEN:
         return f"queue {queue} is {phase}"
     reasons = [

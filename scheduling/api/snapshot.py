@@ -213,6 +213,19 @@ class QueueInfo(_Frozen):
     # them (`models.hierarchy.normalized`), read by drf with enableHierarchy; "": not set.
     hierarchy: str = ""
     hierarchy_weights: str = ""
+    # A NamespaceQueue (`name` is then `<namespace>/<name>`, `parent` its parent's id) carries
+    # its namespace: scope is read here, never parsed out of the name. "": a cluster Queue.
+    namespace: str = ""
+    # Why the queue places nothing whatever its quota (a NamespaceQueue not Open and Ready, or
+    # a queue a workload names that does not exist or cannot be parsed); None: it may place.
+    refusal: str | None = None
+    listed: bool = True  # False: no object behind it, it stands in so its jobs hear why
+    # A cluster Queue's spec.allowedNamespaces: whose NamespaceQueues may hang under it.
+    allowed_namespaces: tuple[str, ...] = ()
+
+    @property
+    def namespaced(self) -> bool:
+        return bool(self.namespace)
 
 
 class Finished(NamedTuple):

@@ -8,7 +8,8 @@ scheduler: its Job's default one is woken). For Dynamic Resource Allocation, as 
 DynamicResources plugin registers: a new or changed ResourceSlice or DeviceClass (devices to
 place on), a new ResourceClaim (a template's claim is made after its pod, which waits for it)
 and a claim's devices freed (its allocation cleared, or the claim deleted while allocated); these
-name no scheduler either. Anything else waits for the scheduler's period.
+name no scheduler either. A NamespaceQueue that becomes schedulable (Open and Ready) is work
+too: its jobs waited for it. Anything else waits for the scheduler's period.
 Pure: the objects are the apiserver's JSON.
 """
 
@@ -17,8 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from models import labels
 from models.defaults import DEFAULT_SCHEDULER
+from models.namespacequeue import NamespaceQueue
 
 Obj = Mapping[str, Any]
 
@@ -56,15 +60,29 @@ def _claim_news(type_: str, before: Obj | None, after: Obj) -> bool:
     return _allocated(before) and not _allocated(after)
 
 
+def _schedulable(queue: Obj | None) -> bool:
+    """A NamespaceQueue that may place jobs; one that does not parse may not."""
+    if queue is None:
+        return False
+    try:
+        return NamespaceQueue.load(dict(queue)).schedulable
+    except ValidationError:
+        return False
+
+
 def woken(kind: str, type_: str, before: Obj | None, after: Obj) -> str | None:
     """The scheduler this change is work for (`kind` as the cluster cache names its stores:
-    "pods", "podgroups", "slices", "deviceclasses", "resourceclaims"); None: no one's."""
+    "pods", "podgroups", "slices", "deviceclasses", "resourceclaims", "namespacequeues");
+    None: no one's."""
     if kind == "podgroups":
         return DEFAULT_SCHEDULER if type_ == "ADDED" else None
     if kind in ("slices", "deviceclasses"):
         return DEFAULT_SCHEDULER if _devices_changed(type_, before, after) else None
     if kind == "resourceclaims":
         return DEFAULT_SCHEDULER if _claim_news(type_, before, after) else None
+    if kind == "namespacequeues":
+        opened = type_ != "DELETED" and _schedulable(after) and not _schedulable(before)
+        return DEFAULT_SCHEDULER if opened else None
     if kind != "pods" or type_ == "DELETED" or not _waiting(after):
         return None
     name = (after.get("spec") or {}).get("schedulerName")

@@ -49,6 +49,7 @@ from scheduling.api.snapshot import (
     TaskStatus,
 )
 from scheduling.api.vectors import EMPTY, Resources, total
+from scheduling.cache import namespacequeues
 from scheduling.cache.observed import claim_names
 from scheduling.cache.tasks import (
     MILLI,
@@ -89,7 +90,9 @@ def job_info(group: PodGroup, priority: int, default_queue: str) -> JobInfo:
     return JobInfo(
         key=job_key(meta.namespace or "default", meta.name or ""),
         uid=meta.uid or "",
-        queue=QueueName(spec.queue or default_queue),
+        queue=namespacequeues.workload_queue(
+            meta.namespace or "default", spec.queue, default_queue
+        ),
         min_member=spec.min_member or 0,
         min_task_member=dict(spec.min_task_member or {}),
         min_resources=(
@@ -142,16 +145,19 @@ def queue_info(queue: Queue) -> QueueInfo:
         node_groups=nodegroups.queue_groups(spec.affinity),
         hierarchy=path,
         hierarchy_weights=weights,
+        allowed_namespaces=tuple(spec.allowed_namespaces or ()),
     )
 
 
 def _queue_of(pod: Obj) -> QueueName | None:
-    """The queue a pod's Job named (Volcano's job controller writes it on the pod)."""
+    """The queue a pod's Job named (Volcano's job controller writes it on the pod), by id:
+    the annotation carries the raw reference, a label only a cluster Queue's name."""
     meta = as_obj(pod.get("metadata"))
+    namespace = str(meta.get("namespace") or "default")
     for source in (as_obj(meta.get("annotations")), as_obj(meta.get("labels"))):
         for key in (labels.QUEUE_NAME, labels.POD_QUEUE_NAME):
             if isinstance(found := source.get(key), str) and found:
-                return QueueName(found)
+                return namespacequeues.workload_queue(namespace, found, found)
     return None
 
 
@@ -172,13 +178,17 @@ def snapshot_from_objects(
     now: datetime | None = None,  # None: no clock, so no job has waited (sla)
     pdbs: Iterable[Obj] = (),
     resource_quotas: Iterable[Obj] = (),
+    namespace_queues: Iterable[Obj] = (),
 ) -> Snapshot:
     """The session snapshot from what the activity listed, sorted by key."""
     classes, default_priority = priority_values(priority_classes)
     memo = memo or ParseMemo()
     memo.begin(classes)
-    queue_infos = sorted((queue_info(Queue.load(dict(q))) for q in queues), key=lambda q: q.name)
-    known = {q.name for q in queue_infos}
+    listed = [queue_info(Queue.load(dict(q))) for q in queues]
+    listed.extend(namespacequeues.queue_info(q) for q in namespace_queues)
+    listed = namespacequeues.capped(listed)
+    by_name = {q.name: q for q in listed}
+    known = set(by_name)
     jobs: dict[JobKey, JobInfo] = {}
     for raw in podgroups:
 
@@ -188,8 +198,11 @@ def snapshot_from_objects(
             return job_info(group, classes.get(pc or "", default_priority or 0), default_queue)
 
         job = memo.job(raw, (default_queue, default_priority), parsed)
-        if job.queue in known:
+        if job.queue not in by_name and (stand_in := namespacequeues.stand_in(raw, default_queue)):
+            by_name[job.queue] = stand_in  # it names no queue the session knows: it says why
+        if job.queue in by_name:
             jobs[job.key] = job
+    queue_infos = sorted(by_name.values(), key=lambda q: q.name)
     tasks: list[TaskInfo] = []
     on_nodes: dict[str, list[TaskInfo]] = {}
     placed: list[PodOnNode] = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from models import queue_refs
 from models.keys import JobKey, QueueName, job_key
 from scheduling.api.requests import Obj, as_list, as_obj
 from scheduling.api.snapshot import PodKey
@@ -124,13 +125,20 @@ class ObservedGroup:
 
 @dataclass(frozen=True)
 class ObservedQueue:
+    """A cluster Queue or a NamespaceQueue as read, by its canonical id (`models.queue_refs`)."""
+
     name: QueueName
     allocated: Mapping[str, str]  # status.allocated as read; empty: none written
+    namespace: str = ""  # a NamespaceQueue's; "": a cluster Queue
+    object_name: str = ""  # metadata.name; "": `name` (a cluster Queue)
 
     @classmethod
     def parse(cls, queue: Obj) -> ObservedQueue:
         allocated = as_obj(as_obj(queue.get("status")).get("allocated"))
+        namespace, name = namespaced_name(queue)
         return cls(
-            name=QueueName(namespaced_name(queue)[1]),
+            name=QueueName(queue_refs.namespace_queue_id(namespace, name) if namespace else name),
             allocated={str(k): str(v) for k, v in allocated.items()},
+            namespace=namespace,
+            object_name=name if namespace else "",
         )

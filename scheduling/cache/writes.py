@@ -68,8 +68,10 @@ class PodScheduledWrite:
 
 @dataclass(frozen=True)
 class QueueAllocatedWrite:
-    queue: QueueName
+    queue: QueueName  # the canonical id (`<namespace>/<name>` for a NamespaceQueue)
     allocated: Mapping[str, str | None]  # a merge patch: None drops what is no longer allocated
+    namespace: str = ""  # a NamespaceQueue's, written through its namespaced status; "": cluster
+    name: str = ""  # the object's metadata.name; "": `queue`
 
 
 @dataclass(frozen=True)
@@ -250,5 +252,6 @@ def queue_allocated_writes(
         wanted = resources.to_resource_list()
         if queue is None or _nonzero(queue.allocated) == _nonzero(wanted):
             continue
-        writes.append(QueueAllocatedWrite(name, {**dict.fromkeys(queue.allocated), **wanted}))
+        patch = {**dict.fromkeys(queue.allocated), **wanted}
+        writes.append(QueueAllocatedWrite(name, patch, queue.namespace, queue.object_name))
     return writes

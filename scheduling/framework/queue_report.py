@@ -88,13 +88,16 @@ def _overused(state: SessionState, name: QueueName, share: float) -> bool:
 
 
 def figures(state: SessionState, result: SessionResult) -> tuple[QueueFigures, ...]:
-    """Every queue of the session's snapshot, by name, as the session closes."""
+    """Every queue of the session's snapshot, by name, as the session closes (a stand-in for
+    a queue that does not exist is no queue: it has no figures)."""
     counts: dict[QueueName, Counter[PodGroupPhase]] = {}
     for key, phase in phases_after(state.snapshot, result).items():
         counts.setdefault(state.jobs[key].queue, Counter())[phase] += 1
     guaranteed = proportion.total_guarantee(state.snapshot.queues)
     report = []
     for queue in sorted(state.snapshot.queues, key=lambda q: q.name):
+        if not queue.listed:
+            continue
         members = _subtree(state, queue.name)
         allocated = _quota(total(state.allocated_of(q) for q in members))
         deserved = _deserved(state, queue)

@@ -37,6 +37,7 @@ from scheduling.plugins import (
     dynamicresources,
     extender,
     hdrf,
+    namespace_subtrees,
     nodegroup,
     pdb,
     podview,
@@ -82,8 +83,10 @@ class SessionState:
         cluster = self.cluster = snapshot.total_resource
         # The capacity plugin instead of proportion: each queue's quota from its own numbers.
         self.capacity: capacity.Capacity | None = None
+        grafting: dict[QueueName, str] = {}  # NamespaceQueues whose chain finds no cluster queue
         if settings.capacity:
-            self.capacity = capacity.build(snapshot, queue_demands, settings.hierarchy)
+            built = capacity.build(snapshot, queue_demands, settings.hierarchy)
+            self.capacity, grafting = namespace_subtrees.graft(built, snapshot, queue_demands)
             attrs = self.capacity.attrs.values()
             self.deserved = {a.name: a.deserved for a in attrs}
             self.real_capability = {a.name: a.real_capability for a in attrs}
@@ -104,8 +107,13 @@ class SessionState:
         self.fit_errors: dict[JobKey, dict[PodKey, str]] = {}
         # Tasks skipped without a node-fit failure of their own (queue share), and why.
         self.notes: dict[PodKey, str] = {}
-        # Per job, why it was not even tried (enqueue refused, queue used up).
-        self.job_errors: dict[JobKey, str] = {}
+        # Queues that place nothing this session whatever their quota, and why: NamespaceQueues
+        # not Open and Ready, missing, unparsable, outside any tree, or without capacity.
+        self.refused = namespace_subtrees.refusals(snapshot, self.capacity, grafting)
+        # Per job, why it was not even tried (enqueue refused, queue used up, queue refused).
+        self.job_errors: dict[JobKey, str] = {
+            key: why for key, job in self.jobs.items() if (why := self.refused.get(job.queue))
+        }
         # Tasks whose allocation a discarded statement undid: the node they would have had.
         self.discarded: dict[PodKey, NodeName] = {}
         self.dispatched: list[PodKey] = []
@@ -163,10 +171,14 @@ class SessionState:
 
     def queue_blocked(self, queue: QueueName) -> str | None:
         """Why the queue takes nothing this session whatever its quota; None: quota decides."""
+        if (refused := self.refused.get(queue)) is not None:
+            return refused
         return None if self.capacity is None else capacity.blocked(self.capacity, queue)
 
     def queue_full(self, queue: QueueName, request: Resources) -> str:
         """Why an Open queue may not take a task asking `request`, for the task's message."""
+        if (refused := self.refused.get(queue)) is not None:
+            return refused
         if self.capacity is None:
             return f"queue {queue} would exceed its deserved share"
         if (blocked := capacity.blocked(self.capacity, queue)) is not None:
@@ -179,6 +191,8 @@ class SessionState:
     def queue_allocatable(self, queue: QueueName, request: Resources) -> bool:
         """The queue may take a task asking `request` now (allocate, preempt)."""
         state = self.queues[queue].state
+        if queue in self.refused:
+            return False
         if self.capacity is not None:
             return capacity.allocatable(self.capacity, state, self.queue_allocated, queue, request)
         return proportion.allocatable(
@@ -195,7 +209,7 @@ class SessionState:
     def queue_preemptive(self, queue: QueueName, request: Resources) -> bool:
         """The queue may evict others' tasks to take one asking `request` (reclaim); under
         proportion the same vote as allocation's."""
-        if self.capacity is None:
+        if self.capacity is None or queue in self.refused:
             return self.queue_allocatable(queue, request)
         state = self.queues[queue].state
         return capacity.preemptive(self.capacity, state, self.queue_allocated, queue, request)
@@ -217,6 +231,8 @@ class SessionState:
     def queue_enqueueable(self, queue: QueueName, min_request: Resources) -> bool:
         """The queue has room to admit a job with this minResources (enqueue)."""
         state = self.queues[queue].state
+        if queue in self.refused:
+            return False
         if self.capacity is not None:
             return capacity.enqueueable(
                 self.capacity,

@@ -14,6 +14,8 @@ parent's. `root` itself is unbounded unless it sets a capability: the tree, not 
 cluster size, is the quota. Jobs belong in leaf queues; a job in a parent queue, a parent that
 does not exist or a cycle leaves the tree unusable, and then nothing is admitted, placed or
 reclaimed until it is fixed, so that no subtree outgrows a bound nobody can compute.
+These rules are the cluster queues'; NamespaceQueues are grafted on afterwards, flat or tree,
+and a tenant's broken chain stops only itself (`namespace_subtrees`).
 
 Every attribute but the live allocation is fixed when the session opens (`build`); the
 checks read the session's allocation and admission books, summed over a subtree. Where a queue
@@ -42,7 +44,7 @@ UNBOUNDED: Final = 2**100
 ROOT: Final = QueueName(ROOT_QUEUE)
 
 
-def _dims(resources: Resources | None) -> Resources:
+def dims(resources: Resources | None) -> Resources:
     """Pod slots are no quota dimension."""
     r = resources or EMPTY
     return Resources.of(r.milli_cpu, r.memory, 0, r.scalars)
@@ -80,24 +82,32 @@ class Capacity(BaseModel):
     broken: str | None = None  # why the queue tree cannot be used; None: it can
 
 
+def flat_attr(
+    queue: QueueInfo | None, demand: QueueDemand, cluster: Resources, guaranteed: Resources
+) -> QueueAttr:
+    """A queue bounded by the cluster less the others' guarantees (`queue` None: not known)."""
+    real = proportion.real_capability(cluster, guaranteed, demand)
+    asked = dims(queue.deserved if queue else None)
+    deserved = asked.min_dimension(real, Missing.INFINITY).max_dimension(demand.guarantee)
+    return QueueAttr(
+        name=demand.name,
+        deserved=deserved,
+        guarantee=demand.guarantee,
+        real_capability=real,
+        elastic=demand.elastic,
+        subtree=(demand.name,),
+    )
+
+
 def _flat(snapshot: Snapshot, demands: Sequence[QueueDemand]) -> Capacity:
-    """Queues with jobs, each bounded by the cluster less the others' guarantees."""
+    """Cluster queues with jobs, each bounded by the cluster less the others' guarantees."""
     cluster = snapshot.total_resource
     guaranteed = proportion.total_guarantee(snapshot.queues)
-    attrs: dict[QueueName, QueueAttr] = {}
-    for demand in demands:
-        queue = snapshot.queue(demand.name)
-        real = proportion.real_capability(cluster, guaranteed, demand)
-        asked = _dims(queue.deserved if queue else None)
-        deserved = asked.min_dimension(real, Missing.INFINITY).max_dimension(demand.guarantee)
-        attrs[demand.name] = QueueAttr(
-            name=demand.name,
-            deserved=deserved,
-            guarantee=demand.guarantee,
-            real_capability=real,
-            elastic=demand.elastic,
-            subtree=(demand.name,),
-        )
+    attrs = {
+        d.name: flat_attr(snapshot.queue(d.name), d, cluster, guaranteed)
+        for d in demands
+        if not d.namespaced
+    }
     return Capacity(attrs=attrs)
 
 
@@ -120,7 +130,7 @@ def _ancestors(
     return tuple(reversed(chain)), None
 
 
-def _inherit(child: Resources, parent: Resources) -> Resources:
+def inherit(child: Resources, parent: Resources) -> Resources:
     """A child's capability takes its parent's value for whatever it leaves unset."""
     scalars = {**parent.scalars, **child.scalars}
     return Resources.of(
@@ -136,8 +146,10 @@ def _broken(why: str) -> Capacity:
 
 
 def _tree(snapshot: Snapshot, demands: Sequence[QueueDemand]) -> Capacity:
-    """Every queue, bounded by its parent's attributes, from `root` down."""
-    queues: dict[QueueName, QueueInfo] = {q.name: q for q in snapshot.queues}
+    """Every cluster queue, bounded by its parent's attributes, from `root` down (the
+    NamespaceQueues are grafted on after, `namespace_subtrees`: a tenant's tree never makes
+    the cluster's unusable)."""
+    queues: dict[QueueName, QueueInfo] = {q.name: q for q in snapshot.queues if not q.namespaced}
     if ROOT not in queues:
         return _broken(f"queue {ROOT} is missing")
     parents = {name: (None if name == ROOT else q.parent or ROOT) for name, q in queues.items()}
@@ -152,7 +164,7 @@ def _tree(snapshot: Snapshot, demands: Sequence[QueueDemand]) -> Capacity:
         if name != ROOT:
             children[parents[name] or ROOT].append(name)
     for job in snapshot.jobs:
-        if children[job.queue]:
+        if children.get(job.queue):
             return _broken(f"queue {job.queue} of job {job.key} is not a leaf queue")
 
     by_demand = {d.name: d for d in demands}
@@ -165,9 +177,9 @@ def _tree(snapshot: Snapshot, demands: Sequence[QueueDemand]) -> Capacity:
             for holder in (name, *ancestors[name]):
                 elastic[holder] = elastic[holder].add(by_demand[name].elastic)
 
-    deserved = {name: _dims(q.deserved) for name, q in queues.items()}
-    guarantee = {name: _dims(q.guarantee) for name, q in queues.items()}
-    capability = {name: _dims(q.capability) for name, q in queues.items()}
+    deserved = {name: dims(q.deserved) for name, q in queues.items()}
+    guarantee = {name: dims(q.guarantee) for name, q in queues.items()}
+    capability = {name: dims(q.capability) for name, q in queues.items()}
     if capability[ROOT].is_empty():
         cluster = snapshot.total_resource
         capability[ROOT] = Resources.of(
@@ -180,7 +192,7 @@ def _tree(snapshot: Snapshot, demands: Sequence[QueueDemand]) -> Capacity:
         kids = children[parent]
         for kid in kids:
             deserved[kid] = deserved[kid].max_dimension(guarantee[kid])
-            capability[kid] = _inherit(capability[kid], capability[parent])
+            capability[kid] = inherit(capability[kid], capability[parent])
         shared = total(guarantee[kid] for kid in kids)
         if parent == ROOT:
             guarantee[ROOT] = shared
@@ -315,7 +327,7 @@ def gives_up(
         if reclaimer is not None and not _common(task.request, reclaimer.request):
             return False
         rest = held.sub(task.request)
-        if not attr.guarantee.less_equal(_dims(rest), Missing.ZERO):
+        if not attr.guarantee.less_equal(dims(rest), Missing.ZERO):
             return False
         if _common(task.request, attr.deserved) and not _exceeds(held, attr.deserved, task.request):
             return False

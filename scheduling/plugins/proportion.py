@@ -8,6 +8,10 @@ weights 1:3 under contention end up with a quarter and three quarters of the clu
 
 Pod slots are not shared out (`pods` is dropped on the way in), and the arithmetic is exact.
 
+NamespaceQueues are not proportion's (Volcano's design supports them in the capacity plugin
+only, §3.5.4): their demands are kept, so the books balance, but they get no share of the
+cluster and their guarantees are reserved from their parent's, never from the cluster's.
+
 Must not import anything with I/O: this module is pure.
 """
 
@@ -42,6 +46,7 @@ class QueueDemand(BaseModel):
     request: Resources = EMPTY  # allocated plus pending requests
     inqueue: Resources = EMPTY  # reservations of admitted jobs (jobs.inqueue)
     elastic: Resources = EMPTY  # allocation beyond the jobs' minResources
+    namespaced: bool = False  # a NamespaceQueue's: no share of the cluster here
 
 
 def demands(
@@ -73,14 +78,16 @@ def demands(
                 request=_dims(held.add(pending)),
                 inqueue=_dims(reserved),
                 elastic=_dims(lendable),
+                namespaced=queue.namespaced,
             )
         )
     return result
 
 
 def total_guarantee(queues: Iterable[QueueInfo]) -> Resources:
-    """Guarantees of all queues, with jobs or not: reserved room nobody else may reach."""
-    return _dims(total(q.guarantee for q in queues if q.guarantee is not None))
+    """Guarantees of all cluster queues, with jobs or not: reserved room nobody else may
+    reach (a NamespaceQueue's is carved out of its parent's, so it is not counted twice)."""
+    return _dims(total(q.guarantee for q in queues if q.guarantee is not None and not q.namespaced))
 
 
 def real_capability(cluster: Resources, guaranteed: Resources, demand: QueueDemand) -> Resources:
@@ -103,8 +110,8 @@ def real_capability(cluster: Resources, guaranteed: Resources, demand: QueueDema
 def water_fill(
     cluster: Resources, queue_demands: Sequence[QueueDemand], guaranteed: Resources = EMPTY
 ) -> dict[QueueName, Resources]:
-    """Deserved shares by weighted water-filling, by queue name."""
-    ordered = sorted(queue_demands, key=lambda d: d.name)
+    """Deserved shares by weighted water-filling, by queue name (cluster queues only)."""
+    ordered = sorted((d for d in queue_demands if not d.namespaced), key=lambda d: d.name)
     caps = {d.name: real_capability(cluster, guaranteed, d) for d in ordered}
     deserved = {d.name: EMPTY for d in ordered}
     met: set[QueueName] = set()

@@ -31,7 +31,8 @@ def test_helm_install_dry_run_server(api: client.ApiClient, e2e_stack: E2EStack)
             "webhook.tls.mode=self-signed",
             # The e2e stack's own install made these cluster-wide objects: not the release's.
             "--set",
-            "queues.create=false,admissionPolicy.create=false,webhook.register=false",
+            "queues.create=false,admissionPolicy.create=false,webhook.register=false,"
+            "tenantRoles.create=false",
             "--kubeconfig",
             e2e_stack.kubeconfig,
         ],

@@ -41,3 +41,12 @@ def test_cronjob_start_payload_decodes_as_workflow_input() -> None:
 
     start = CronJobWorkflowInput.model_validate(cronjob_signals.CronJobStart().model_dump())
     assert start.state is None and start.max_history == 0
+
+
+def test_namespace_queue_start_payload_decodes_as_workflow_input() -> None:
+    from models.signals import namespacequeue as nq_signals
+    from workflows.namespacequeue import NamespaceQueueWorkflowInput
+
+    payload = nq_signals.NamespaceQueueStart().model_dump()
+    start = NamespaceQueueWorkflowInput.model_validate(payload)
+    assert start.state is None and start.observed is None and start.max_history == 0

@@ -140,6 +140,6 @@ def test_an_idle_watch_ends_at_the_servers_timeout() -> None:
     idle.release_conn()
 
 
-def test_the_cache_lists_the_dra_kinds() -> None:
+def test_the_cache_lists_the_dra_kinds_and_namespace_queues() -> None:
     calls = informer._calls(client.ApiClient())
-    assert {"slices", "deviceclasses", "resourceclaims"} <= set(calls)
+    assert {"slices", "deviceclasses", "resourceclaims", "namespacequeues"} <= set(calls)

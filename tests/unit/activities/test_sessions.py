@@ -334,3 +334,30 @@ def test_the_report_says_who_waits_by_job_name_and_then_only_when_it_changes(
     [row] = first.backlog.queues[QueueName("default")].jobs
     assert (row.namespace, row.name, row.phase) == ("default", "big", "Inqueue")
     assert run(2).backlog is None  # the workflow holds it: this process reported it last
+
+
+def test_a_namespace_queue_gets_only_allocated_through_its_namespaced_status(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApi, recorded: list[Any]
+) -> None:
+    group, pods = gang("tenant", 1, queue="namespace/training")
+    for obj in (group, *pods):
+        obj["metadata"]["namespace"] = "team-a"
+    world = _world((group, pods))
+    ready = [{"type": "Ready", "status": "True", "reason": "Ready"}]
+    world["namespacequeues"] = [
+        {
+            "metadata": {"name": "training", "namespace": "team-a"},
+            "spec": {"parent": "cluster/default"},
+            "status": {"state": "Open", "conditions": ready, "allocated": {"cpu": "1"}},
+        }
+    ]
+    report = _session(monkeypatch, world)
+
+    # The default configuration runs proportion: the job waits, and says why.
+    assert report.jobs == []
+    [(key, status)] = api.of("podgroups")
+    assert key == "team-a/tenant"
+    assert "NamespaceQueues need the capacity plugin" in status["conditions"][0]["message"]
+    # What it held before is cleared, through the status subresource and nothing else.
+    [(key, status)] = api.of("namespacequeues")
+    assert key == "team-a/training" and status == {"allocated": {"cpu": "0", "memory": "0"}}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from admission import rules
+from admission.reads import NamespaceQueueInfo, PodGroupInfo
 from admission.rules import QueueInfo
 from models import hierarchy
 
@@ -22,6 +23,17 @@ class Queues:
 
     def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
         return list(self.queues.values())
+
+    def get_namespace_queue(self, namespace: str, name: str) -> NamespaceQueueInfo | None:
+        return None
+
+    def list_namespace_queues(
+        self, namespace: str | None, fresh: bool = False
+    ) -> list[NamespaceQueueInfo]:
+        return []
+
+    def list_podgroups(self, namespace: str) -> list[PodGroupInfo]:
+        return []
 
 
 def _review(annotations: dict[str, str], lookup: Queues | None = None) -> rules.Verdict:

@@ -33,7 +33,7 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
         "url": "https://127.0.0.1:18443/validate",
         "caBundle": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==",
     }
-    assert configs == [loopback] * 5
+    assert configs == [loopback] * 6
     summary = [
         (h["name"], h["rules"][0]["resources"], h["rules"][0]["operations"])
         for h in doc["webhooks"]
@@ -44,4 +44,9 @@ def test_local_registration_calls_loopback_with_the_ca(tmp_path: Path) -> None:
         ("queues.admission.caldera.dev", ["queues"], ["CREATE", "UPDATE", "DELETE"]),
         ("jobflows.admission.caldera.dev", ["jobflows"], ["CREATE", "UPDATE"]),
         ("cronjobs.admission.caldera.dev", ["cronjobs"], ["CREATE", "UPDATE"]),
+        (
+            "namespacequeues.admission.caldera.dev",
+            ["namespacequeues"],
+            ["CREATE", "UPDATE", "DELETE"],
+        ),
     ]

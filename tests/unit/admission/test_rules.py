@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from admission import queueresources as qr
 from admission import rules
+from admission.reads import NamespaceQueueInfo, PodGroupInfo
 from admission.rules import QueueInfo, Verdict
 from models import plugins
 
@@ -41,10 +42,18 @@ QUEUES = (
 
 
 class Queues:
-    """`rules.Lookup` over a fixed list, recording what was read."""
+    """`rules.Lookup` over fixed lists, recording what was read (NamespaceQueues as
+    `<namespace>/<name>`, lists of them as `<namespace>/*` or `*/*`, PodGroups as `pg:<ns>`)."""
 
-    def __init__(self, queues: Sequence[QueueInfo] = QUEUES) -> None:
+    def __init__(
+        self,
+        queues: Sequence[QueueInfo] = QUEUES,
+        namespace_queues: Sequence[NamespaceQueueInfo] = (),
+        podgroups: Mapping[str, Sequence[PodGroupInfo]] | None = None,
+    ) -> None:
         self.queues = {q.name: q for q in queues}
+        self.namespace_queues = {(q.namespace, q.name): q for q in namespace_queues}
+        self.podgroups = dict(podgroups or {})
         self.reads: list[str] = []
 
     def get_queue(self, name: str) -> QueueInfo | None:
@@ -54,6 +63,21 @@ class Queues:
     def list_queues(self, fresh: bool = False) -> list[QueueInfo]:
         self.reads.append("*")
         return list(self.queues.values())
+
+    def get_namespace_queue(self, namespace: str, name: str) -> NamespaceQueueInfo | None:
+        self.reads.append(f"{namespace}/{name}")
+        return self.namespace_queues.get((namespace, name))
+
+    def list_namespace_queues(
+        self, namespace: str | None, fresh: bool = False
+    ) -> list[NamespaceQueueInfo]:
+        self.reads.append(f"{namespace or '*'}/*")
+        held = self.namespace_queues.values()
+        return [q for q in held if namespace is None or q.namespace == namespace]
+
+    def list_podgroups(self, namespace: str) -> list[PodGroupInfo]:
+        self.reads.append(f"pg:{namespace}")
+        return list(self.podgroups.get(namespace, ()))
 
 
 def _request(

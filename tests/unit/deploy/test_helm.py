@@ -139,11 +139,19 @@ def test_an_unknown_tls_mode_is_refused_by_name() -> None:
 
 
 def test_cluster_wide_objects_can_be_left_to_an_earlier_install() -> None:
-    kept = render("queues.create=false", "admissionPolicy.create=false", "webhook.register=false")
+    kept = render(
+        "queues.create=false",
+        "admissionPolicy.create=false",
+        "webhook.register=false",
+        "tenantRoles.create=false",
+    )
     left = set(render()) - set(kept)
     assert {k[0] for k in left} == {
+        "ClusterRole",
         "Queue",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
         "ValidatingWebhookConfiguration",
     }
+    roles = sorted(k[2] for k in left if k[0] == "ClusterRole")
+    assert roles == ["caldera-namespacequeue-editor", "caldera-namespacequeue-viewer"]

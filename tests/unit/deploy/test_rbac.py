@@ -80,3 +80,46 @@ def test_included_directories_list_every_manifest(directory: str) -> None:
     path = access.DEPLOY / directory
     listed = set(access._kustomization(path)["resources"])
     assert listed == {p.name for p in path.glob("*.yaml")}
+
+
+def test_tenants_manage_namespace_queues_through_kubernetes_roles_and_nothing_else() -> None:
+    """Volcano's NamespaceQueue design: a namespace's admin or editor manages its
+    NamespaceQueues (not their status, not the cluster Queues); its viewer reads them. The
+    roles are aggregated, never bound by Caldera."""
+    aggregate = "rbac.authorization.k8s.io/aggregate-to-"
+    roles = {
+        d["metadata"]["name"]: d
+        for d in DOCS
+        if d["kind"] == "ClusterRole"
+        and any(k.startswith(aggregate) for k in d["metadata"].get("labels") or {})
+    }
+    assert set(roles) == {"caldera-namespacequeue-editor", "caldera-namespacequeue-viewer"}
+    into = {n: sorted((r["metadata"]["labels"] or {}).items()) for n, r in roles.items()}
+    assert into == {
+        "caldera-namespacequeue-editor": [
+            (f"{aggregate}admin", "true"),
+            (f"{aggregate}edit", "true"),
+        ],
+        "caldera-namespacequeue-viewer": [(f"{aggregate}view", "true")],
+    }
+    rules = {n: r["rules"] for n, r in roles.items()}
+    assert rules == {
+        "caldera-namespacequeue-editor": [
+            {
+                "apiGroups": ["scheduling.volcano.sh"],
+                "resources": ["namespacequeues"],
+                "verbs": ["create", "update", "patch", "delete", "get", "list", "watch"],
+            }
+        ],
+        "caldera-namespacequeue-viewer": [
+            {
+                "apiGroups": ["scheduling.volcano.sh"],
+                "resources": ["namespacequeues"],
+                "verbs": ["get", "list", "watch"],
+            }
+        ],
+    }
+    bound = {
+        d["roleRef"]["name"] for d in DOCS if d["kind"] in ("RoleBinding", "ClusterRoleBinding")
+    }
+    assert not bound & set(roles)

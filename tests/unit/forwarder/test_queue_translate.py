@@ -91,12 +91,15 @@ POD_GROUP_QUEUES = [
     pytest.param(pod_group(), "default", id="unset-is-default"),
     pytest.param(pod_group(queue=""), "default", id="empty-is-default"),
     pytest.param(pod_group(queue="q1", owners=[]), "q1", id="not-owned-by-job"),
+    pytest.param(pod_group(queue="namespace/training"), "ns/training", id="namespace-queue"),
+    pytest.param(pod_group(queue="other/training"), None, id="other-namespace-names-none"),
+    pytest.param(pod_group(queue="namespace/"), None, id="nameless-namespace-queue"),
 ]
 
 
 @pytest.mark.parametrize(("obj", "expected"), POD_GROUP_QUEUES)
-def test_pod_group_queue_from_spec_queue(obj: dict[str, Any], expected: str) -> None:
-    assert qt.pod_group_queue(obj) == envelopes.QueueRef(expected)
+def test_pod_group_queue_from_spec_queue(obj: dict[str, Any], expected: str | None) -> None:
+    assert qt.pod_group_queue(obj) == expected
 
 
 def test_pod_group_ref_keyed_by_namespace_and_name() -> None:

@@ -70,6 +70,7 @@ def _manifest(plural: str) -> dict[str, Any]:
             ["Status", "minMember", "Runnings", "Age", "Queue"],
         ),
         ("commands", ["command"], ["Action", "Target", "Age"]),
+        ("namespacequeues", ["nq"], ["PARENT", "STATE", "AGE"]),
     ],
 )
 def test_names_and_printer_columns_match_volcano(
@@ -115,3 +116,65 @@ def test_every_network_topology_refuses_both_tier_limits(
     assert rule["message"] == "highestTierAllowed and highestTierName must not both be set"
     for one in ({"highestTierAllowed": 1}, {"highestTierName": "rack"}, {}):
         assert cel.evaluate(rule["rule"], {"self": one})
+
+
+def test_namespace_queue_crd_is_namespaced_with_volcano_defaults() -> None:
+    """Volcano's NamespaceQueue design: `nq`, namespaced, status apart; the apiserver fills
+    spec.parent (cluster/default) and spec.dequeueStrategy (traverse) when omitted."""
+    doc = _manifest("namespacequeues")
+    assert (doc["spec"]["scope"], doc["spec"]["names"]["shortNames"]) == ("Namespaced", ["nq"])
+    version = doc["spec"]["versions"][0]
+    columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
+    assert columns == [
+        ("PARENT", ".spec.parent"),
+        ("STATE", ".status.state"),
+        ("AGE", ".metadata.creationTimestamp"),
+    ]
+    assert version["subresources"] == {"status": {}}
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert spec["parent"]["default"] == "cluster/default"
+    assert spec["dequeueStrategy"] == {
+        "enum": ["fifo", "traverse"],
+        "type": "string",
+        "default": "traverse",
+    }
+    assert spec["priority"]["minimum"] == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "allowed"),
+    [
+        ({"parent": "dept"}, True),
+        ({"parent": "cluster/research"}, True),
+        ({}, True),
+        ({"parent": "training"}, False),
+        ({"parent": "cluster/root"}, False),
+    ],
+    ids=["local", "cluster", "omitted", "itself", "root"],
+)
+def test_namespace_queue_cel_rules_refuse_itself_and_root_as_parent(
+    spec: dict[str, str], allowed: bool
+) -> None:
+    schema = _manifest("namespacequeues")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    obj = {"metadata": {"name": "training"}, "spec": spec}
+    results = [cel.evaluate(r["rule"], {"self": obj}) for r in schema["x-kubernetes-validations"]]
+    assert all(results) is allowed
+
+
+@pytest.mark.parametrize(
+    ("allowed", "ok"),
+    [(["*"], True), (["team-a", "team-b"], True), ([], True), (["*", "team-a"], False)],
+    ids=["every", "listed", "none", "star-and-name"],
+)
+def test_queue_allowed_namespaces_star_stands_alone(allowed: list[str], ok: bool) -> None:
+    queue = _manifest("queues")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    node = queue["properties"]["spec"]["properties"]["allowedNamespaces"]
+    assert node["items"]["pattern"] == r"^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$"
+    (rule,) = node["x-kubernetes-validations"]
+    assert bool(cel.evaluate(rule["rule"], {"self": allowed})) is ok
+
+
+def test_a_job_queue_may_name_a_namespace_queue() -> None:
+    """`namespace/` and a 253-character queue name fit the Job's spec.queue."""
+    spec = _manifest("jobs")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    assert spec["spec"]["properties"]["queue"]["maxLength"] == len("namespace/") + 253

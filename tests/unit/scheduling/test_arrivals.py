@@ -108,3 +108,39 @@ def test_new_or_changed_devices_wake_the_default_scheduler(kind: str) -> None:
     # Only its metadata changed (a label, managedFields): nothing new to place on.
     assert woken(kind, "MODIFIED", device_slice(2), device_slice(2, version="2")) is None
     assert woken(kind, "DELETED", device_slice(2), device_slice(2)) is None
+
+
+def namespace_queue(state: str = "Open", ready: str | None = "True") -> dict[str, Any]:
+    conditions = [] if ready is None else [{"type": "Ready", "status": ready}]
+    return {
+        "metadata": {"name": "training", "namespace": "team-a"},
+        "spec": {},
+        "status": {"state": state, "conditions": conditions},
+    }
+
+
+@pytest.mark.parametrize(
+    ("type_", "before", "after", "expected"),
+    [
+        pytest.param("ADDED", None, namespace_queue(), "volcano", id="added-ready"),
+        pytest.param("ADDED", None, namespace_queue(ready=None), None, id="added-not-reconciled"),
+        pytest.param(
+            "MODIFIED", namespace_queue(ready="False"), namespace_queue(), "volcano", id="ready"
+        ),
+        pytest.param(
+            "MODIFIED", namespace_queue("Closed"), namespace_queue(), "volcano", id="reopened"
+        ),
+        pytest.param("MODIFIED", namespace_queue(), namespace_queue(), None, id="still-ready"),
+        pytest.param(
+            "MODIFIED", namespace_queue(), namespace_queue(ready="False"), None, id="unready"
+        ),
+        pytest.param("DELETED", None, namespace_queue(), None, id="deleted"),
+        pytest.param(
+            "ADDED", None, {"metadata": {"name": "x"}, "spec": {"priority": -1}}, None, id="bad"
+        ),
+    ],
+)
+def test_a_namespace_queue_becoming_schedulable_wakes_the_scheduler(
+    type_: str, before: dict[str, Any] | None, after: dict[str, Any], expected: str | None
+) -> None:
+    assert woken("namespacequeues", type_, before, after) == expected

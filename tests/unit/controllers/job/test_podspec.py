@@ -95,3 +95,27 @@ def test_claim_manifest_is_owned_by_the_job() -> None:
     (owner,) = claim["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["uid"], owner["controller"]) == ("Job", "u1", True)
     assert claim["spec"] == _CLAIM
+
+
+QUEUE_NAME = "volcano.sh/queue-name"
+
+
+@pytest.mark.parametrize(
+    ("queue", "label"),
+    [
+        pytest.param(None, "default", id="unset-default"),
+        pytest.param("research", "research", id="cluster-queue"),
+        pytest.param("namespace/training", None, id="namespace-queue"),
+        pytest.param("other/training", None, id="malformed"),
+    ],
+)
+def test_the_queue_label_names_only_a_cluster_queue_the_annotation_keeps_the_reference(
+    queue: str | None, label: str | None
+) -> None:
+    manifest = make_job("train", "ns").task("worker", replicas=1).manifest()
+    manifest["metadata"]["uid"] = "u1"
+    if queue is not None:
+        manifest["spec"]["queue"] = queue
+    pod = podspec.build_pod(Job.model_validate(manifest), "worker", 0, version=0, retry_count=0)
+    assert pod["metadata"]["annotations"][QUEUE_NAME] == (queue or "default")
+    assert pod["metadata"]["labels"].get(QUEUE_NAME) == label
