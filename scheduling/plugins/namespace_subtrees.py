@@ -20,7 +20,8 @@ not list the namespace in `allowedNamespaces` places nothing, whatever its Ready
 says (its running jobs still count against its ancestors). A tenant's mistake stays in its
 subtree: a chain that finds no parent, or loops, is refused for that queue alone, never the
 cluster's tree; a NamespaceQueue with children places no job
-of its own (jobs belong in leaves, `capacity.blocked`). Without the capacity plugin nothing
+of its own (jobs belong in leaves, `capacity.blocked`), and one that places nothing holds
+its whole subtree. Without the capacity plugin nothing
 in a NamespaceQueue is placed, and its jobs are told so (`refusals`).
 
 Must not import anything with I/O: this module is pure.
@@ -173,4 +174,23 @@ def refusals(
             out[queue.name] = f"NamespaceQueue {queue.name} is not scheduled: {NEEDS_CAPACITY}"
         elif queue.name in grafting:
             out[queue.name] = grafting[queue.name]
+    return _inherited(snapshot, out)
+
+
+def _inherited(snapshot: Snapshot, own: Mapping[QueueName, str]) -> dict[QueueName, str]:
+    """`own` with every NamespaceQueue below a refused one refused too: a parent that places
+    nothing (Closed, not Ready, not allowed) holds its whole subtree, as a closed cluster
+    queue holds its children."""
+    tenants = {q.name: q for q in snapshot.queues if q.namespaced}
+    out = dict(own)
+    for name in sorted(tenants):
+        if name in out:
+            continue
+        seen, parent = {name}, tenants[name].parent
+        while parent in tenants and parent not in seen:
+            if parent in own:
+                out[name] = f"NamespaceQueue {name} is held by its parent: {own[parent]}"
+                break
+            seen.add(parent)
+            parent = tenants[parent].parent
     return out

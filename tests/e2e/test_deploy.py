@@ -86,22 +86,40 @@ def _docs(text: str) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def deployed(api: client.ApiClient, rendered: str) -> Iterator[list[dict[str, Any]]]:
     """The namespace, RBAC objects and ConfigMaps (the worker reads the scheduler's) applied
-    for real; removed again at the end."""
+    for real; at the end, the ones this fixture made are removed again. Those the stack
+    already held (the tenant ClusterRoles the dev installer puts in) stay: later modules use
+    them."""
     docs = _docs(rendered)
+    dyn = dynamic.DynamicClient(api)  # type: ignore[no-untyped-call]
     applied = [d for d in docs if d["kind"] in RBAC_KINDS or d["kind"] == "ConfigMap"]
+    made = [d for d in applied if not _exists(dyn, d)]
     for doc in applied:
         install.apply(api, doc)
     yield docs
-    dyn = dynamic.DynamicClient(api)  # type: ignore[no-untyped-call]
-    for doc in reversed(applied):
-        resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+    for doc in reversed(made):
         try:
-            resource.delete(
+            _resource(dyn, doc).delete(
                 name=doc["metadata"]["name"], namespace=doc["metadata"].get("namespace")
             )
         except client.ApiException as e:
             if e.status != 404:
                 raise
+
+
+def _resource(dyn: Any, doc: dict[str, Any]) -> Any:
+    return dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+
+
+def _exists(dyn: Any, doc: dict[str, Any]) -> bool:
+    try:
+        _resource(dyn, doc).get(
+            name=doc["metadata"]["name"], namespace=doc["metadata"].get("namespace")
+        )
+    except client.ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    return True
 
 
 def _dry_run(kubectl: Path, stack: E2EStack, text: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,8 @@ from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowHandle
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
@@ -337,20 +338,59 @@ async def settled(
 async def last_run(
     client: Client, workflow_id: str, max_history: int, timeout: float = 30
 ) -> WorkflowHandle[Any, Any]:
-    """The latest run of a workflow that continues as new, once it stays open: its history is
-    under the budget and no workflow task is pending. Polled by describe, not by query: the
-    time-skipping test server never delivers the answer to a query that meets the task which
-    continues the run as new, so tests query only a run that will not continue again."""
-    handle = client.get_workflow_handle(workflow_id)
+    """The latest run of a workflow that continues as new, once it is quiet: its history is
+    under the budget and its last workflow task completed. Read from the run's history, not
+    by query: the time-skipping test server never answers a query that meets the task which
+    continues a run as new, so tests query only a run that will not continue again.
+
+    Not from describe either: that server's describe leaves `pending_workflow_task` unset and
+    counts no signal it holds while a task is in flight, so a run about to continue as new
+    looked quiet (the cause of test_continue_as_new_keeps_the_deadline_timer's failures: its
+    query met the continue-as-new and was never answered, with 20-odd inputs seemingly not
+    carried out; the next run held all of them). The handle names the run by its id."""
+    latest = client.get_workflow_handle(workflow_id)
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
-        raw = (await handle.describe()).raw_description
-        info = raw.workflow_execution_info
-        pending = raw.HasField("pending_workflow_task") and raw.pending_workflow_task.state != 0
-        if not pending and info.history_length < max_history:
+        run = (await latest.describe()).run_id
+        handle = client.get_workflow_handle(workflow_id, run_id=run)
+        seen = await _quiet(handle, max_history)
+        # The server appends a task's completion and the run's ContinuedAsNew one after the
+        # other: quiet only if the run is still the latest, open, and its history unchanged.
+        again = await latest.describe()
+        running = again.status == WorkflowExecutionStatus.RUNNING and again.run_id == run
+        if seen is not None and running and await _quiet(handle, max_history) == seen:
             return handle
         await asyncio.sleep(0.05)
     raise AssertionError(f"not within {timeout}s: {workflow_id} settled in one run")
+
+
+_TASK_EVENTS = {
+    EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+}
+
+
+async def _quiet(handle: WorkflowHandle[Any, Any], max_history: int) -> int | None:
+    """The run's history length if it is open, under the budget, and its last workflow task
+    event is a completion; None otherwise."""
+    events = [e async for e in handle.fetch_history_events()]
+    tasks = [e.event_type for e in events if e.event_type in _TASK_EVENTS]
+    open_ = events[-1].event_type not in _CLOSING
+    done = bool(tasks) and tasks[-1] == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    return len(events) if open_ and done and len(events) < max_history else None
+
+
+_CLOSING = {
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+}
 
 
 async def until(

@@ -104,7 +104,8 @@ async def test_continue_as_new_keeps_the_deadline_timer(h: BatchHarness) -> None
     for i in range(30):  # readiness flapping: news, but nothing to do
         await pods_changed(handle, pod(name, ready=i % 2 == 0))
     current = await last_run(h.env.client, handle.id, max_history=40)
-    await until(current, lambda v: "deadline" in v.timers, "still armed")
+    armed = await until(current, lambda v: "deadline" in v.timers, "still armed")
+    assert armed.status["ready"] == 0, "the last readiness news (not ready) was carried over"
     latest = await current.describe()
     assert handle.result_run_id is not None and latest.run_id != handle.result_run_id, (
         "the workflow continued as new"

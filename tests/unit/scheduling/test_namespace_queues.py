@@ -258,6 +258,27 @@ def test_in_the_tree_a_local_parent_bounds_its_children_together() -> None:
 
 
 @pytest.mark.parametrize("config", [FLAT, TREE], ids=["flat", "tree"])
+def test_a_parent_that_places_nothing_holds_its_whole_subtree(config: SessionConfig) -> None:
+    nqs = [
+        make_nq("dept", state="Closed"),
+        make_nq("training", parent="dept"),
+        make_nq("nightly", parent="training"),
+        make_nq("other"),
+    ]
+    gangs = [
+        *jobs_in("namespace/training", 1, "t"),
+        *jobs_in("namespace/nightly", 1, "n"),
+        *jobs_in("namespace/other", 1, "o"),
+    ]
+    result = run_session(snap(gangs, nqs), config)
+    assert placed(result) == {"o": 1}
+    for job, queue in (("t0", "training"), ("n0", "nightly")):
+        why = result.why_not[f"team-a/{job}"]
+        assert f"NamespaceQueue team-a/{queue} is held by its parent: " in why
+        assert "team-a/dept" in why
+
+
+@pytest.mark.parametrize("config", [FLAT, TREE], ids=["flat", "tree"])
 def test_a_tenant_chain_that_finds_no_parent_stops_only_itself(config: SessionConfig) -> None:
     nqs = [make_nq("lost", parent="nowhere"), make_nq("a", parent="b"), make_nq("b", parent="a")]
     gangs = [
