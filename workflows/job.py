@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.controllers.plugins import PluginsInput, ensure_plugins, remove_plugins
     from activities.messages import DeleteJobInput, JobInput
     from controllers import effects as fx
-    from controllers.job import clock, controller, lease, markers, reconcile, results, views
+    from controllers.job import clock, controller, lease, markers, naming, results, views
     from controllers.job import effects as job_fx
     from controllers.job.state import JobRecord
     from controllers.outcomes import AnyOutcome
@@ -94,7 +94,7 @@ class JobWorkflow(JobShell[JobRecord], VolcanoCommands):
             # Asked once per run, at the same input on every replay: a run from before the
             # patch replays without it, and a job with neither volumes nor plugins never asks.
             state = state.model_copy(update={"job_io": workflow.patched(JOB_IO)})
-        if reconcile.asks_legacy(state, item):
+        if naming.asks_legacy(state, item):
             state = state.model_copy(update={"legacy_pod_groups": workflow.patched(LEGACY)})
         return self._writes_together(controller.decide(state, item, now))
 

@@ -14,7 +14,7 @@ from temporalio import activity
 
 from activities import errors, kube
 from activities.messages import Done, EnsurePodGroupInput, PodGroupInput
-from controllers.job import podspec, reconcile, subgroups
+from controllers.job import naming, podspec, subgroups
 from models import scheduling
 from models.scheduling import NetworkTopologySpec
 from models.vcjob import Job
@@ -77,12 +77,12 @@ def ensure_pod_group(request: EnsurePodGroupInput) -> Done:
     namespace = job.metadata.namespace or "default"
     spec = desired_spec(job, _priorities(job))
     if request.look_up:
-        for name in (reconcile.pod_group_name(job), reconcile.legacy_pod_group_name(job)):
+        for name in (naming.pod_group_name(job), naming.legacy_pod_group_name(job)):
             current = _read(namespace, name)
             if current is not None:
                 _update(namespace, name, update_patch(job, current, spec))
                 return Done()
-    name = reconcile.pod_group_name(job)
+    name = naming.pod_group_name(job)
     manifest = {
         "apiVersion": scheduling.API_VERSION,
         "kind": "PodGroup",

@@ -1,1 +1,1 @@
-"""Volcano's job controller as a pure core: the phase x action table, policies, reconcile."""
+"""Volcano's job controller as a pure core: the phase x action table, policies, actions."""

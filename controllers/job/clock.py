@@ -3,11 +3,10 @@ durable timers the shell arms, each with the label the UI timeline shows. Pure."
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from controllers import effects as fx
 from controllers import lifetime
-from controllers.job import reconcile
 from controllers.job.state import DelayedAction, JobRecord
 from controllers.job.transitions import FINISHED
 
@@ -50,7 +49,7 @@ def arm_ttl(state: JobRecord, now: datetime) -> tuple[JobRecord, list[fx.StartTi
         return state, []
     fires_at = lifetime.ttl_deadline(finished_at, ttl, now)
     state = state.model_copy(update={"ttl_fires_at": fires_at})
-    return state, [ttl_timer(state, fires_at, f"in {reconcile.go_duration(fires_at - now)}")]
+    return state, [ttl_timer(state, fires_at, f"in {go_duration(fires_at - now)}")]
 
 
 def ttl_fired(state: JobRecord) -> tuple[JobRecord, list[fx.RecordEvent | fx.DeleteJob]]:
@@ -58,3 +57,13 @@ def ttl_fired(state: JobRecord) -> tuple[JobRecord, list[fx.RecordEvent | fx.Del
     if state.job is None or state.ttl_fires_at is None or state.ttl_expired or state.deleted:
         return state, []
     return state.model_copy(update={"ttl_expired": True}), lifetime.expired(state.identity)
+
+
+def go_duration(delta: timedelta) -> str:
+    """metav1.Duration's text form ("1h2m3.5s") for status.runningDuration."""
+    total = delta.total_seconds()
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    out = f"{int(hours)}h" if hours else ""
+    out += f"{int(minutes)}m" if hours or minutes else ""
+    return out + f"{seconds:g}s"

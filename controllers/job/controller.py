@@ -1,8 +1,8 @@
 """The JobWorkflow's pure core: `decide(state, input, now) -> Decision`.
 
 Each input (a forwarder signal, a command, a timer, a failed activity) becomes Volcano
-requests, which `handling` runs: delayed-action cleanup, applyPolicies, then either a durable
-timer or the state table's rule, planned by `reconcile`.
+requests, which `actions` runs: delayed-action cleanup, applyPolicies, then either a durable
+timer or the state table's rule, planned by `actions`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers import binding, lifetime
 from controllers import effects as fx
-from controllers.job import bus_events, clock, handling, lease, markers, reconcile, results
+from controllers.job import actions, bus_events, clock, lease, markers, naming, results
 from controllers.job import effects as job_fx
 from controllers.job.policies import Request, Resolution
 from controllers.job.state import JobRecord, PodRecord
@@ -67,7 +67,7 @@ def _observe(
         )
     job = markers.with_claims(job.model_copy(update={"status": None}), state.volume_claims)
     state, fenced = lease.arm(state.model_copy(update={"job": job}), now)
-    state, out = handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    state, out = actions.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
     return state, [*out, *fenced]
 
 
@@ -77,7 +77,7 @@ def _volumes_ensured(
     """The claims exist and are named: keep them, then sync, which goes on to the PodGroup."""
     if state.job is None:
         return state, []
-    return handling.handle(
+    return actions.handle(
         markers.claims_ensured(state, ensured), [Request(event=Event.OUT_OF_SYNC)], now
     )
 
@@ -96,7 +96,7 @@ def _pods(
         if state.job is not None:
             event = bus_events.event_of(old, snapshot, state.job.spec, pods)
             requests.append(bus_events.request_of(event, snapshot))
-    return handling.handle(state.model_copy(update={"pods": pods}), requests, now)
+    return actions.handle(state.model_copy(update={"pods": pods}), requests, now)
 
 
 def _listed(
@@ -138,19 +138,19 @@ def _pod_group(
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     if state.job is None:
         return state, []
-    if observed.name == reconcile.legacy_pod_group_name(state.job) and state.legacy_pod_groups:
+    if observed.name == naming.legacy_pod_group_name(state.job) and state.legacy_pod_groups:
         return _legacy_pod_group(state, observed, now)
-    if observed.name != reconcile.pod_group_name(state.job):
+    if observed.name != naming.pod_group_name(state.job):
         return state, []  # another controller's PodGroup
     if observed.deleted:
         update = {"pod_group_exists": False, "pod_group_phase": None, "pod_group_generation": None}
-        return handling.handle(state.model_copy(update=update), [Request()], now)
+        return actions.handle(state.model_copy(update=update), [Request()], now)
     changed = observed.phase != state.pod_group_phase
     state = state.model_copy(update={"pod_group_phase": observed.phase, "pod_group_exists": True})
     if not changed:
         return state, []
     event = Event.JOB_UNKNOWN if observed.phase == "Unknown" else Event.OUT_OF_SYNC
-    return handling.handle(state, [Request(event=event)], now)
+    return actions.handle(state, [Request(event=event)], now)
 
 
 def _legacy_pod_group(
@@ -158,8 +158,8 @@ def _legacy_pod_group(
 ) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
     """The job's PodGroup from before Volcano 1.5: it gates the job while its own does not
     exist; once it is deleted, the next sync makes the job's own."""
-    was_on = reconcile.on_legacy_pod_group(state)
-    before = reconcile.gate_phase(state)
+    was_on = naming.on_legacy_pod_group(state)
+    before = naming.gate_phase(state)
     update: dict[str, object] = {
         "legacy_pod_group_exists": not observed.deleted,
         "legacy_pod_group_phase": None if observed.deleted else observed.phase,
@@ -168,12 +168,12 @@ def _legacy_pod_group(
         update.update(pod_group_exists=False, pod_group_generation=None)
     state = state.model_copy(update=update)
     if observed.deleted:
-        return handling.handle(state, [Request()], now) if was_on else (state, [])
-    phase = reconcile.gate_phase(state)
+        return actions.handle(state, [Request()], now) if was_on else (state, [])
+    phase = naming.gate_phase(state)
     if phase == before:
         return state, []
     event = Event.JOB_UNKNOWN if phase == "Unknown" else Event.OUT_OF_SYNC
-    return handling.handle(state, [Request(event=event)], now)
+    return actions.handle(state, [Request(event=event)], now)
 
 
 def _command(
@@ -191,7 +191,7 @@ def _command(
     request = Request(
         event=Event.COMMAND_ISSUED, action=action, reason=f"command {command.command or 'update'}"
     )
-    state, out = handling.handle(state, [request], now)
+    state, out = actions.handle(state, [request], now)
     return state, [note, *out]
 
 
@@ -217,7 +217,7 @@ def _timer(
         partition=entry.partition,
         reason="timeout expired",
     )
-    return handling.act(state, request, Resolution(action=entry.action), now)
+    return actions.act(state, request, Resolution(action=entry.action), now)
 
 
 def _failed(
@@ -237,7 +237,7 @@ def _failed(
     if state.phase in FINISHED or state.phase == JobPhase.TERMINATING:
         return state, [warn, *check]
     request = Request(event=Event.OUT_OF_SYNC, reason=f"{failed.effect} failed")
-    state, out = handling.act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
+    state, out = actions.act(state, request, Resolution(action=Action.TERMINATE_JOB), now)
     return state, [warn, *out, *check]
 
 
@@ -322,5 +322,5 @@ def _echo(
     Caldera, say) goes Pending → Running → Completed, not Running for ever."""
     if state.phase == before or state.phase not in _NOT_ECHOED:
         return state, out
-    again, more = handling.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
+    again, more = actions.handle(state, [Request(event=Event.OUT_OF_SYNC)], now)
     return (again, out + more) if again.phase != state.phase else (state, out)

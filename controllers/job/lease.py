@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import Final
 
 from controllers import effects as fx
+from controllers.job import actions
 from controllers.job import effects as job_fx
-from controllers.job import handling
 from controllers.job.policies import Request, Resolution
 from controllers.job.state import JobRecord
 from models.bus import Action
@@ -85,5 +85,5 @@ def fired(state: JobRecord, now: datetime) -> tuple[JobRecord, list[job_fx.AnyEf
         "reach this cluster, so the job is aborted before it runs elsewhere",
     )
     request = Request(reason=f"{LEASE_EXPIRED} at {until.isoformat()}")
-    state, out = handling.act(state, request, Resolution(action=Action.ABORT_JOB), now)
+    state, out = actions.act(state, request, Resolution(action=Action.ABORT_JOB), now)
     return state, [note, *out]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Final
 
-from controllers.job.reconcile import pod_group_name
+from controllers.job.naming import pod_group_name
 from models import labels, queue_refs
 from models.defaults import DEFAULT_SCHEDULER
 from models.quantity import format_quantity, parse_quantity

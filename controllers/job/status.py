@@ -180,3 +180,34 @@ def touch(status: JobStatus, now: datetime) -> JobStatus:
             "conditions": conditions,
         }
     )
+
+
+def reason(
+    fn: StatusFn,
+    after: JobPhase,
+    spec: JobSpec,
+    status: JobStatus,
+    c: Counts,
+    why: str,
+) -> tuple[str, str]:
+    """The reason and message of a phase change by `fn`; `why` tells the action's story."""
+    if fn == StatusFn.TO:
+        action, _, story = why.partition(": ")
+        return action, story
+    if fn == StatusFn.PENDING:
+        return "MinAvailableReached", (
+            f"{c.running + c.succeeded + c.failed} pods running or finished, "
+            f"minAvailable {spec.min_available}"
+        )
+    if fn == StatusFn.RESTARTING and after == JobPhase.FAILED:
+        return "MaxRetryExceeded", f"ran {status.retry_count} times, maxRetry {spec.max_retry}"
+    if fn == StatusFn.RESTARTING:
+        return "Restarted", f"retry {status.retry_count} of {spec.max_retry}"
+    if fn == StatusFn.RUNNING and after == JobPhase.PENDING:
+        return "GangLost", f"{c.pending} pods pending, minAvailable {spec.min_available}"
+    if fn == StatusFn.RUNNING:
+        return after.value, (
+            f"succeeded {c.succeeded}, failed {c.failed} of {spec.total_replicas} pods "
+            f"(minAvailable {spec.min_available}, minSuccess {spec.min_success})"
+        )
+    return after.value, f"no pod left running after {why}"

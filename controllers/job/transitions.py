@@ -139,3 +139,7 @@ FINISHED: Final = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMI
 def rule_for(phase: JobPhase | None, action: Action) -> Rule:
     """The cell for this phase and action; a never-initiated job ("") behaves as Pending."""
     return TRANSITIONS[(phase or JobPhase.PENDING, action)]
+
+
+def finished(phase: JobPhase | None) -> bool:
+    return phase in FINISHED

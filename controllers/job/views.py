@@ -5,7 +5,7 @@ Pure: the update validators and the `status` query call these on the workflow's 
 
 from __future__ import annotations
 
-from controllers.job import reconcile
+from controllers.job import naming
 from controllers.job.state import JobRecord
 from controllers.job.transitions import FINISHED
 from models.bus import Action
@@ -56,7 +56,7 @@ def view(state: JobRecord) -> job_signals.JobView:
         version=state.status.version or 0,
         retry_count=state.status.retry_count or 0,
         queue=(job.spec.queue if job else None) or "",
-        pod_group_phase=reconcile.gate_phase(state),
+        pod_group_phase=naming.gate_phase(state),
         tasks=tasks,
         delayed=[
             job_signals.DelayedActionView(

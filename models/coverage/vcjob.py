@@ -55,9 +55,9 @@ FIELDS: Final[Mapping[str, Coverage]] = {
         "activities/controllers/volume_claims.py", "the PVC created for the job"
     ),
     "spec.tasks[].name": Honoured("controllers/job/podspec.py", "pod names, labels and roles"),
-    "spec.tasks[].replicas": Honoured("controllers/job/reconcile.py, controllers/job/podspec.py"),
+    "spec.tasks[].replicas": Honoured("controllers/job/actions.py, controllers/job/podspec.py"),
     "spec.tasks[].minAvailable": Honoured(
-        "controllers/job/podspec.py, controllers/job/reconcile.py",
+        "controllers/job/podspec.py, controllers/job/actions.py",
         "the PodGroup's minTaskMember; a dependency is met when this many pods run",
     ),
     "spec.tasks[].template": Honoured(
@@ -74,8 +74,8 @@ FIELDS: Final[Mapping[str, Coverage]] = {
     "spec.tasks[].maxRetry": Honoured(
         "controllers/job/bus_events.py", "container restarts that count as the task failing"
     ),
-    "spec.tasks[].dependsOn.name": Honoured("controllers/job/reconcile.py, admission/jobspec.py"),
-    "spec.tasks[].dependsOn.iteration": Honoured("controllers/job/reconcile.py"),
+    "spec.tasks[].dependsOn.name": Honoured("controllers/job/actions.py, admission/jobspec.py"),
+    "spec.tasks[].dependsOn.iteration": Honoured("controllers/job/actions.py"),
     "spec.tasks[].partitionPolicy.totalPartitions": Honoured(
         "models/vcjob.py",
         "a CEL rule; Volcano only checks it too: replicas must equal "
@@ -109,7 +109,7 @@ FIELDS: Final[Mapping[str, Coverage]] = {
         "activities/controllers/podgroups.py, controllers/job/podspec.py, admission/rules.py",
         "the PodGroup's queue; the webhook refuses a queue that is missing, closed or not a leaf",
     ),
-    "spec.maxRetry": Honoured("controllers/job/status.py, controllers/job/reconcile.py"),
+    "spec.maxRetry": Honoured("controllers/job/status.py, controllers/job/actions.py"),
     "spec.ttlSecondsAfterFinished": Honoured("controllers/job/clock.py"),
     "spec.priorityClassName": Honoured(
         "controllers/job/podspec.py, activities/controllers/podgroups.py",

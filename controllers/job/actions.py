@@ -1,26 +1,31 @@
-"""syncJob and killJob/killTarget as pure plans over the workflow's pod table.
+"""What the Volcano Job core does with a run of requests, from policy to plan: each goes
+through delayed-action cleanup and applyPolicies, then either arms a durable timer (a delayed
+action) or runs the state table's rule now as syncJob or killJob/killTarget, pure plans over
+the workflow's pod table. Runs of plain syncs within one batch are merged into one sync, which
+Volcano's level-triggered sync makes safe. `controller` turns each input into requests.
 
 A plan returns the next state and the effects that make the cluster match it. Pods created
 or deleted by the plan are recorded at once (created ones as Pending, deleted ones as
-terminating), the way Volcano counts them right after its API calls.
+terminating), the way Volcano counts them right after its API calls. Pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
 from controllers import effects as fx
+from controllers.job import clock, delays, markers, naming
 from controllers.job import effects as job_fx
-from controllers.job import markers
 from controllers.job import status as st
-from controllers.job.policies import Request
+from controllers.job.policies import SYNC, Request, Resolution, apply_policies
 from controllers.job.state import JobRecord, PodRecord
-from controllers.job.transitions import FINISHED, Retain, Rule, StatusFn
+from controllers.job.transitions import JOB_ACTIONS, Operation, Retain, Rule, rule_for
 from models import labels
-from models.signals import job as job_signals
+from models.bus import Action
 from models.vcjob import Job, JobPhase, JobSpec, JobStatus, TaskSpec
 
 _RETAINED_SOFT = ("Succeeded", "Failed")
@@ -33,54 +38,125 @@ class Plan(BaseModel):
     effects: tuple[job_fx.AnyEffect, ...] = ()
 
 
-def pod_name(job: Job, task: str, index: int) -> str:
-    return f"{job.metadata.name}-{task}-{index}"
+class Target(StrEnum):
+    """What a targeted kill removes (RestartTask, RestartPod, RestartPartition)."""
+
+    TASK = "task"
+    POD = "pod"
+    PARTITION = "partition"
 
 
-def pod_group_name(job: Job) -> str:
-    return f"{job.metadata.name}-{job.metadata.uid}"
+_TARGETS = {
+    Action.RESTART_TASK: Target.TASK,
+    Action.RESTART_POD: Target.POD,
+    Action.RESTART_PARTITION: Target.PARTITION,
+}
 
 
-def legacy_pod_group_name(job: Job) -> str:
-    """The name Volcano gave a job's PodGroup before 1.5."""
-    return job.metadata.name or ""
+def _story(request: Request, resolution: Resolution) -> str:
+    """'RestartJob: PodEvicted on pod j-w-1 (task worker), job policy PodEvicted → RestartJob'."""
+    subject = f" on pod {request.pod} (task {request.task})" if request.pod else ""
+    source = request.reason or resolution.policy
+    tail = f", {source}" if source else ""
+    return f"{resolution.action}: {request.event}{subject}{tail}"
 
 
-def asks_legacy(state: JobRecord, item: object) -> bool:
-    """Whether the shell asks the `caldera-legacy-pod-group` patch before deciding `item`: at
-    a PodGroup named as the job itself (only jobs from before Volcano 1.5 have one), so no
-    other job's history records the marker."""
-    return (
-        not state.legacy_pod_groups
-        and state.job is not None
-        and isinstance(item, job_signals.PodGroupObserved)
-        and item.name == legacy_pod_group_name(state.job)
+def _execute(state: JobRecord, action: Action, request: Request, now: datetime, why: str) -> Plan:
+    rule = rule_for(state.phase, action)
+    if rule.operation == Operation.SYNC:
+        return sync_job(state, rule, now, why)
+    target = _TARGETS.get(action) if rule.operation == Operation.KILL_TARGET else None
+    return kill(state, rule, request, now, why, target)
+
+
+def _cancel(state: JobRecord, keys: Sequence[str]) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    if not keys:
+        return state, []
+    delayed = {k: v for k, v in state.delayed.items() if k not in keys}
+    return state.model_copy(update={"delayed": delayed}), [fx.CancelTimer(key=k) for k in keys]
+
+
+def act(
+    state: JobRecord, request: Request, resolution: Resolution, now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    """Run one resolved action now, then clean up delayed actions of its type."""
+    out: list[job_fx.AnyEffect] = []
+    why = _story(request, resolution)
+    if resolution.action != Action.SYNC_JOB:
+        out.append(
+            fx.RecordEvent(
+                reason="ExecuteAction",
+                message=f"Start to execute action {why}",
+            )
+        )
+    plan = _execute(state, resolution.action, request, now, why)
+    state = plan.state
+    out += plan.effects
+    state, cancelled = _cancel(state, delays.cleanup(state.delayed, resolution.action, request))
+    return state, out + cancelled
+
+
+def handle(
+    state: JobRecord, requests: Sequence[Request], now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    out: list[job_fx.AnyEffect] = []
+    sync_due: Request | None = None
+    for request in requests:
+        state, cancelled = _cancel(state, delays.recovered(state.delayed, request))
+        out += cancelled
+        if state.job is None:
+            continue
+        resolution = apply_policies(state.job, state.status.version or 0, request)
+        if resolution.action not in JOB_ACTIONS:
+            out.append(
+                fx.RecordEvent(
+                    type="Warning",
+                    reason="InvalidAction",
+                    message=f"action {resolution.action} does not apply to a Job; ignored",
+                )
+            )
+            continue
+        if resolution == SYNC:
+            sync_due = sync_due or request
+            continue
+        if sync_due is not None:
+            state, done = act(state, sync_due, SYNC, now)
+            out += done
+            sync_due = None
+        if resolution.delay:
+            state, armed = _arm(state, request, resolution, resolution.delay, now)
+            out += armed
+        else:
+            state, done = act(state, request, resolution, now)
+            out += done
+    if sync_due is not None:
+        state, done = act(state, sync_due, SYNC, now)
+        out += done
+    return state, out
+
+
+def _arm(
+    state: JobRecord, request: Request, resolution: Resolution, delay: timedelta, now: datetime
+) -> tuple[JobRecord, list[job_fx.AnyEffect]]:
+    entry, replaced = delays.register(
+        state.delayed, request, resolution.action, delay, now, state.timer_seq + 1
     )
-
-
-def on_legacy_pod_group(state: JobRecord) -> bool:
-    """The job's gang is a PodGroup from before Volcano 1.5: its own was never made (the
-    PodGroup step found the old one and kept it, as Volcano's lookup does)."""
-    return state.legacy_pod_group_exists and state.pod_group_phase is None
-
-
-def pod_group_in_use(state: JobRecord, job: Job) -> str:
-    return legacy_pod_group_name(job) if on_legacy_pod_group(state) else pod_group_name(job)
-
-
-def gate_phase(state: JobRecord) -> str | None:
-    """The phase of the PodGroup the job waits on (None: none, or none with a phase yet)."""
-    return state.legacy_pod_group_phase if on_legacy_pod_group(state) else state.pod_group_phase
-
-
-def go_duration(delta: timedelta) -> str:
-    """metav1.Duration's text form ("1h2m3.5s") for status.runningDuration."""
-    total = delta.total_seconds()
-    hours, rest = divmod(total, 3600)
-    minutes, seconds = divmod(rest, 60)
-    out = f"{int(hours)}h" if hours else ""
-    out += f"{int(minutes)}m" if hours or minutes else ""
-    return out + f"{seconds:g}s"
+    if entry is None:
+        return state, []
+    out: list[job_fx.AnyEffect] = []
+    if replaced is not None:
+        out.append(fx.CancelTimer(key=replaced))
+    delayed = {**state.delayed, entry.key: entry}
+    state = state.model_copy(update={"delayed": delayed, "timer_seq": entry.timer})
+    story = _story(request, resolution).partition(": ")[2]
+    out += [
+        fx.RecordEvent(
+            reason="ExecuteAction",
+            message=f"Execute action {resolution.action} after {clock.go_duration(delay)}: {story}",
+        ),
+        clock.delayed_timer(entry, f"in {clock.go_duration(delay)}"),
+    ]
+    return state, out
 
 
 def _dependencies_ready(
@@ -96,7 +172,7 @@ def _dependencies_ready(
             return True
         up = 0
         for i in range(dep_task.replicas or 0):
-            pod = pods.get(pod_name(job, dep, i))
+            pod = pods.get(naming.pod_name(job, dep, i))
             if pod is not None and (
                 (pod.phase == "Running" and pod.ready) or pod.phase == "Succeeded"
             ):
@@ -124,39 +200,9 @@ def _settle(
     after = st.next_phase(rule.status, rule.target, spec, status, counts)
     if after is None or after == before:
         return status, []
-    reason, message = _reason(rule.status, after, spec, status, counts, why)
+    reason, message = st.reason(rule.status, after, spec, status, counts, why)
     status = st.transition(status, after, now, reason, message)
     return status, [fx.PhaseChanged(phase=after, previous=before, reason=f"{reason}: {message}")]
-
-
-def _reason(
-    fn: StatusFn,
-    after: JobPhase,
-    spec: JobSpec,
-    status: JobStatus,
-    c: st.Counts,
-    why: str,
-) -> tuple[str, str]:
-    if fn == StatusFn.TO:
-        action, _, story = why.partition(": ")
-        return action, story
-    if fn == StatusFn.PENDING:
-        return "MinAvailableReached", (
-            f"{c.running + c.succeeded + c.failed} pods running or finished, "
-            f"minAvailable {spec.min_available}"
-        )
-    if fn == StatusFn.RESTARTING and after == JobPhase.FAILED:
-        return "MaxRetryExceeded", f"ran {status.retry_count} times, maxRetry {spec.max_retry}"
-    if fn == StatusFn.RESTARTING:
-        return "Restarted", f"retry {status.retry_count} of {spec.max_retry}"
-    if fn == StatusFn.RUNNING and after == JobPhase.PENDING:
-        return "GangLost", f"{c.pending} pods pending, minAvailable {spec.min_available}"
-    if fn == StatusFn.RUNNING:
-        return after.value, (
-            f"succeeded {c.succeeded}, failed {c.failed} of {spec.total_replicas} pods "
-            f"(minAvailable {spec.min_available}, minSuccess {spec.min_success})"
-        )
-    return after.value, f"no pod left running after {why}"
 
 
 def _write(state: JobRecord, status: JobStatus) -> list[job_fx.AnyEffect]:
@@ -196,7 +242,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         update.update(pod_group_exists=True, pod_group_generation=generation)
     state = state.model_copy(update=update)
 
-    gate_open = state.settings.scheduler_override is not None or gate_phase(state) not in (
+    gate_open = state.settings.scheduler_override is not None or naming.gate_phase(state) not in (
         None,
         "",
         "Pending",
@@ -218,7 +264,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
         replicas = task.replicas or 0
         deps_ready = _dependencies_ready(task, spec, job, pods)
         for index in range(replicas):
-            pod = pods.get(pod_name(job, name, index))
+            pod = pods.get(naming.pod_name(job, name, index))
             if pod is None:
                 if deps_ready:
                     create.append((name, index))
@@ -235,7 +281,7 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
                 delete.append(pod.name)
     terminating += len(delete)
     for task_name, index in create:
-        name = pod_name(job, task_name, index)
+        name = naming.pod_name(job, task_name, index)
         pods[name] = PodRecord(
             name=name, task=task_name, index=index, job_version=status.version or 0
         )
@@ -249,7 +295,9 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
                 retry_count=status.retry_count or 0,
                 pods=create,
                 scheduler_override=state.settings.scheduler_override,
-                pod_group=legacy_pod_group_name(job) if on_legacy_pod_group(state) else None,
+                pod_group=naming.legacy_pod_group_name(job)
+                if naming.on_legacy_pod_group(state)
+                else None,
             )
         )
     if delete:
@@ -262,14 +310,6 @@ def sync_job(state: JobRecord, rule: Rule, now: datetime, why: str) -> Plan:
     written = _write(state, settled)
     state = state.model_copy(update={"pods": pods, "status": settled})
     return Plan(state=state, effects=(*out, *written, *changed))
-
-
-class Target(StrEnum):
-    """What a targeted kill removes (RestartTask, RestartPod, RestartPartition)."""
-
-    TASK = "task"
-    POD = "pod"
-    PARTITION = "partition"
 
 
 def _selected(state: JobRecord, request: Request, target: Target | None) -> list[PodRecord]:
@@ -333,7 +373,7 @@ def kill(
         and job.metadata.creation_timestamp
     ):
         ran = status.state.last_transition_time - job.metadata.creation_timestamp
-        status = status.model_copy(update={"running_duration": go_duration(ran)})
+        status = status.model_copy(update={"running_duration": clock.go_duration(ran)})
     out: list[job_fx.AnyEffect] = []
     if delete:
         out.append(job_fx.DeletePods(names=delete, why=why))
@@ -343,7 +383,7 @@ def kill(
         next_state = next_state.model_copy(update={"plugins_generation": None})
     out.append(job_fx.WriteStatus(status=status))
     if full and state.pod_group_exists:
-        out.append(job_fx.DeletePodGroup(name=pod_group_in_use(state, job)))
+        out.append(job_fx.DeletePodGroup(name=naming.pod_group_in_use(state, job)))
         next_state = next_state.model_copy(
             update={
                 "pod_group_exists": False,
@@ -354,7 +394,3 @@ def kill(
             }
         )
     return Plan(state=next_state, effects=(*out, *changed))
-
-
-def finished(phase: JobPhase | None) -> bool:
-    return phase in FINISHED

@@ -1,4 +1,4 @@
-"""reconcile.sync_job and reconcile.kill on small literal pod tables, by value.
+"""actions.sync_job and actions.kill on small literal pod tables, by value.
 
 Expectations come from Volcano's syncJob / killPods (`job_controller_actions.go`, ed72c7c) as
 restated in the Volcano Job spec: §4.1 syncJob, §4.6 killJob / killTarget, §4.7 status-write
@@ -15,12 +15,11 @@ from typing import Any, TypeVar
 import pytest
 
 from controllers import effects as fx
+from controllers.job import actions, clock, naming, transitions
 from controllers.job import effects as job_fx
-from controllers.job import reconcile
+from controllers.job.actions import Target
 from controllers.job.policies import Request
-from controllers.job.reconcile import Target
 from controllers.job.state import JobRecord, PodRecord
-from controllers.job.transitions import rule_for
 from models.bus import Action, Event
 from models.defaults import default_job
 from models.signals import job as job_signals
@@ -92,8 +91,10 @@ def _state(
     )
 
 
-def _sync(state: JobRecord) -> reconcile.Plan:
-    return reconcile.sync_job(state, rule_for(state.phase, Action.SYNC_JOB), NOW, "SyncJob: x")
+def _sync(state: JobRecord) -> actions.Plan:
+    return actions.sync_job(
+        state, transitions.rule_for(state.phase, Action.SYNC_JOB), NOW, "SyncJob: x"
+    )
 
 
 def _kill(
@@ -102,32 +103,34 @@ def _kill(
     target: Target | None = None,
     request: Request = EVICTED,
     why: str = WHY,
-) -> reconcile.Plan:
-    return reconcile.kill(state, rule_for(state.phase, Action(action)), request, NOW, why, target)
+) -> actions.Plan:
+    return actions.kill(
+        state, transitions.rule_for(state.phase, Action(action)), request, NOW, why, target
+    )
 
 
-def _kinds(plan: reconcile.Plan) -> list[str]:
+def _kinds(plan: actions.Plan) -> list[str]:
     return [e.kind for e in plan.effects]
 
 
-def _all(plan: reconcile.Plan, kind: type[E]) -> list[E]:
+def _all(plan: actions.Plan, kind: type[E]) -> list[E]:
     return [e for e in plan.effects if isinstance(e, kind)]
 
 
-def _only(plan: reconcile.Plan, kind: type[E]) -> E:
+def _only(plan: actions.Plan, kind: type[E]) -> E:
     (effect,) = _all(plan, kind)
     return effect
 
 
-def _created(plan: reconcile.Plan) -> list[tuple[str, int]]:
+def _created(plan: actions.Plan) -> list[tuple[str, int]]:
     return [pod for e in _all(plan, job_fx.CreatePods) for pod in e.pods]
 
 
-def _deleted(plan: reconcile.Plan) -> list[str]:
+def _deleted(plan: actions.Plan) -> list[str]:
     return [name for e in _all(plan, job_fx.DeletePods) for name in e.names]
 
 
-def _written(plan: reconcile.Plan) -> JobStatus:
+def _written(plan: actions.Plan) -> JobStatus:
     return _only(plan, job_fx.WriteStatus).status
 
 
@@ -151,8 +154,8 @@ def _phase(status: JobStatus) -> str | None:
 
 def test_pod_and_podgroup_names_follow_volcano() -> None:
     job = _job(("w", 3))
-    assert reconcile.pod_name(job, "w", 2) == "j-w-2"  # <job>-<task>-<index>
-    assert reconcile.pod_group_name(job) == "j-u1"  # <job>-<uid>
+    assert naming.pod_name(job, "w", 2) == "j-w-2"  # <job>-<task>-<index>
+    assert naming.pod_group_name(job) == "j-u1"  # <job>-<uid>
 
 
 @pytest.mark.parametrize(
@@ -173,7 +176,7 @@ def test_pod_and_podgroup_names_follow_volcano() -> None:
     ],
 )
 def test_go_duration_prints_metav1_duration(delta: timedelta, text: str) -> None:
-    assert reconcile.go_duration(delta) == text
+    assert clock.go_duration(delta) == text
 
 
 @pytest.mark.parametrize(
@@ -193,7 +196,7 @@ def test_go_duration_prints_metav1_duration(delta: timedelta, text: str) -> None
     ],
 )
 def test_finished_only_for_terminal_phases(phase: JobPhase | None, done: bool) -> None:
-    assert reconcile.finished(phase) is done
+    assert transitions.finished(phase) is done
 
 
 # ---- sync_job: initiation and the PodGroup gate ---------------------------------------------
@@ -684,14 +687,14 @@ def test_sync_and_kill_skip_a_job_being_deleted() -> None:
         update={"metadata": job.metadata.model_copy(update={"deletion_timestamp": NOW})}
     )
     state = _state(gone, "Running", _pod("j-w-0"))
-    assert _sync(state) == reconcile.Plan(state=state)
-    assert _kill(state, "RestartJob") == reconcile.Plan(state=state)
+    assert _sync(state) == actions.Plan(state=state)
+    assert _kill(state, "RestartJob") == actions.Plan(state=state)
 
 
 def test_sync_and_kill_without_an_observed_job_do_nothing() -> None:
     state = JobRecord()
-    assert _sync(state) == reconcile.Plan(state=state)
-    assert _kill(state, "AbortJob") == reconcile.Plan(state=state)
+    assert _sync(state) == actions.Plan(state=state)
+    assert _kill(state, "AbortJob") == actions.Plan(state=state)
 
 
 # ---- kill: retain sets, version, retry ------------------------------------------------------
