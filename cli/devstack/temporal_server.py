@@ -39,7 +39,7 @@ USER: Final = "temporal"
 NAMESPACE: Final = "default"
 RETENTION: Final = timedelta(days=3)
 _PG_BIN: Final = Path("/usr/lib/postgresql/15/bin")
-_MEMBERSHIP_PORTS: Final = (20000, 32000)
+_SERVICE_PORTS: Final = (20000, 32000)  # below the kernel's ephemeral range (32768-60999)
 
 
 def _pg(name: str) -> str:
@@ -121,19 +121,29 @@ def _schema(tool: Path, port: int, schema_dir: Path) -> None:
             subprocess.run([*base, *step], check=True, capture_output=True)
 
 
-def _membership_port() -> int:
-    """A free port the membership table can hold: it stores ports as a smallint, and the
-    kernel's free ports are above 32767."""
-    for _ in range(200):
-        port = random.randrange(*_MEMBERSHIP_PORTS)
-        if processes.port_free(port):
-            return port
-    raise processes.StartupError(f"no free port in {_MEMBERSHIP_PORTS} for Temporal membership")
+class _ServicePorts:
+    """Free ports for the server's services, each handed out once, below the kernel's
+    ephemeral range. Not the kernel's own free ports: the services bind one after the other
+    while the first ones already open connections (to PostgreSQL, to each other), and such a
+    connection can take, as its local port, a port picked for a service not bound yet (a CI
+    run's worker service failed with "bind: address already in use"). The membership table
+    also stores ports as a smallint, which the ephemeral range exceeds."""
+
+    def __init__(self) -> None:
+        self._given: set[int] = set()
+
+    def __call__(self) -> int:
+        for _ in range(200):
+            port = random.randrange(*_SERVICE_PORTS)
+            if port not in self._given and processes.port_free(port):
+                self._given.add(port)
+                return port
+        raise processes.StartupError(f"no free port in {_SERVICE_PORTS} for Temporal's services")
 
 
 def _config(workdir: Path, pg_port: int, port: int) -> Path:
     """The server's configuration: PostgreSQL stores, the four services on free ports."""
-    free = processes.free_port
+    free = _ServicePorts()
 
     def store(database: str, conns: int) -> dict[str, object]:
         sql = {
@@ -150,7 +160,7 @@ def _config(workdir: Path, pg_port: int, port: int) -> Path:
         return {"sql": sql}
 
     def service(grpc: int, **extra: int) -> dict[str, object]:
-        rpc = {"grpcPort": grpc, "membershipPort": _membership_port(), "bindOnLocalHost": True}
+        rpc = {"grpcPort": grpc, "membershipPort": free(), "bindOnLocalHost": True}
         return {"rpc": {**rpc, **extra}}
 
     services = {
