@@ -2,7 +2,7 @@
 
 Each input (a forwarder signal, a command, a timer, a failed activity) becomes Volcano
 requests, which `actions` runs: delayed-action cleanup, applyPolicies, then either a durable
-timer or the state table's rule, planned by `actions`.
+timer or the state table's rule (syncJob, killJob).
 """
 
 from __future__ import annotations

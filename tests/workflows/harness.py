@@ -355,7 +355,8 @@ async def last_run(
         handle = client.get_workflow_handle(workflow_id, run_id=run)
         seen = await _quiet(handle, max_history)
         # The server appends a task's completion and the run's ContinuedAsNew one after the
-        # other: quiet only if the run is still the latest, open, and its history unchanged.
+        # other: quiet only if the run is still the latest, running (so not closed), and its
+        # history unchanged.
         again = await latest.describe()
         running = again.status == WorkflowExecutionStatus.RUNNING and again.run_id == run
         if seen is not None and running and await _quiet(handle, max_history) == seen:
@@ -374,23 +375,12 @@ _TASK_EVENTS = {
 
 
 async def _quiet(handle: WorkflowHandle[Any, Any], max_history: int) -> int | None:
-    """The run's history length if it is open, under the budget, and its last workflow task
-    event is a completion; None otherwise."""
+    """The run's history length if it is under the budget and its last workflow task event
+    is a completion; None otherwise."""
     events = [e async for e in handle.fetch_history_events()]
     tasks = [e.event_type for e in events if e.event_type in _TASK_EVENTS]
-    open_ = events[-1].event_type not in _CLOSING
     done = bool(tasks) and tasks[-1] == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
-    return len(events) if open_ and done and len(events) < max_history else None
-
-
-_CLOSING = {
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
-}
+    return len(events) if done and len(events) < max_history else None
 
 
 async def until(
