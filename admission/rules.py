@@ -16,7 +16,7 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
 - PodGroup CREATE: its queue exists and is Open (a `subGroupPolicy` entry's tier limits are the
   CRD's CEL rule).
 - Job and PodGroup CREATE: an sla waiting time annotation is a duration above zero (Volcano's
-  scheduler would drop it silently).
+  scheduler would drop it silently; `admission.durations`).
 - Job CREATE: its task-topology annotations name its own tasks (`admission.tasktopology`).
 - Queue CREATE and UPDATE: guarantee ≤ deserved ≤ capability (`admission.queueresources`);
   when the parent is new or changed, a parent other than root exists, the parent chain reaches
@@ -25,6 +25,9 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
   hierarchy's resource rules.
 - Queue CREATE and UPDATE: its hierarchical drf annotations (`models.hierarchy`): path and
   weights of one length, weights above zero, no other queue's path below its own.
+- Queue CREATE and UPDATE: its dispatch timings (`caldera.dev/lost-after`,
+  `caldera.dev/stale-copy-deadline`) are seconds or a Go duration above zero, lost-after at
+  least 10 s (`admission.durations`).
 - Queue DELETE: the queue has no children.
 - NamespaceQueues, what names them (`namespace/<name>` in a Job or PodGroup) and what they hang
   under (a Queue's `allowedNamespaces`, its deletion): `admission.namespacequeues`.
@@ -44,6 +47,7 @@ from typing import Final
 
 from admission import (
     cronjobs,
+    durations,
     jobflows,
     jobspec,
     namespacequeues,
@@ -54,8 +58,6 @@ from admission import (
 )
 from models import cronjob, jobflow, namespacequeue, queue_refs, scheduling, vcjob
 from models import hierarchy as hierarchy_annotations
-from models.duration import positive_duration
-from models.scheduling import SLA_WAITING_ANNOTATIONS
 
 JOBS: Final = (vcjob.GROUP, "jobs")
 PODGROUPS: Final = (scheduling.GROUP, "podgroups")
@@ -139,7 +141,7 @@ def review(
             *templates.problems(obj),
             *jobspec.create_problems(obj),
             *_job_problems(obj, _namespace(request, obj), lookup),
-            *_sla_problems(obj),
+            *durations.sla_problems(obj),
             *tasktopology.problems(obj),
         ]
         return _deny_if(f"job {_object_name(request, obj)}", problems)
@@ -147,12 +149,18 @@ def review(
         problems = jobspec.update_problems(_mapping(request, "oldObject"), obj)
         return _deny_if(f"job {_object_name(request, obj)}", problems)
     if kind == PODGROUPS and operation == "CREATE":
-        problems = [*_podgroup_problems(obj, _namespace(request, obj), lookup), *_sla_problems(obj)]
+        problems = [
+            *_podgroup_problems(obj, _namespace(request, obj), lookup),
+            *durations.sla_problems(obj),
+        ]
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
     if kind == QUEUES and operation in ("CREATE", "UPDATE"):
         old = _mapping(request, "oldObject") if operation == "UPDATE" else None
         name = _text(obj, "metadata", "name") or _text(request, "name")
-        problems = _queue_problems(name, obj, old, lookup, max_depth)
+        problems = [
+            *_queue_problems(name, obj, old, lookup, max_depth),
+            *durations.dispatch_problems(obj),
+        ]
         return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
     if kind == NAMESPACE_QUEUES and operation in ("CREATE", "UPDATE"):
         old = _mapping(request, "oldObject") if operation == "UPDATE" else None
@@ -217,21 +225,6 @@ def _podgroup_problems(podgroup: Mapping[str, object], namespace: str, lookup: L
     name = target.name
     queue = lookup.get_queue(name)
     return [_missing(name)] if queue is None else _closed(queue, "PodGroup")
-
-
-def _sla_problems(obj: Mapping[str, object]) -> list[str]:
-    """An sla waiting time that is no duration above zero: Volcano's scheduler drops it
-    silently, and the job would wait without the limit its author set."""
-    annotations = _mapping(obj, "metadata", "annotations")
-    problems = []
-    for key in SLA_WAITING_ANNOTATIONS:
-        value = annotations.get(key)
-        if value is not None and not (isinstance(value, str) and positive_duration(value)):
-            problems.append(
-                f"metadata.annotations[{key}]: must be a duration above zero such as '10m', "
-                f"not {value!r}"
-            )
-    return problems
 
 
 def _missing(name: str) -> str:

@@ -44,6 +44,10 @@ DISPATCHED_TO_ANNOTATION: Final = "caldera.dev/dispatched-to"
 DISPATCH_WORKFLOW: Final = "DispatchWorkflow"
 LEASE_SECONDS: Final = 60  # a copy's lease, renewed every LEASE_SECONDS / 3
 LOST_AFTER_SECONDS: Final = 180  # default: a cluster unreachable this long loses its jobs
+# default: a stale copy whose cluster has not answered this long is given up (left behind)
+STALE_DEADLINE_SECONDS: Final = 3600
+# On the manager's Job: the stale copies given up, `<cluster>/<generation>` comma-separated.
+LEFT_BEHIND_ANNOTATION: Final = "caldera.dev/left-behind"
 
 
 def dispatch_workflow_id(namespace: str, name: str) -> str:
@@ -110,6 +114,10 @@ class DispatchSettings(_Model):
     queue: QueueName
     clusters: dict[str, int]  # name -> weight (extendClusters; weight defaults to 1)
     lost_after_seconds: int = LOST_AFTER_SECONDS
+    # How long a stale copy's cluster may stay silent before the copy is given up and left
+    # behind (recorded on the manager's Job), so a cluster that never returns holds no
+    # workflow open; new with a default, so settings in running histories still decode.
+    stale_deadline_seconds: int = STALE_DEADLINE_SECONDS
     # name -> extendClusters[].capacity: the most this queue's jobs may use on that cluster
     # (a cluster not named here, or a resource not in its list: no limit).
     capacity: dict[str, dict[str, str]] = Field(default_factory=dict)

@@ -17,7 +17,9 @@ The Volcano commands are updates here too (as on a JobWorkflow), passed on to th
 
 Patches in force: `PASS_SPEC` (the manager Job's spec changes passed to the copy; a run that
 began before it passes none); `SETTLE_POLLS` (a run ends once its stopped long polls' cancels
-are answered); `SPREAD` (the cluster drawn among those that fit, `choose.draw`).
+are answered); `SPREAD` (the cluster drawn among those that fit, `choose.draw`);
+`STALE_DEADLINE` (a stale copy whose cluster stays silent past the queue's deadline is given
+up, `following.deleted`).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
 PASS_SPEC: Final = "caldera-dispatch-pass-spec"
 SETTLE_POLLS: Final = "caldera-dispatch-settle-polls"
 SPREAD: Final = "caldera-dispatch-spread"
+STALE_DEADLINE: Final = "caldera-dispatch-stale-deadline"
 
 
 class DispatchInput(BaseModel):
@@ -252,6 +255,13 @@ class DispatchWorkflow(VolcanoCommands, TakesDeletion):
                     options.KUBE_WRITE,
                     f"mark dispatched to {effect.cluster or '(none yet)'}",
                 )
+            case dfx.MarkLeftBehind():
+                await activity_call.run(
+                    mirroring.mark_left_behind,
+                    mirroring.LeftBehindInput(**who.model_dump(), copies=effect.copies),
+                    options.KUBE_WRITE,
+                    "mark left behind: " + ", ".join(effect.copies),
+                )
             case dfx.MirrorEvents():
                 await activity_call.run(
                     mirroring.mirror_events,
@@ -286,7 +296,7 @@ class DispatchWorkflow(VolcanoCommands, TakesDeletion):
     async def _delete(self, effect: dfx.DeleteCopy) -> CopyDeleted:
         target = effect.target
         try:
-            return await activity_call.run(
+            deleted = await activity_call.run(
                 copies.delete_copy,
                 copies.DeleteCopyInput(**self._copy(target), why=effect.why),
                 options.REMOTE_CALL,
@@ -294,9 +304,12 @@ class DispatchWorkflow(VolcanoCommands, TakesDeletion):
             )
         except ActivityError as e:  # tried again later, as a silent cluster is
             error = str(e.cause or e)
-            return CopyDeleted(
+            deleted = CopyDeleted(
                 cluster=target.cluster, generation=target.generation, reachable=False, error=error
             )
+        if not deleted.reachable and workflow.patched(STALE_DEADLINE):
+            deleted = deleted.model_copy(update={"deadline": True})
+        return deleted
 
     async def _update(self, effect: dfx.UpdateCopy) -> CopyUpdated:
         target = effect.target

@@ -1,13 +1,13 @@
 """The worker clusters' probes: whether each answers, its nodes and capacity, and its gauges.
 
 `probe` asks a cluster what the dispatcher and `caldera cluster list` need: whether it answers
-(a short-timeout GET /version), its nodes, and its capacity (`scheduling.api.cluster_capacity`);
-`read` is the same read with what the pods hold by queue (`scheduling.api.queue_usage`) and the
-client, for the dispatcher's probe of a job's queue there (`activities.dispatch.probes`). The
-cluster's Secret and client are `activities/dispatch/cluster_secrets.py`'s. A bad cluster never
-raises to the caller: no Secret, a Secret without `kubeconfig`, a kubeconfig that does not parse or
-is refused, an apiserver that does not answer or refuses the credentials, each becomes one sentence
-in `ClusterStatus.error`.
+(a short-timeout GET /version), its nodes, and its capacity (`controllers.dispatch.capacity`);
+`read` is the same read with what the pods hold by queue (`controllers.dispatch.queue_usage`)
+and the client, for the dispatcher's probe of a job's queue there (`activities.dispatch.probes`).
+The cluster's Secret and client are `activities/dispatch/cluster_secrets.py`'s. A bad cluster
+never raises to the caller: no Secret, a Secret without `kubeconfig`, a kubeconfig that does not
+parse or is refused, an apiserver that does not answer or refuses the credentials, each becomes
+one sentence in `ClusterStatus.error`.
 
 `ProbeLoop` runs in the worker and publishes the probes as `caldera_cluster_*` gauges
 (`service.worker_registry.CLUSTERS`). With no cluster registered it costs one list of labelled
@@ -32,10 +32,10 @@ from temporalio import activity
 from activities import kube
 from activities.dispatch import cluster_secrets
 from activities.dispatch.cluster_secrets import Registration
+from controllers.dispatch import queue_usage
+from controllers.dispatch.capacity import capacity
 from models.dispatch import ClusterStatus
 from models.quantity import parse_quantity
-from scheduling.api import queue_usage
-from scheduling.api.cluster_capacity import capacity
 from service import worker_registry
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def _listed(call: Callable[..., Any], **kwargs: Any) -> Iterator[dict[str, Any]]
 @dataclass(frozen=True)
 class Reading:
     """One read of a cluster: its status and, when it answered, what its pods hold by queue
-    (`scheduling.api.queue_usage`) and the client that read it, to read a queue there."""
+    (`controllers.dispatch.queue_usage`) and the client that read it, to read a queue there."""
 
     status: ClusterStatus
     usage: Mapping[str, queue_usage.Usage] = field(default_factory=dict)

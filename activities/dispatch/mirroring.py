@@ -1,5 +1,6 @@
 """The manager's side of a dispatched Job: its status (the copy's, mirrored), its
-`caldera.dev/dispatched-to` annotation, and the copy's Events recorded on it. Short writes to
+`caldera.dev/dispatched-to` and `caldera.dev/left-behind` annotations, and the copy's Events
+recorded on it. Short writes to
 the manager's own apiserver, local activities like the JobWorkflow's; the DispatchWorkflow is
 the Job's only writer there (no JobWorkflow runs it on the manager).
 """
@@ -15,7 +16,7 @@ from activities.messages import Done, Message, RecordEventInput
 from controllers.dispatch import mirror
 from controllers.dispatch.results import RemoteEvent
 from models import vcjob
-from models.dispatch import DISPATCHED_TO_ANNOTATION
+from models.dispatch import DISPATCHED_TO_ANNOTATION, LEFT_BEHIND_ANNOTATION
 
 
 class ManagerStatusInput(Message):
@@ -29,6 +30,13 @@ class MarkInput(Message):
     name: str
     uid: str
     cluster: str  # "": dispatching, no cluster yet
+
+
+class LeftBehindInput(Message):
+    namespace: str
+    name: str
+    uid: str
+    copies: list[str]  # "<cluster>/<generation>" of every stale copy given up
 
 
 class MirrorEventsInput(Message):
@@ -47,35 +55,42 @@ def write_dispatch_status(request: ManagerStatusInput) -> Done:
 
 @activity.defn(name="mark_dispatched")
 def mark_dispatched(request: MarkInput) -> Done:
+    _annotate(
+        request.namespace, request.name, request.uid, DISPATCHED_TO_ANNOTATION, request.cluster
+    )
+    return Done()
+
+
+@activity.defn(name="mark_left_behind")
+def mark_left_behind(request: LeftBehindInput) -> Done:
+    value = ",".join(request.copies)
+    _annotate(request.namespace, request.name, request.uid, LEFT_BEHIND_ANNOTATION, value)
+    return Done()
+
+
+def _annotate(namespace: str, name: str, uid: str, key: str, value: str) -> None:
     """The annotation, read then replaced (the worker may update a Job, never patch one), on
     this very Job: a newer one of that name is not this dispatch's to mark. A conflict is
     retried with a fresh read."""
-    where = f"mark job {request.namespace}/{request.name} dispatched"
+    where = f"annotate job {namespace}/{name} {key}"
     found: object = None
     with errors.kube_call(where, ok=errors.GONE_OK):
         found = kube.custom().get_namespaced_custom_object(
-            vcjob.GROUP, vcjob.VERSION, request.namespace, "jobs", request.name
+            vcjob.GROUP, vcjob.VERSION, namespace, "jobs", name
         )
     if found is None:
-        return Done()
+        return
     job = kube.as_dict(found)
     meta = job.setdefault("metadata", {})
     notes = meta.get("annotations") or {}
-    if meta.get("uid") != request.uid or notes.get(DISPATCHED_TO_ANNOTATION) == request.cluster:
-        return Done()
-    meta["annotations"] = {**notes, DISPATCHED_TO_ANNOTATION: request.cluster}
+    if meta.get("uid") != uid or notes.get(key) == value:
+        return
+    meta["annotations"] = {**notes, key: value}
     with errors.kube_call(where, ok=errors.GONE_OK):
         replaced = kube.custom().replace_namespaced_custom_object(
-            vcjob.GROUP,
-            vcjob.VERSION,
-            request.namespace,
-            "jobs",
-            request.name,
-            job,
-            _preload_content=False,
+            vcjob.GROUP, vcjob.VERSION, namespace, "jobs", name, job, _preload_content=False
         )
         kube.unread(replaced)
-    return Done()
 
 
 @activity.defn(name="mirror_events")
@@ -95,4 +110,4 @@ def mirror_events(request: MirrorEventsInput) -> Done:
     return Done()
 
 
-ACTIVITIES = (write_dispatch_status, mark_dispatched, mirror_events)
+ACTIVITIES = (write_dispatch_status, mark_dispatched, mark_left_behind, mirror_events)

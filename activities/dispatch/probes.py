@@ -26,9 +26,9 @@ from kubernetes import client
 
 from activities.dispatch import clusters
 from activities.dispatch.shared_reads import SharedReads
+from controllers.dispatch import queue_usage
 from models import scheduling
 from models.dispatch import ClusterStatus
-from scheduling.api import queue_usage
 
 MAX_AGE: Final = 2.0  # seconds a cluster's reading answers later probes
 NOT_FOUND: Final = 404

@@ -88,6 +88,13 @@ class MarkDispatched(fx.Effect):
     cluster: str
 
 
+class MarkLeftBehind(fx.Effect):
+    """`caldera.dev/left-behind` on the manager's Job: every stale copy given up so far."""
+
+    kind: Literal["MarkLeftBehind"] = "MarkLeftBehind"
+    copies: list[str]  # "<cluster>/<generation>"
+
+
 class MirrorEvents(fx.Effect):
     kind: Literal["MirrorEvents"] = "MirrorEvents"
     cluster: str
@@ -104,6 +111,7 @@ Own = (
     | SendCommand
     | WriteStatus
     | MarkDispatched
+    | MarkLeftBehind
     | MirrorEvents
     | fx.DeleteJob
 )

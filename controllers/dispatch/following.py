@@ -189,7 +189,10 @@ def deleted(state: DispatchState, answer: CopyDeleted, now: datetime) -> tuple[D
     if entry is None:
         return state, []
     if not answer.reachable:
-        again = entry.model_copy(update={"misses": entry.misses + 1})
+        silent_since = entry.silent_since or now
+        if answer.deadline and _past_deadline(state, silent_since, now):
+            return _left_behind(state, entry, answer, silent_since)
+        again = entry.model_copy(update={"misses": entry.misses + 1, "silent_since": silent_since})
         stale = [again if s is entry else s for s in state.stale]
         timer = fx.StartTimer(
             key=steps.stale_key(entry.target),
@@ -199,13 +202,52 @@ def deleted(state: DispatchState, answer: CopyDeleted, now: datetime) -> tuple[D
         return state.model_copy(update={"stale": stale}), [timer]
     state = state.model_copy(update={"stale": [s for s in state.stale if s is not entry]})
     out = [] if state.deleted else _story(state, entry, answer)
+    return _next_after_stale(state, answer.cluster, out)
+
+
+def _next_after_stale(state: DispatchState, cluster: str, out: Out) -> tuple[DispatchState, Out]:
+    """A stale copy is off the books: a copy whose create waited for it is made, or a job
+    waiting for a cluster probes again."""
     current = state.current
-    if current is not None and not current.uid and current.cluster == answer.cluster:
+    if current is not None and not current.uid and current.cluster == cluster:
         out += steps.create(state)  # its create waited for this one to go
     elif state.waiting and not state.deleted:
         state, probe = steps.probe(state)
         out += probe
     return state, out
+
+
+def _past_deadline(state: DispatchState, silent_since: datetime, now: datetime) -> bool:
+    deadline = state.settings.stale_deadline_seconds if state.settings else 0
+    return deadline > 0 and (now - silent_since).total_seconds() >= deadline
+
+
+def _left_behind(
+    state: DispatchState, entry: Stale, answer: CopyDeleted, silent_since: datetime
+) -> tuple[DispatchState, Out]:
+    """The stale copy's cluster stayed silent past the queue's deadline: the copy is given up,
+    so a cluster that never comes back holds no workflow open. What is left there is recorded
+    on the manager's Job (an Event and `caldera.dev/left-behind`); a copy left behind by its
+    manager has stopped on its own once its lease ran out, where Caldera runs the worker. A
+    Job that is gone gets no Event, as no stale copy's story is told on it."""
+    copy = entry.target
+    name = f"{copy.cluster}/{copy.generation}"
+    left = [*state.left_behind, name]
+    state = state.model_copy(
+        update={"stale": [s for s in state.stale if s is not entry], "left_behind": left}
+    )
+    seconds = state.settings.stale_deadline_seconds if state.settings else 0
+    error = f": {answer.error}" if answer.error else ""
+    note = fx.RecordEvent(
+        type="Warning",
+        reason="StaleCopyLeftBehind",
+        message=f"the stale copy on {steps.described(copy)} ({entry.why}) could not be deleted: "
+        f"its cluster has not answered since {silent_since.isoformat()}, past the queue's "
+        f"stale-copy deadline ({seconds}s){error}; delete Job {state.key} there by hand if "
+        "that cluster returns",
+    )
+    out: Out = [] if state.deleted else [note, dfx.MarkLeftBehind(copies=left)]
+    return _next_after_stale(state, answer.cluster, out)
 
 
 def _story(state: DispatchState, entry: Stale, answer: CopyDeleted) -> Out:

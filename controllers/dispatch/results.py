@@ -85,6 +85,10 @@ class CopyDeleted(Reach):
     outcome: Literal["deleted", "absent", "kept"] = "deleted"
     phase: str = ""  # the copy's phase when it was deleted ("": none, or absent)
     found_generation: int = 0  # kept: the generation the Job there belongs to (0: none)
+    # The stale-copy deadline applies (`following.deleted`); False: a copy whose cluster
+    # never answers is tried for ever, as in runs recorded before it (the shell sets it, as
+    # a patch).
+    deadline: bool = False
 
 
 class CopyUpdated(Reach):

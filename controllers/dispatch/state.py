@@ -27,6 +27,9 @@ class Stale(Record):
     target: RemoteCopy
     why: str  # "cluster lost", "fenced", "job deleted": the story's words
     misses: int = 0  # failed attempts in a row (the retry's backoff)
+    # The first failed delete of this copy: the stale-copy deadline counts from it (None: the
+    # last delete, if any, reached its cluster).
+    silent_since: datetime | None = None
 
 
 class DispatchState(ObservedJob):
@@ -52,6 +55,9 @@ class DispatchState(ObservedJob):
     ttl_at: datetime | None = None  # when ttlSecondsAfterFinished deletes the Job; None: not armed
     deleted: bool = False  # the manager's Job is gone: only the cleanup is left
     successor: DispatchObserved | None = None  # a new Job of the same name, after the cleanup
+    # Stale copies given up once their cluster stayed silent past the queue's stale-copy
+    # deadline: "<cluster>/<generation>", as `caldera.dev/left-behind` on the Job says.
+    left_behind: list[str] = Field(default_factory=list)
 
     @property
     def meta(self) -> ObjectMeta | None:

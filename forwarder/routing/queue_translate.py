@@ -13,7 +13,7 @@ from typing import Any
 
 from forwarder.routing import envelopes, translate
 from models import keys, queue_refs, scheduling
-from models.dispatch import LOST_AFTER_SECONDS, DispatchSettings
+from models.dispatch import LOST_AFTER_SECONDS, STALE_DEADLINE_SECONDS, DispatchSettings
 from models.duration import parse_duration
 from models.signals import dispatch as dispatch_signals
 from models.signals import queue as queue_signals
@@ -79,8 +79,9 @@ def child_observed(obj: Obj) -> queue_signals.ChildQueueObserved:
 
 def dispatch_settings(obj: Obj) -> DispatchSettings | None:
     """The queue's dispatch to worker clusters: its `extendClusters` by name, weight (1 when
-    unset) and capacity (a ResourceList, kept as written), and how long a cluster may be silent
-    (`caldera.dev/lost-after`); None: it names no cluster, and its jobs run here."""
+    unset) and capacity (a ResourceList, kept as written), how long a cluster may be silent
+    (`caldera.dev/lost-after`) and how long a stale copy's may before the copy is given up
+    (`caldera.dev/stale-copy-deadline`); None: it names no cluster, and its jobs run here."""
     clusters: dict[str, int] = {}
     capacity: dict[str, dict[str, str]] = {}
     for entry in (obj.get("spec") or {}).get("extendClusters") or ():
@@ -93,12 +94,16 @@ def dispatch_settings(obj: Obj) -> DispatchSettings | None:
                 capacity[str(name)] = {str(k): str(v) for k, v in limit.items()}
     if not clusters:
         return None
-    lost = _seconds(translate.annotations_of(obj).get(dispatch_signals.LOST_AFTER_ANNOTATION))
+    notes = translate.annotations_of(obj)
+    lost = _seconds(notes.get(dispatch_signals.LOST_AFTER_ANNOTATION))
+    lost_after = max(dispatch_signals.MIN_LOST_AFTER, lost or LOST_AFTER_SECONDS)
+    deadline = _seconds(notes.get(dispatch_signals.STALE_DEADLINE_ANNOTATION))
     return DispatchSettings(
         queue=queue_ref(obj).key,
         clusters=clusters,
-        lost_after_seconds=max(dispatch_signals.MIN_LOST_AFTER, lost or LOST_AFTER_SECONDS),
+        lost_after_seconds=lost_after,
         capacity=capacity,
+        stale_deadline_seconds=max(lost_after, deadline or STALE_DEADLINE_SECONDS),
     )
 
 

@@ -17,6 +17,10 @@ from models.signals.job import JobObserved
 # duration such as `3m`); default `models.dispatch.LOST_AFTER_SECONDS`, at least MIN_LOST_AFTER.
 LOST_AFTER_ANNOTATION: Final = "caldera.dev/lost-after"
 MIN_LOST_AFTER: Final = 10
+# On a Queue: how long a stale copy's cluster may stay silent before the copy is given up
+# (seconds, or a Go duration such as `6h`); default `models.dispatch.STALE_DEADLINE_SECONDS`,
+# never below the queue's lost-after.
+STALE_DEADLINE_ANNOTATION: Final = "caldera.dev/stale-copy-deadline"
 
 
 class DispatchObserved(JobObserved):

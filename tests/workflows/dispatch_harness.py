@@ -118,6 +118,11 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
         world.log.append(("mark_dispatched", r))
         return Done()
 
+    @activity.defn(name="mark_left_behind")
+    async def mark_left_behind(r: mirroring.LeftBehindInput) -> Done:
+        world.log.append(("mark_left_behind", r))
+        return Done()
+
     @activity.defn(name="mirror_events")
     async def mirror_events(r: mirroring.MirrorEventsInput) -> Done:
         world.log.append(("mirror_events", r))
@@ -242,6 +247,7 @@ def fakes(world: World) -> tuple[list[Callable[..., Any]], list[Callable[..., An
     manager = [
         write_dispatch_status,
         mark_dispatched,
+        mark_left_behind,
         mirror_events,
         record_event,
         delete_job,
@@ -280,11 +286,12 @@ def manifest(replicas: int = 2, **spec: Any) -> dict[str, Any]:
     return doc
 
 
-def settings(lost_after: int = 20, **weights: int) -> DispatchSettings:
+def settings(lost_after: int = 20, stale_deadline: int = 3600, **weights: int) -> DispatchSettings:
     return DispatchSettings(
         queue=QueueName("multi"),
         clusters=weights or {"a": 2, "b": 1},
         lost_after_seconds=lost_after,
+        stale_deadline_seconds=stale_deadline,
     )
 
 

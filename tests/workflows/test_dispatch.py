@@ -1,6 +1,7 @@
 """DispatchWorkflow on the time-skipping server with fake worker clusters: dispatch, mirror,
-commands, deletion, failover on a lost cluster, the stale copy deleted on its return, a
-finished job never moved, a worker restarted mid-failover, continue-as-new."""
+commands, deletion, failover on a lost cluster, the stale copy deleted on its return or left
+behind past the queue's deadline, a finished job never moved, a worker restarted mid-failover,
+continue-as-new."""
 
 from __future__ import annotations
 
@@ -105,6 +106,27 @@ async def test_lost_cluster_moves_the_job_and_its_stale_copy_goes_on_return(
         await until(lambda: "StaleCopyDeleted" in world.reasons(), "stale copy deleted", 60)
         assert world.live() == [("b", 2)] and a.copy is None
         assert [c.generation for c in a.made] == [1]  # a got nothing new
+
+
+async def test_a_deleted_job_whose_cluster_never_returns_ends_at_the_stale_copy_deadline(
+    env: WorkflowEnvironment,
+) -> None:
+    world, queue = _world(), _queue()
+    async with serving(env, queue, world):
+        handle = await submit(env, queue, settings(stale_deadline=600))
+        a, b = world.clusters["a"], world.clusters["b"]
+        await until(lambda: a.copy is not None, "a copy on a")
+        world.set_status("a", "Running")
+        a.reachable = False
+        await env.sleep(timedelta(seconds=25))
+        await until(lambda: b.copy is not None, "the job moved to b")
+        started = await env.get_current_time()
+        await handle.signal(job_signals.SIGNAL_JOB_DELETED, common_signals.JobDeleted(uid=UID))
+        await handle.result()  # time skips over a's failed deletes until the deadline
+        assert await env.get_current_time() - started >= timedelta(seconds=600)
+        assert b.copy is None and [c.generation for c in b.deleted] == [2]
+        assert a.copy is not None and a.deleted == []  # out of reach: left behind there
+        assert "StaleCopyLeftBehind" not in world.reasons()  # no Event on a Job that is gone
 
 
 async def test_stale_copy_found_completed_is_recorded_and_the_newer_kept(

@@ -1,5 +1,6 @@
-"""The drf hierarchy annotations on a Queue at admission (Volcano's queue webhooks:
-`validateHierarchicalAttributes` and the mutating webhook's `root/` prefix)."""
+"""The annotations on a Queue at admission: drf's hierarchy (Volcano's queue webhooks:
+`validateHierarchicalAttributes` and the mutating webhook's `root/` prefix) and the dispatch
+timings Caldera reads."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from admission import rules
 from admission.reads import NamespaceQueueInfo, PodGroupInfo
 from admission.rules import QueueInfo
 from models import hierarchy
+from models.signals.dispatch import LOST_AFTER_ANNOTATION, STALE_DEADLINE_ANNOTATION
 
 
 class Queues:
@@ -104,3 +106,24 @@ def test_path_without_root_is_put_under_root_as_volcano_mutating_webhook_does() 
         {"metadata": {"name": "q", "annotations": _annotations("eng/dev", "2/8")}}
     )
     assert stored.hierarchy == "root/eng/dev"
+
+
+@pytest.mark.parametrize(
+    ("annotations", "refused"),
+    [
+        pytest.param({LOST_AFTER_ANNOTATION: "3m"}, "", id="lost-after-duration"),
+        pytest.param({LOST_AFTER_ANNOTATION: "45"}, "", id="lost-after-seconds"),
+        pytest.param({STALE_DEADLINE_ANNOTATION: "6h"}, "", id="deadline-duration"),
+        pytest.param({LOST_AFTER_ANNOTATION: "soon"}, LOST_AFTER_ANNOTATION, id="lost-after-text"),
+        pytest.param({LOST_AFTER_ANNOTATION: "5s"}, LOST_AFTER_ANNOTATION, id="lost-after-short"),
+        pytest.param({STALE_DEADLINE_ANNOTATION: "0s"}, STALE_DEADLINE_ANNOTATION, id="zero"),
+        pytest.param({STALE_DEADLINE_ANNOTATION: "-1h"}, STALE_DEADLINE_ANNOTATION, id="negative"),
+    ],
+)
+def test_dispatch_timings_the_dispatcher_could_not_read_are_refused_naming_the_annotation(
+    annotations: dict[str, str], refused: str
+) -> None:
+    verdict = _review(annotations)
+    assert verdict.allowed == (not refused)
+    if refused:
+        assert f"metadata.annotations[{refused}]: must be seconds or a duration" in verdict.message

@@ -14,12 +14,18 @@ from models.dispatch import (
     DISPATCHED_TO_ANNOTATION,
     LOST_AFTER_SECONDS,
     ORIGIN_ANNOTATION,
+    STALE_DEADLINE_SECONDS,
     DispatchSettings,
 )
 from models.keys import QueueName
 from models.signals import common as common_signals
 from models.signals import job as job_signals
-from models.signals.dispatch import LOST_AFTER_ANNOTATION, MIN_LOST_AFTER, DispatchObserved
+from models.signals.dispatch import (
+    LOST_AFTER_ANNOTATION,
+    MIN_LOST_AFTER,
+    STALE_DEADLINE_ANNOTATION,
+    DispatchObserved,
+)
 from tests.unit.forwarder import command, job, queue
 from tests.unit.forwarder.inbound import added, deleted, modified, route_all
 
@@ -164,6 +170,26 @@ def test_cluster_without_dispatching_queues_routes_as_before() -> None:
 def test_dispatch_settings_from_the_queue(annotations: dict[str, str] | None, seconds: int) -> None:
     settings = qt.dispatch_settings(_multi(annotations))
     assert settings == SETTINGS.model_copy(update={"lost_after_seconds": seconds})
+
+
+@pytest.mark.parametrize(
+    ("annotations", "seconds"),
+    [
+        pytest.param(None, STALE_DEADLINE_SECONDS, id="default"),
+        pytest.param({STALE_DEADLINE_ANNOTATION: "6h"}, 6 * 3600, id="go-duration"),
+        pytest.param(
+            {STALE_DEADLINE_ANNOTATION: "30"}, LOST_AFTER_SECONDS, id="never-below-lost-after"
+        ),
+        pytest.param(
+            {STALE_DEADLINE_ANNOTATION: "30", LOST_AFTER_ANNOTATION: "20"}, 30, id="own-lost-after"
+        ),
+    ],
+)
+def test_stale_copy_deadline_from_the_queue(
+    annotations: dict[str, str] | None, seconds: int
+) -> None:
+    settings = qt.dispatch_settings(_multi(annotations))
+    assert settings is not None and settings.stale_deadline_seconds == seconds
 
 
 def test_dispatch_settings_keep_each_clusters_capacity() -> None:

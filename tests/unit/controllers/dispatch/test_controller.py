@@ -468,3 +468,63 @@ def test_an_older_copy_still_being_deleted_is_waited_for_not_deleted_again_and_a
     state, out = _run(state, going)  # still going: a longer wait
     (timer,) = out
     assert isinstance(timer, fx.StartTimer) and timer.fires_at == NOW + steps.backoff(2)
+
+
+def _given_up(deadline: bool = True) -> CopyDeleted:
+    return CopyDeleted(
+        cluster="a", generation=1, reachable=False, error="no Secret", deadline=deadline
+    )
+
+
+def _moved_off_a() -> DispatchState:
+    """The copy on `a` given up as lost, the job running as generation 2 on `b`."""
+    state, _ = _run(_placed(), _silent())
+    state, _ = _run(
+        state,
+        TimerFired(key=steps.LOST),
+        _probed("b"),
+        CopyMade(cluster="b", generation=2, uid="copy-b2", created=True),
+        now=NOW + timedelta(seconds=180),
+    )
+    return state
+
+
+def test_stale_copy_of_a_cluster_that_never_returns_is_left_behind_at_the_deadline() -> None:
+    state = _moved_off_a()
+    first = NOW + timedelta(seconds=200)
+    state, out = _run(state, _given_up(), now=first)
+    assert _kinds(out) == ["StartTimer"] and state.stale[0].silent_since == first
+    deadline = timedelta(seconds=SETTINGS.stale_deadline_seconds)
+    state, out = _run(state, _given_up(), now=first + deadline - timedelta(seconds=1))
+    assert _kinds(out) == ["StartTimer"], "tried again until the deadline"
+    state, out = _run(state, _given_up(), now=first + deadline)
+    assert state.stale == [] and state.left_behind == ["a/1"] and state.current == B2
+    assert _reasons(out) == ["StaleCopyLeftBehind"]
+    assert dfx.MarkLeftBehind(copies=["a/1"]) in out
+    assert "StartTimer" not in _kinds(out)
+
+
+def test_a_run_recorded_before_the_deadline_tries_for_ever() -> None:
+    state = _moved_off_a()
+    state, _ = _run(state, _given_up(deadline=False), now=NOW + timedelta(seconds=200))
+    state, out = _run(state, _given_up(deadline=False), now=NOW + timedelta(days=30))
+    assert _kinds(out) == ["StartTimer"] and [s.target for s in state.stale] == [A1]
+
+
+def test_deleted_job_whose_copy_is_left_behind_finishes_without_an_event() -> None:
+    state = _moved_off_a()
+    state, _ = _run(
+        state, common_signals.JobDeleted(uid="u1"), CopyDeleted(cluster="b", generation=2)
+    )
+    first = NOW + timedelta(seconds=200)
+    state, _ = _run(state, _given_up(), now=first)
+    later = first + timedelta(seconds=SETTINGS.stale_deadline_seconds)
+    state, out = _run(state, _given_up(), now=later)
+    assert out == [fx.Finish()] and state.left_behind == ["a/1"]
+
+
+def test_a_cluster_that_answers_past_the_deadline_still_has_its_copy_deleted() -> None:
+    state = _moved_off_a()
+    state, _ = _run(state, _given_up(), now=NOW + timedelta(seconds=200))
+    state, out = _run(state, CopyDeleted(cluster="a", generation=1), now=NOW + timedelta(days=1))
+    assert _reasons(out) == ["StaleCopyDeleted"] and state.left_behind == []

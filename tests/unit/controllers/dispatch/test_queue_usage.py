@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from controllers.dispatch import queue_usage
 from models.dispatch import QueueThere
-from scheduling.api import queue_usage
 
 pytestmark = pytest.mark.unit
 

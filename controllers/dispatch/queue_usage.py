@@ -1,5 +1,5 @@
 """What each queue holds on a cluster, from its pods, and a queue object read as the figures a
-dispatcher weighs: the queue-side twin of `cluster_capacity`, for a probe of a worker cluster.
+dispatcher weighs: the queue-side twin of `capacity`, for a probe of a worker cluster.
 
 A pod is in the queue its `volcano.sh/queue-name` label names (Volcano's job controller and
 Caldera's put it on every pod of a Job), else the `scheduling.volcano.sh/queue-name`
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from controllers.dispatch.capacity import FINISHED
 from models import labels
 from models.dispatch import QueueThere
-from scheduling.api.cluster_capacity import FINISHED
 from scheduling.api.requests import Obj, as_obj, as_quantities, pod_request
 from scheduling.api.vectors import Resources
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scheduling.api.cluster_capacity import capacity
+from controllers.dispatch.capacity import capacity
 
 pytestmark = pytest.mark.unit
 

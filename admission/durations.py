@@ -1,0 +1,58 @@
+"""The durations Caldera reads from annotations, checked at admission: a value Volcano's
+scheduler or the dispatcher could not read would otherwise be dropped or fall back to a default
+silently, and the object would run without the limit its author set. Each message names the
+annotation.
+
+Must not import anything with I/O: this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from admission import reads
+from models.duration import positive_duration
+from models.scheduling import SLA_WAITING_ANNOTATIONS
+from models.signals import dispatch as dispatch_signals
+
+
+def sla_problems(obj: Mapping[str, object]) -> list[str]:
+    """An sla waiting time that is no duration above zero: Volcano's scheduler drops it
+    silently, and the job would wait without the limit its author set."""
+    annotations = reads.mapping(obj, "metadata", "annotations")
+    problems = []
+    for key in SLA_WAITING_ANNOTATIONS:
+        value = annotations.get(key)
+        if value is not None and not (isinstance(value, str) and positive_duration(value)):
+            problems.append(
+                f"metadata.annotations[{key}]: must be a duration above zero such as '10m', "
+                f"not {value!r}"
+            )
+    return problems
+
+
+def dispatch_problems(obj: Mapping[str, object]) -> list[str]:
+    """The queue's dispatch timings: whole seconds or a Go duration above zero (lost-after at
+    least MIN_LOST_AFTER), as the forwarder reads them (`queue_translate.dispatch_settings`)."""
+    annotations = reads.mapping(obj, "metadata", "annotations")
+    problems = []
+    for key, least in (
+        (dispatch_signals.LOST_AFTER_ANNOTATION, dispatch_signals.MIN_LOST_AFTER),
+        (dispatch_signals.STALE_DEADLINE_ANNOTATION, 1),
+    ):
+        value = annotations.get(key)
+        if value is None:
+            continue
+        text = value.strip() if isinstance(value, str) else ""
+        seconds = int(text) if text.isdigit() else _whole_seconds(text)
+        if seconds is None or seconds < least:
+            problems.append(
+                f"metadata.annotations[{key}]: must be seconds or a duration such as '3m', "
+                f"at least {least}s, not {value!r}"
+            )
+    return problems
+
+
+def _whole_seconds(text: str) -> int | None:
+    duration = positive_duration(text) if text else None
+    return int(duration.total_seconds()) if duration is not None else None
