@@ -21,7 +21,7 @@ from cli.clients import Connections, add_arguments, guarded
 from models.dispatch import CLUSTER_LABEL, ClusterStatus
 from models.quantity import parse_quantity
 
-LIST_HEADERS: Final = ("NAME", "REACHABLE", "NODES", "CPU", "MEMORY", "ERROR")
+LIST_HEADERS: Final = ("NAME", "REACHABLE", "DRAINED", "NODES", "CPU", "MEMORY", "ERROR")
 _BINARY: Final = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
@@ -58,6 +58,7 @@ def list_row(status: ClusterStatus) -> list[object]:
     return [
         status.name,
         "yes" if status.reachable else "no",
+        "yes" if status.drained else "no",
         status.nodes if status.reachable else "-",
         pair(status.free, status.allocatable, "cpu"),
         pair(status.free, status.allocatable, "memory"),

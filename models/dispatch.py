@@ -35,6 +35,9 @@ from models.keys import QueueName
 DEFAULT_NAMESPACE: Final = "caldera-system"  # where the clusters' Secrets live
 CLUSTER_LABEL: Final = "caldera.dev/cluster"
 KUBECONFIG_KEY: Final = "kubeconfig"
+# On a cluster's Secret: "true" drains it (no new copies go there; those running there stay,
+# as a cordoned node keeps its pods), "false" or absent: it takes copies.
+DRAIN_ANNOTATION: Final = "caldera.dev/drain"
 
 ORIGIN_ANNOTATION: Final = "caldera.dev/dispatch-origin"
 GENERATION_ANNOTATION: Final = "caldera.dev/dispatch-generation"
@@ -86,6 +89,7 @@ class ClusterStatus(_Model):
     free: dict[str, str] = Field(default_factory=dict)  # allocatable less running pods' requests
     probed_at: datetime | None = None
     queue: QueueThere | None = None  # None: no queue asked (or a probe from before queues)
+    drained: bool = False  # its Secret says caldera.dev/drain: true: no new copies go there
 
 
 class RemoteCopy(_Model):

@@ -29,7 +29,7 @@ from kubernetes.config.config_exception import ConfigException
 from activities import kube
 from activities.dispatch.shared_reads import SharedReads
 from models import kubeconfig
-from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, KUBECONFIG_KEY
+from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, DRAIN_ANNOTATION, KUBECONFIG_KEY
 
 ENV_NAMESPACE: Final = "CALDERA_CLUSTER_NAMESPACE"
 LIST_TIMEOUT: Final = 15.0  # seconds for the manager to list the clusters' Secrets
@@ -49,6 +49,7 @@ class Registration:
     secret: str
     version: str  # uid/resourceVersion: a client is rebuilt when this changes
     kubeconfig: bytes | None
+    drain: str | None = None  # its caldera.dev/drain annotation as written (None: absent)
 
     @property
     def ref(self) -> str:
@@ -75,6 +76,19 @@ def registration(secret: Mapping[str, Any]) -> Registration:
         secret=str(meta.get("name", "")),
         version=f"{meta.get('uid', '')}/{meta.get('resourceVersion', '')}",
         kubeconfig=decoded,
+        drain=(meta.get("annotations") or {}).get(DRAIN_ANNOTATION),
+    )
+
+
+def drained(reg: Registration) -> bool:
+    """The Secret drains its cluster; a value other than true or false is `ClusterUnusable`
+    (a typo must not send jobs to a cluster its owner meant to drain)."""
+    if reg.drain is None or reg.drain.strip().lower() == "false":
+        return False
+    if reg.drain.strip().lower() == "true":
+        return True
+    raise ClusterUnusable(
+        f"{reg.ref}: annotation {DRAIN_ANNOTATION} must be true or false, not {reg.drain!r}"
     )
 
 

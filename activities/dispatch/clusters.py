@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -148,10 +148,14 @@ def read_registered(cluster: str, found: Sequence[Registration]) -> Reading:
     if why:
         return _down(cluster, why)
     try:
+        drained = cluster_secrets.drained(found[0])
         api, server = cluster_secrets.client_for(found[0])
     except cluster_secrets.ClusterUnusable as e:
         return _down(cluster, str(e))
-    return read_api(cluster, api, server)
+    reading = read_api(cluster, api, server)
+    if not drained:
+        return reading
+    return replace(reading, status=reading.status.model_copy(update={"drained": True}))
 
 
 def probe_registered(cluster: str, found: Sequence[Registration]) -> ClusterStatus:

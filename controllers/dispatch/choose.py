@@ -3,10 +3,10 @@ the room left for its gang. Pure.
 
 The gang is what the job's `minAvailable` pods request (`controllers.job.podspec.min_resources`,
 the PodGroup's minResources), the smallest a cluster must hold for the job to run at all.
-A cluster is a candidate when it answered its probe, holds no stale copy of this job (that
-copy is deleted first, before anything else goes there), did not refuse the copy, and the
-queue a copy lands in there (the job's queue of that name, else `default`) exists and is Open
-(Volcano admits no Job to a queue that is not).
+A cluster is a candidate when it answered its probe, is not drained (`caldera.dev/drain` on
+its Secret), holds no stale copy of this job (that copy is deleted first, before anything else
+goes there), did not refuse the copy, and the queue a copy lands in there (the job's queue of
+that name, else `default`) exists and is Open (Volcano admits no Job to a queue that is not).
 
 The room for the job there (`room`) is the least of three: the cluster (allocatable; free),
 the worker's queue (its capability; capability less what it has allocated) and the manager
@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from controllers.job import podspec
 from models.defaults import default_job
-from models.dispatch import ClusterStatus, DispatchSettings
+from models.dispatch import DRAIN_ANNOTATION, ClusterStatus, DispatchSettings
 from models.quantity import parse_quantity
 from models.scheduling import DEFAULT_QUEUE, QueueState
 from models.vcjob import Job
@@ -198,6 +198,9 @@ def choose(
         elif status is None or not status.reachable:
             elsewhere = True
             why.append(f"{name}: unreachable ({status.error if status else 'not probed'})")
+        elif status.drained:
+            elsewhere = True
+            why.append(f"{name}: drained ({DRAIN_ANNOTATION} on its Secret)")
         elif status.queue is not None and status.queue.error:
             elsewhere = True
             why.append(f"{name}: queue {status.queue.asked} unread ({status.queue.error})")

@@ -19,7 +19,7 @@ from kubernetes import client
 from activities.dispatch import cluster_secrets, clusters
 from activities.dispatch.cluster_secrets import ClusterUnusable, Registration
 from cli.devstack import processes
-from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, ClusterStatus
+from models.dispatch import CLUSTER_LABEL, DEFAULT_NAMESPACE, DRAIN_ANNOTATION, ClusterStatus
 from service import worker_registry
 
 pytestmark = pytest.mark.unit
@@ -205,6 +205,30 @@ def test_a_reachable_cluster_reports_its_nodes_and_room(server: FakeApiserver) -
     assert status.free["cpu"] == "3"
     assert server.field_selectors == [clusters.UNFINISHED]
     assert clusters.free_figures(status)["cpu"] == 3.0
+
+
+@pytest.mark.parametrize(("drain", "drained"), [(None, False), ("false", False), ("True", True)])
+def test_a_drained_cluster_is_probed_and_said_drained(
+    server: FakeApiserver, drain: str | None, drained: bool
+) -> None:
+    doc = secret("w0", text=kubeconfig(server.url))
+    if drain is not None:
+        doc["metadata"]["annotations"] = {DRAIN_ANNOTATION: drain}
+    status = clusters.probe_registered("w0", [cluster_secrets.registration(doc)])
+    assert status.reachable and status.nodes == 1 and status.drained == drained
+
+
+def test_a_drain_annotation_that_is_no_boolean_makes_the_cluster_unusable(
+    server: FakeApiserver,
+) -> None:
+    doc = secret("w0", text=kubeconfig(server.url))
+    doc["metadata"]["annotations"] = {DRAIN_ANNOTATION: "yes"}
+    status = clusters.probe_registered("w0", [cluster_secrets.registration(doc)])
+    assert not status.reachable and not status.drained
+    assert status.error == (
+        f"Secret {DEFAULT_NAMESPACE}/cluster-w0: annotation {DRAIN_ANNOTATION} must be true or "
+        "false, not 'yes'"
+    )
 
 
 @pytest.mark.parametrize(

@@ -51,18 +51,19 @@ def test_quantities_read_as_cores_and_binary_units(
 
 
 def test_a_row_per_cluster_free_over_allocatable() -> None:
-    assert clusters.list_row(UP) == ["worker-0", "yes", 2, "13.5/16", "60.5Gi/64Gi", None]
-    assert clusters.list_row(DOWN) == ["worker-1", "no", "-", "-", "-", DOWN.error]
+    assert clusters.list_row(UP) == ["worker-0", "yes", "no", 2, "13.5/16", "60.5Gi/64Gi", None]
+    assert clusters.list_row(DOWN) == ["worker-1", "no", "no", "-", "-", "-", DOWN.error]
     full = UP.model_copy(update={"free": {}})
-    assert clusters.list_row(full)[3:5] == ["0/16", "0/64Gi"]
+    assert clusters.list_row(full)[4:6] == ["0/16", "0/64Gi"]
+    assert clusters.list_row(UP.model_copy(update={"drained": True}))[2] == "yes"
 
 
 def test_the_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert clusters.show([UP, DOWN], output.Format.TABLE, "caldera-system") == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == list(clusters.LIST_HEADERS)
-    assert lines[1].split() == ["worker-0", "yes", "2", "13.5/16", "60.5Gi/64Gi", "-"]
-    assert lines[2].split()[:5] == ["worker-1", "no", "-", "-", "-"]
+    assert lines[1].split() == ["worker-0", "yes", "no", "2", "13.5/16", "60.5Gi/64Gi", "-"]
+    assert lines[2].split()[:6] == ["worker-1", "no", "no", "-", "-", "-"]
     assert lines[2].endswith(DOWN.error)
     clusters.show([UP, DOWN], output.Format.JSON, "caldera-system")
     data = json.loads(capsys.readouterr().out)

@@ -424,3 +424,12 @@ def test_a_jobs_draw_is_its_own_and_the_same_on_every_replay() -> None:
     assert choose.draw("u", 1) == choose.draw("u", 1)
     assert choose.draw("u", 1) != choose.draw("u", 2)  # a move draws again
     assert all(0 <= choose.draw(f"u{i}", 1) < 1 for i in range(100))
+
+
+def test_a_drained_cluster_takes_no_new_copy_and_the_message_says_why() -> None:
+    drained = _status("a", BIG).model_copy(update={"drained": True})
+    choice = choose.choose(_settings(a=5, b=1), [drained, _status("b", BIG)], NEED, {})
+    assert choice.cluster == "b"
+    alone = choose.choose(_settings(a=1), [drained], NEED, {})
+    assert (alone.cluster, alone.reason) == ("", "NoClusterReachable")
+    assert alone.message.endswith("a: drained (caldera.dev/drain on its Secret)")
