@@ -16,7 +16,7 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
 - PodGroup CREATE: its queue exists and is Open (a `subGroupPolicy` entry's tier limits are the
   CRD's CEL rule).
 - Job and PodGroup CREATE: an sla waiting time annotation is a duration above zero (Volcano's
-  scheduler would drop it silently; `admission.durations`).
+  scheduler would drop it silently; `admission.annotation_values`).
 - Job CREATE: its task-topology annotations name its own tasks (`admission.tasktopology`).
 - Queue CREATE and UPDATE: guarantee ≤ deserved ≤ capability (`admission.queueresources`);
   when the parent is new or changed, a parent other than root exists, the parent chain reaches
@@ -27,7 +27,7 @@ Rules (the queue checks of Volcano's validating webhooks for Jobs, PodGroups and
   weights of one length, weights above zero, no other queue's path below its own.
 - Queue CREATE and UPDATE: its dispatch timings (`caldera.dev/lost-after`,
   `caldera.dev/stale-copy-deadline`) are seconds or a Go duration above zero, lost-after at
-  least 10 s (`admission.durations`).
+  least 10 s, and `caldera.dev/on-drain` is Stay or Move (`admission.annotation_values`).
 - Queue DELETE: the queue has no children.
 - NamespaceQueues, what names them (`namespace/<name>` in a Job or PodGroup) and what they hang
   under (a Queue's `allowedNamespaces`, its deletion): `admission.namespacequeues`.
@@ -46,8 +46,8 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from admission import (
+    annotation_values,
     cronjobs,
-    durations,
     jobflows,
     jobspec,
     namespacequeues,
@@ -141,7 +141,7 @@ def review(
             *templates.problems(obj),
             *jobspec.create_problems(obj),
             *_job_problems(obj, _namespace(request, obj), lookup),
-            *durations.sla_problems(obj),
+            *annotation_values.sla_problems(obj),
             *tasktopology.problems(obj),
         ]
         return _deny_if(f"job {_object_name(request, obj)}", problems)
@@ -151,7 +151,7 @@ def review(
     if kind == PODGROUPS and operation == "CREATE":
         problems = [
             *_podgroup_problems(obj, _namespace(request, obj), lookup),
-            *durations.sla_problems(obj),
+            *annotation_values.sla_problems(obj),
         ]
         return _deny_if(f"podgroup {_object_name(request, obj)}", problems)
     if kind == QUEUES and operation in ("CREATE", "UPDATE"):
@@ -159,7 +159,7 @@ def review(
         name = _text(obj, "metadata", "name") or _text(request, "name")
         problems = [
             *_queue_problems(name, obj, old, lookup, max_depth),
-            *durations.dispatch_problems(obj),
+            *annotation_values.dispatch_problems(obj),
         ]
         return _deny_if(f"queue {name or _text(obj, 'metadata', 'generateName')}", problems)
     if kind == NAMESPACE_QUEUES and operation in ("CREATE", "UPDATE"):

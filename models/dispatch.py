@@ -122,6 +122,9 @@ class DispatchSettings(_Model):
     # behind (recorded on the manager's Job), so a cluster that never returns holds no
     # workflow open; new with a default, so settings in running histories still decode.
     stale_deadline_seconds: int = STALE_DEADLINE_SECONDS
+    # The queue's `caldera.dev/on-drain: Move`: a copy on a drained cluster moves at once;
+    # False (`Stay`): it finishes there.
+    move_on_drain: bool = False
     # name -> extendClusters[].capacity: the most this queue's jobs may use on that cluster
     # (a cluster not named here, or a resource not in its list: no limit).
     capacity: dict[str, dict[str, str]] = Field(default_factory=dict)

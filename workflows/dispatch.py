@@ -357,6 +357,7 @@ class DispatchWorkflow(VolcanoCommands, TakesDeletion):
                     events=effect.events,
                     renew=effect.renew,
                     lease_seconds=effect.lease_seconds,
+                    move_on_drain=effect.move_on_drain,
                 ),
                 options.FOLLOW_COPY,
                 f"follow copy on {steps.described(target)}{renew}",

@@ -204,6 +204,17 @@ def secrets_of(cluster: str, manager: client.ApiClient | None = None) -> list[Re
     return _registered.get(cluster, lambda: registrations(cluster=cluster))
 
 
+def is_drained(cluster: str) -> bool:
+    """The cluster's one Secret drains it (the process's list of at most REGISTRY_SECONDS
+    ago); a cluster with no usable Secret, or one that cannot be listed, is not drained here:
+    the calls to it say why."""
+    try:
+        found = secrets_of(cluster)
+        return len(found) == 1 and drained(found[0])
+    except (ClusterUnusable, client.ApiException, urllib3.exceptions.HTTPError, OSError):
+        return False
+
+
 def first_line(e: BaseException) -> str:
     """An error's first line, for a one-sentence reason (its type when it says nothing)."""
     text = str(e).strip()

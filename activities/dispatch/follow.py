@@ -18,7 +18,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import errors, kube
-from activities.dispatch import copywatch, remote
+from activities.dispatch import cluster_secrets, copywatch, remote
 from activities.dispatch.remote import CopyInput, Unreachable
 from controllers.dispatch import copies, mirror
 from controllers.dispatch.results import EventMark, Followed, RemoteEvent
@@ -38,6 +38,7 @@ class FollowInput(CopyInput):
     renew: bool
     lease_seconds: int
     seconds: int = WATCH_SECONDS
+    move_on_drain: bool = False  # answer once the cluster is drained (its queue moves such jobs)
 
 
 def _state(target: RemoteCopy, obj: dict[str, Any] | None) -> RemoteState:
@@ -191,14 +192,23 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
                 renewed = now
             state = _state(target, obj)
             changed = not state.found or mirror.digest(state.status) != request.known
-            if changed or now - start >= request.seconds:
+            drained = request.move_on_drain and await asyncio.to_thread(
+                cluster_secrets.is_drained, target.cluster
+            )
+            if changed or drained or now - start >= request.seconds:
                 found = (
                     await asyncio.to_thread(_events, to, target.cluster, request.namespace, uid)
                     if uid
                     else []
                 )
                 events, mark = mirror.new_events(found, request.events)
-                update = {"remote": state, "events": events, "mark": mark, "lease_until": lease}
+                update = {
+                    "remote": state,
+                    "events": events,
+                    "mark": mark,
+                    "lease_until": lease,
+                    "drained": drained,
+                }
                 return answer.model_copy(update=update)
             silent_since = None
         except Unreachable as e:

@@ -50,6 +50,7 @@ class FollowCopy(fx.Effect):
     events: EventMark
     renew: bool
     lease_seconds: int
+    move_on_drain: bool = False  # answer as soon as the copy's cluster is drained
 
 
 class StopFollowing(fx.Effect):

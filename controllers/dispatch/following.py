@@ -43,6 +43,10 @@ def followed(state: DispatchState, answer: Followed, now: datetime) -> tuple[Dis
     if mirror.fenced(remote, answer.lease_until):
         state, more = move(state, "fenced", "CopyFenced", "aborted itself: its lease ran out")
         return state, out + more
+    if answer.drained and state.settings and state.settings.move_on_drain and not state.finished:
+        why = f"cluster {answer.cluster} drained"
+        state, more = move(state, why, "ClusterDrained", "is on a drained cluster (on-drain: Move)")
+        return state, out + more
     state, more = _mirror(state, remote, answer, now)
     out += more
     state, sends = steps.send(state, state.commands)

@@ -75,6 +75,7 @@ class Followed(Reach):
     events: list[RemoteEvent] = Field(default_factory=list)
     mark: EventMark = Field(default_factory=EventMark)
     lease_until: datetime | None = None  # the copy's lease as read (None: none, or unread)
+    drained: bool = False  # its cluster is drained (asked only with `move_on_drain`)
 
 
 class CopyDeleted(Reach):

@@ -105,6 +105,8 @@ def follow(state: DispatchState) -> list[dfx.AnyEffect]:
             events=state.events,
             renew=not state.finished,
             lease_seconds=lease_seconds(state.settings),
+            move_on_drain=bool(state.settings and state.settings.move_on_drain)
+            and not state.finished,
         )
     ]
 

@@ -81,7 +81,8 @@ def dispatch_settings(obj: Obj) -> DispatchSettings | None:
     """The queue's dispatch to worker clusters: its `extendClusters` by name, weight (1 when
     unset) and capacity (a ResourceList, kept as written), how long a cluster may be silent
     (`caldera.dev/lost-after`) and how long a stale copy's may before the copy is given up
-    (`caldera.dev/stale-copy-deadline`); None: it names no cluster, and its jobs run here."""
+    (`caldera.dev/stale-copy-deadline`), and whether a copy on a drained cluster moves
+    (`caldera.dev/on-drain: Move`); None: it names no cluster, and its jobs run here."""
     clusters: dict[str, int] = {}
     capacity: dict[str, dict[str, str]] = {}
     for entry in (obj.get("spec") or {}).get("extendClusters") or ():
@@ -104,6 +105,7 @@ def dispatch_settings(obj: Obj) -> DispatchSettings | None:
         lost_after_seconds=lost_after,
         capacity=capacity,
         stale_deadline_seconds=max(lost_after, deadline or STALE_DEADLINE_SECONDS),
+        move_on_drain=notes.get(dispatch_signals.ON_DRAIN_ANNOTATION) == "Move",
     )
 
 

@@ -21,6 +21,11 @@ MIN_LOST_AFTER: Final = 10
 # (seconds, or a Go duration such as `6h`); default `models.dispatch.STALE_DEADLINE_SECONDS`,
 # never below the queue's lost-after.
 STALE_DEADLINE_ANNOTATION: Final = "caldera.dev/stale-copy-deadline"
+# On a Queue: what its running copies do when their cluster is drained (`caldera.dev/drain` on
+# the cluster's Secret): `Stay` (default) and finish there, or `Move` to another cluster now,
+# as the next generation (the copy on the drained cluster is deleted).
+ON_DRAIN_ANNOTATION: Final = "caldera.dev/on-drain"
+ON_DRAIN_VALUES: Final = ("Stay", "Move")
 
 
 class DispatchObserved(JobObserved):

@@ -69,21 +69,8 @@ async def test_a_poll_whose_lease_ran_out_waits_on_the_loop_instead_of_spinning(
     monkeypatch.setattr(follow.remote, "read", lambda *args: _copy())
     monkeypatch.setattr(follow, "_renew", lambda to, request, uid: renewals.append(uid))
     monkeypatch.setattr(follow, "_events", lambda *args: [])
-    watch = ClusterWatch("w0", api=_unused_api)
-    watch._on_list([_copy()])  # healthy, and showing the copy as the manager holds it
-    loop = asyncio.get_running_loop()
-    subscription = copywatch.Subscription(watch, ("ns", "a"), copywatch._Follower(loop))
-    request = follow.FollowInput(
-        namespace="ns",
-        name="a",
-        origin="uid-1",
-        target=RemoteCopy(cluster="w0", generation=1),
-        known=mirror.digest(KNOWN_STATUS),
-        events=EventMark(),
-        renew=True,
-        lease_seconds=3,
-        seconds=2,
-    )
+    subscription = _subscription()  # healthy, and showing the copy as the manager holds it
+    request = _request(renew=True, lease_seconds=3)
     ticks = 0
 
     async def ticking() -> None:
@@ -104,3 +91,45 @@ async def test_a_poll_whose_lease_ran_out_waits_on_the_loop_instead_of_spinning(
 
 def _unused_api(cluster: str) -> Any:
     raise AssertionError(f"no call expected to {cluster}")
+
+
+def _subscription() -> copywatch.Subscription:
+    """A healthy watch of w0 showing the copy as the manager holds it."""
+    watch = ClusterWatch("w0", api=_unused_api)
+    watch._on_list([_copy()])
+    follower = copywatch._Follower(asyncio.get_running_loop())
+    return copywatch.Subscription(watch, ("ns", "a"), follower)
+
+
+def _request(**poll: Any) -> follow.FollowInput:
+    """A 2 s poll of the copy, its status the one the manager holds."""
+    return follow.FollowInput(
+        namespace="ns",
+        name="a",
+        origin="uid-1",
+        target=RemoteCopy(cluster="w0", generation=1),
+        known=mirror.digest(KNOWN_STATUS),
+        events=EventMark(),
+        seconds=2,
+        **poll,
+    )
+
+
+@pytest.mark.parametrize("drained", [False, True])
+async def test_a_poll_of_a_queue_that_moves_on_drain_answers_once_the_cluster_is_drained(
+    monkeypatch: pytest.MonkeyPatch, drained: bool
+) -> None:
+    # Nothing changed on the copy: only the drain (its Secret's annotation) is news, and only
+    # for a queue whose copies move on drain; otherwise the poll runs to its end.
+    monkeypatch.setattr(follow.remote, "api", lambda cluster: object())
+    monkeypatch.setattr(follow.remote, "read", lambda *args: _copy())
+    monkeypatch.setattr(follow, "_events", lambda *args: [])
+    monkeypatch.setattr(follow.cluster_secrets, "is_drained", lambda cluster: drained)
+    subscription = _subscription()
+    request = _request(renew=False, lease_seconds=60, move_on_drain=True)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    answer = await ActivityEnvironment().run(follow._follow, request, subscription)
+    assert answer.drained == drained and answer.remote is not None and answer.remote.found
+    took = loop.time() - started
+    assert took < 1.0 if drained else took >= 2.0

@@ -13,7 +13,11 @@ from admission import rules
 from admission.reads import NamespaceQueueInfo, PodGroupInfo
 from admission.rules import QueueInfo
 from models import hierarchy
-from models.signals.dispatch import LOST_AFTER_ANNOTATION, STALE_DEADLINE_ANNOTATION
+from models.signals.dispatch import (
+    LOST_AFTER_ANNOTATION,
+    ON_DRAIN_ANNOTATION,
+    STALE_DEADLINE_ANNOTATION,
+)
 
 
 class Queues:
@@ -118,6 +122,8 @@ def test_path_without_root_is_put_under_root_as_volcano_mutating_webhook_does() 
         pytest.param({LOST_AFTER_ANNOTATION: "5s"}, LOST_AFTER_ANNOTATION, id="lost-after-short"),
         pytest.param({STALE_DEADLINE_ANNOTATION: "0s"}, STALE_DEADLINE_ANNOTATION, id="zero"),
         pytest.param({STALE_DEADLINE_ANNOTATION: "-1h"}, STALE_DEADLINE_ANNOTATION, id="negative"),
+        pytest.param({ON_DRAIN_ANNOTATION: "Move"}, "", id="on-drain-move"),
+        pytest.param({ON_DRAIN_ANNOTATION: "move"}, ON_DRAIN_ANNOTATION, id="on-drain-case"),
     ],
 )
 def test_dispatch_timings_the_dispatcher_could_not_read_are_refused_naming_the_annotation(
@@ -126,4 +132,4 @@ def test_dispatch_timings_the_dispatcher_could_not_read_are_refused_naming_the_a
     verdict = _review(annotations)
     assert verdict.allowed == (not refused)
     if refused:
-        assert f"metadata.annotations[{refused}]: must be seconds or a duration" in verdict.message
+        assert f"metadata.annotations[{refused}]: must be " in verdict.message

@@ -23,6 +23,7 @@ from models.signals import job as job_signals
 from models.signals.dispatch import (
     LOST_AFTER_ANNOTATION,
     MIN_LOST_AFTER,
+    ON_DRAIN_ANNOTATION,
     STALE_DEADLINE_ANNOTATION,
     DispatchObserved,
 )
@@ -190,6 +191,12 @@ def test_stale_copy_deadline_from_the_queue(
 ) -> None:
     settings = qt.dispatch_settings(_multi(annotations))
     assert settings is not None and settings.stale_deadline_seconds == seconds
+
+
+@pytest.mark.parametrize(("value", "moves"), [(None, False), ("Stay", False), ("Move", True)])
+def test_drain_policy_from_the_queue(value: str | None, moves: bool) -> None:
+    settings = qt.dispatch_settings(_multi(None if value is None else {ON_DRAIN_ANNOTATION: value}))
+    assert settings is not None and settings.move_on_drain == moves
 
 
 def test_dispatch_settings_keep_each_clusters_capacity() -> None:

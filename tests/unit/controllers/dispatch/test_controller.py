@@ -528,3 +528,33 @@ def test_a_cluster_that_answers_past_the_deadline_still_has_its_copy_deleted() -
     state, _ = _run(state, _given_up(), now=NOW + timedelta(seconds=200))
     state, out = _run(state, CopyDeleted(cluster="a", generation=1), now=NOW + timedelta(days=1))
     assert _reasons(out) == ["StaleCopyDeleted"] and state.left_behind == []
+
+
+def _drained(copy: RemoteCopy = A1) -> Followed:
+    return _running(copy).model_copy(update={"drained": True})
+
+
+def test_queue_that_moves_on_drain_asks_the_poll_and_moves_the_copy_off_a_drained_cluster() -> None:
+    moving = SETTINGS.model_copy(update={"move_on_drain": True})
+    signal = DispatchObserved(job=_manifest(), settings=moving)
+    state, out = _run(
+        DispatchState(),
+        ParsedJob(signal=signal, job=Job.model_validate(_manifest())),
+        _probed("a", "b"),
+        CopyMade(cluster="a", generation=1, uid="copy-a1", created=True),
+    )
+    (poll,) = [e for e in out if isinstance(e, dfx.FollowCopy)]
+    assert poll.move_on_drain
+    state, out = _run(state, _drained())
+    assert state.current is None and [s.target for s in state.stale] == [A1]
+    assert _reasons(out) == ["ClusterDrained"]
+    assert dfx.DeleteCopy(target=A1, why="cluster a drained") in out
+    assert "ProbeClusters" in _kinds(out)
+
+
+def test_queue_that_stays_on_drain_keeps_the_copy_where_it_runs() -> None:
+    state = _placed()
+    state, out = _run(state, _drained())
+    assert state.current == A1 and _kinds(out)[-1] == "FollowCopy"
+    poll = out[-1]
+    assert isinstance(poll, dfx.FollowCopy) and not poll.move_on_drain

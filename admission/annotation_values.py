@@ -1,6 +1,6 @@
-"""The durations Caldera reads from annotations, checked at admission: a value Volcano's
-scheduler or the dispatcher could not read would otherwise be dropped or fall back to a default
-silently, and the object would run without the limit its author set. Each message names the
+"""The annotation values the scheduler and the dispatcher read, checked at admission: a value
+they could not read would otherwise be dropped or fall back to a default silently, and the
+object would run without the limit or the policy its author set. Each message names the
 annotation.
 
 Must not import anything with I/O: this module is pure.
@@ -33,7 +33,8 @@ def sla_problems(obj: Mapping[str, object]) -> list[str]:
 
 def dispatch_problems(obj: Mapping[str, object]) -> list[str]:
     """The queue's dispatch timings: whole seconds or a Go duration above zero (lost-after at
-    least MIN_LOST_AFTER), as the forwarder reads them (`queue_translate.dispatch_settings`)."""
+    least MIN_LOST_AFTER), and its drain policy, as the forwarder reads them
+    (`queue_translate.dispatch_settings`)."""
     annotations = reads.mapping(obj, "metadata", "annotations")
     problems = []
     for key, least in (
@@ -50,6 +51,12 @@ def dispatch_problems(obj: Mapping[str, object]) -> list[str]:
                 f"metadata.annotations[{key}]: must be seconds or a duration such as '3m', "
                 f"at least {least}s, not {value!r}"
             )
+    on_drain = annotations.get(dispatch_signals.ON_DRAIN_ANNOTATION)
+    if on_drain is not None and on_drain not in dispatch_signals.ON_DRAIN_VALUES:
+        problems.append(
+            f"metadata.annotations[{dispatch_signals.ON_DRAIN_ANNOTATION}]: must be one of "
+            f"{', '.join(dispatch_signals.ON_DRAIN_VALUES)}, not {on_drain!r}"
+        )
     return problems
 
 
