@@ -137,9 +137,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _NoLock:
+    """Stands in for a handler's lock, on every Python's locking path (acquire/release and
+    `with`)."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        return None
+
+    def __enter__(self) -> _NoLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class LineHandler(logging.StreamHandler[TextIO]):
+    """A StreamHandler with no lock of its own: a line is written by one call of the stream's
+    own (C) write, which needs none. The stdlib's handler lock can be left held for good: the
+    Temporal SDK interrupts a workflow thread that has not yielded for 2 s (its deadlock
+    detector raises an exception in it), and an interruption landing between the handler's
+    acquire and its try leaves the lock taken, so the next line any thread logs waits for
+    ever and the worker stops whole. Seen in a 10k-job run on a saturated machine."""
+
+    def createLock(self) -> None:
+        self.lock = _NoLock()  # type: ignore[assignment]
+
+
 def setup(level: str | int = "INFO", fmt: str = "text", stream: TextIO | None = None) -> None:
     """Route the root logger to one handler on `stream` (stderr) in `fmt`; replaces others."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = LineHandler(stream or sys.stderr)
     handler.setFormatter(formatter(fmt))
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -3,8 +3,9 @@
 dispatching queue run on one of them with its status mirrored on the manager, an abort and a
 deletion reaching the copy, and a worker's apiserver killed: after the queue's lost-after the
 job runs on the other cluster, and the lost one's stale copy is deleted when it is back; the
-same failover with the manager's worker SIGKILLed while the lost-after timer runs, and jobs
-whose copies are being made when the manager's worker is SIGKILLed.
+same failover with the manager's worker SIGKILLed while the lost-after timer runs, jobs whose
+copies are being made when the manager's worker is SIGKILLed, and a cluster drained under a
+queue that moves its jobs.
 
 Invariants checked throughout: each job reaches its end phase once on the manager, never do
 two clusters (while both answer) run pods of one job, and no copy is left behind.
@@ -32,13 +33,15 @@ from cli.devstack import clusters as dev_clusters
 from cli.devstack import processes
 from models import bus, scheduling, vcjob
 from models.dispatch import (
+    DEFAULT_NAMESPACE,
     DISPATCHED_TO_ANNOTATION,
+    DRAIN_ANNOTATION,
     GENERATION_ANNOTATION,
     LEASE_ANNOTATION,
     ORIGIN_ANNOTATION,
     dispatch_workflow_id,
 )
-from models.signals.dispatch import LOST_AFTER_ANNOTATION
+from models.signals.dispatch import LOST_AFTER_ANNOTATION, ON_DRAIN_ANNOTATION
 from tests.e2e import multicluster
 from tests.e2e.conftest import E2EStack, crash_worker, eventually
 from tests.e2e.multicluster import WorkerClusters
@@ -561,6 +564,71 @@ def test_manager_worker_killed_while_copies_are_made_neither_doubles_nor_loses_a
         )
     eventually(
         lambda: not any(_copies(worker_clusters, namespace, n) for n in names),
+        60,
+        "no copy left behind",
+    )
+
+
+def _drain(api: client.ApiClient, cluster: str, value: str | None) -> None:
+    """Annotate the cluster's Secret on the manager (None: remove the annotation)."""
+    patch = {"metadata": {"annotations": {DRAIN_ANNOTATION: value}}}
+    client.CoreV1Api(api).patch_namespaced_secret(
+        dev_clusters.secret_name(cluster), DEFAULT_NAMESPACE, patch
+    )
+
+
+def test_a_drained_cluster_takes_no_new_job_and_its_queue_moves_the_running_one(
+    e2e_stack: E2EStack,
+    api: client.ApiClient,
+    worker_clusters: WorkerClusters,
+    steady: str,
+    namespace: str,
+) -> None:
+    """On a queue with `on-drain: Move`: the job's cluster drained, the job runs again on the
+    other as generation 2 and its copy on the drained one goes; a job submitted then goes to
+    the other cluster only; undrained, the cluster takes jobs again."""
+    moving = steady + "-move"
+    dev_clusters.ensure_queue(api, moving, worker_clusters.names)
+    notes = {"metadata": {"annotations": {ON_DRAIN_ANNOTATION: "Move"}}}
+    custom = client.CustomObjectsApi(api)
+    custom.patch_cluster_custom_object(
+        scheduling.GROUP, scheduling.VERSION, "queues", moving, notes
+    )
+    for name in worker_clusters.names:
+        dev_clusters.ensure_queue(worker_clusters.api(name), moving)
+    time.sleep(2)  # the forwarder hears the queue before the job
+    drained = ""
+    try:
+        with _telling(e2e_stack, namespace, "drained", "after"):
+            _submit(api, namespace, _job("drained", moving, run_seconds=600))
+            drained = eventually(lambda: _dispatched_to(api, namespace, "drained"), 90, "placed")
+            there = worker_clusters.api(drained)
+            eventually(lambda: len(_running_pods(there, namespace, "drained")) == 2, 120, "Running")
+            _drain(api, drained, "true")
+            eventually(
+                lambda: _generation_running(worker_clusters, namespace, "drained") == "2",
+                180,
+                "generation 2 running on the other cluster",
+            )
+            assert _read(there, namespace, "drained") is None or not _running_pods(
+                there, namespace, "drained"
+            )
+            eventually(lambda: _read(there, namespace, "drained") is None, 60, "the copy gone")
+            assert "ClusterDrained" in _reasons(api, namespace, "drained")
+            _submit(api, namespace, _job("after", moving, run_seconds=5))
+            other = eventually(lambda: _dispatched_to(api, namespace, "after"), 90, "placed")
+            assert other != drained
+    finally:
+        if drained:
+            _drain(api, drained, None)
+        with contextlib.suppress(client.ApiException):
+            custom.delete_cluster_custom_object(
+                scheduling.GROUP, scheduling.VERSION, "queues", moving
+            )
+    for name in ("drained", "after"):
+        custom.delete_namespaced_custom_object(vcjob.GROUP, vcjob.VERSION, namespace, "jobs", name)
+    eventually(
+        lambda: not any(_copies(worker_clusters, namespace, n) for n in ("drained", "after")),
         60,
         "no copy left behind",
     )

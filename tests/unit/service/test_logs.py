@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import inspect
 import io
 import json
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import datetime
+from types import FrameType
 
 import pytest
 from temporalio import activity
@@ -191,3 +195,81 @@ def test_setup_reads_the_format_flag_from_the_environment(
     assert p.parse_args(["--log-format", "text"]).log_format == "text"
     with pytest.raises(SystemExit):
         p.parse_args(["--log-format", "yaml"])
+
+
+# -- a thread interrupted while logging never stops the others ---------------------------------
+
+
+class _Interrupted(Exception):
+    """What the Temporal SDK raises in a workflow thread it finds deadlocked."""
+
+
+def _after_acquire() -> int | None:
+    """The line of logging.Handler.handle right after it takes the handler's lock (None: this
+    Python takes it another way)."""
+    lines, first = inspect.getsourcelines(logging.Handler.handle)
+    index = next((i for i, line in enumerate(lines) if "self.acquire()" in line), None)
+    return None if index is None else first + index + 1
+
+
+@contextlib.contextmanager
+def _interrupted_after_acquire(handler: logging.Handler, line: int) -> Iterator[None]:
+    """Log one record through `handler` in a thread that an exception interrupts at `line` of
+    Handler.handle, as the SDK's interruption can land (deterministic, by a trace function).
+    The thread lives on meanwhile, as a workflow thread of the SDK's pool does (a thread that
+    ended could hand its id, and so the lock, to the next one); leaving, it lets go of what it
+    still holds."""
+    interrupted, leave = threading.Event(), threading.Event()
+
+    def local(frame: FrameType, event: str, arg: object) -> object:
+        if event == "line" and frame.f_lineno == line:
+            raise _Interrupted
+        return local
+
+    def tracer(frame: FrameType, event: str, arg: object) -> object:
+        return local if frame.f_code is logging.Handler.handle.__code__ else None
+
+    def run() -> None:
+        sys.settrace(tracer)
+        try:
+            handler.handle(_record("interrupted"))
+        except _Interrupted:
+            interrupted.set()
+        finally:
+            sys.settrace(None)
+        leave.wait()
+        with contextlib.suppress(RuntimeError):  # not held: nothing to let go of
+            handler.release()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert interrupted.wait(5), "the interruption landed"
+    try:
+        yield
+    finally:
+        leave.set()
+        thread.join(5)
+
+
+def _logs_within(handler: logging.Handler, seconds: float) -> bool:
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (handler.handle(_record("after")), done.set()))
+    thread.daemon = True
+    thread.start()
+    return done.wait(seconds)
+
+
+@pytest.mark.parametrize("kind", ["stdlib", "caldera"])
+def test_a_thread_interrupted_while_logging_does_not_wedge_the_others(kind: str) -> None:
+    line = _after_acquire()
+    if line is None:
+        pytest.skip("this Python's Handler.handle takes its lock with `with`: nothing to leak")
+    out = io.StringIO()
+    handler = logging.StreamHandler(out) if kind == "stdlib" else logs.LineHandler(out)
+    with _interrupted_after_acquire(handler, line):
+        logged = _logs_within(handler, 0.5 if kind == "stdlib" else 5)
+    if kind == "stdlib":  # the hazard itself: the lock stays taken, the next line waits
+        assert not logged
+        return
+    assert logged, "a line logged after the interruption"
+    assert out.getvalue().splitlines()[-1].endswith("after")
