@@ -109,6 +109,23 @@ def test_a_full_pool_shows_busy_and_queued_and_logs_the_wait(
     assert _series("test-full") == {}  # shut down: no series
 
 
+def test_a_saturated_pool_says_so_once_per_interval_with_how_many_waited(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = threading.Event()
+    with (
+        caplog.at_level(logging.WARNING, logger=stalls.__name__),
+        stalls.MeteredPool("test-spam", 1, limit=0.0, line_every=60) as pool,
+    ):
+        calls = [pool.submit(release.wait, 10), *(pool.submit(lambda: None) for _ in range(5))]
+        release.set()
+        for call in calls:
+            call.result(5)
+    lines = [r.getMessage() for r in caplog.records if "pool=test-spam" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].endswith("waits_over=1"), lines  # the first says so
+    assert pool._unsaid == 5  # the rest wait for the next line, which counts them
+
+
 def test_a_queued_call_cancelled_is_no_longer_counted() -> None:
     release = threading.Event()
     with stalls.MeteredPool("test-cancel", 1, limit=60) as pool:
