@@ -56,15 +56,17 @@ def test_cluster_list_shows_both_workers_reachable_with_their_nodes(
     for name in worker_clusters.names:
         status = listed[name]
         assert (status["reachable"], status["error"], status["nodes"]) == (True, "", 2), status
+        assert status["drained"] is False, status
         allocatable = status["allocatable"]
         assert isinstance(allocatable, dict) and allocatable["cpu"] == "16"
     done = _caldera(e2e_stack, "cluster", "list")
     assert done.returncode == 0, done.stderr
     header, *rows = done.stdout.splitlines()
-    assert header.split() == ["NAME", "REACHABLE", "NODES", "CPU", "MEMORY", "ERROR"]
+    assert header.split() == ["NAME", "REACHABLE", "DRAINED", "NODES", "CPU", "MEMORY", "ERROR"]
     for name in worker_clusters.names:
         row = next(r.split() for r in rows if r.split()[0] == name)
-        assert row[1:3] == ["yes", "2"] and row[3].endswith("/16") and row[4].endswith("/64Gi")
+        assert row[1:4] == ["yes", "no", "2"] and row[4].endswith("/16")
+        assert row[5].endswith("/64Gi")
 
 
 def _secret(cluster: str, data: dict[str, str]) -> dict[str, object]:
