@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from admission import reads
-from models.duration import positive_duration
+from models.duration import positive_duration, whole_seconds
 from models.scheduling import SLA_WAITING_ANNOTATIONS
 from models.signals import dispatch as dispatch_signals
 
@@ -44,8 +44,7 @@ def dispatch_problems(obj: Mapping[str, object]) -> list[str]:
         value = annotations.get(key)
         if value is None:
             continue
-        text = value.strip() if isinstance(value, str) else ""
-        seconds = int(text) if text.isdigit() else _whole_seconds(text)
+        seconds = whole_seconds(value) if isinstance(value, str) else None
         if seconds is None or seconds < least:
             problems.append(
                 f"metadata.annotations[{key}]: must be seconds or a duration such as '3m', "
@@ -58,8 +57,3 @@ def dispatch_problems(obj: Mapping[str, object]) -> list[str]:
             f"{', '.join(dispatch_signals.ON_DRAIN_VALUES)}, not {on_drain!r}"
         )
     return problems
-
-
-def _whole_seconds(text: str) -> int | None:
-    duration = positive_duration(text) if text else None
-    return int(duration.total_seconds()) if duration is not None else None

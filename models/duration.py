@@ -35,6 +35,18 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def whole_seconds(text: str) -> int | None:
+    """Whole seconds, from `90` or a Go duration (`90s`, `3m`); None: not one. Caldera's own
+    duration annotations read this way, at admission and where they are used."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return int(parse_duration(text).total_seconds())
+    except ValueError:
+        return None
+
+
 def positive_duration(text: str) -> timedelta | None:
     """A Go duration above zero, or None for anything else: how Volcano reads its optional
     durations (an sla waiting time), dropping a value it cannot use."""

@@ -14,7 +14,7 @@ from typing import Any
 from forwarder.routing import envelopes, translate
 from models import keys, queue_refs, scheduling
 from models.dispatch import LOST_AFTER_SECONDS, STALE_DEADLINE_SECONDS, DispatchSettings
-from models.duration import parse_duration
+from models.duration import whole_seconds
 from models.signals import dispatch as dispatch_signals
 from models.signals import queue as queue_signals
 
@@ -110,13 +110,8 @@ def dispatch_settings(obj: Obj) -> DispatchSettings | None:
 
 
 def _seconds(text: str | None) -> int | None:
-    """Whole seconds, from `90` or a Go duration (`90s`, `3m`); None: unset or unreadable."""
-    if not text:
-        return None
-    try:
-        return int(text) if text.strip().isdigit() else int(parse_duration(text).total_seconds())
-    except ValueError:
-        return None
+    """`models.duration.whole_seconds`; None: unset or unreadable."""
+    return whole_seconds(text) if text else None
 
 
 def child_deleted(name: str) -> queue_signals.ChildQueueObserved:
