@@ -55,11 +55,21 @@ def _state(target: RemoteCopy, obj: dict[str, Any] | None) -> RemoteState:
     )
 
 
-def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> datetime | None:
+def _renew(
+    to: client.ApiClient,
+    request: FollowInput,
+    uid: str,
+    read: datetime | None,
+    written: datetime | None,
+) -> datetime | None:
     """Push the lease on, fenced: only this very Job (uid), of this generation; the lease
-    written (None: not, the Job changed under the test)."""
-    written = datetime.now(UTC) + timedelta(seconds=request.lease_seconds)
-    until = copies.stamp(written)
+    written (None: not, the Job changed under the test, or the lease ran out while this call
+    waited for a thread: a process stopped past its lease writes none after)."""
+    now = datetime.now(UTC)
+    if lapsed(read, written, now):
+        return None
+    renewal = now + timedelta(seconds=request.lease_seconds)
+    until = copies.stamp(renewal)
     patch = [
         {"op": "test", "path": "/metadata/uid", "value": uid},
         {
@@ -92,7 +102,7 @@ def _renew(to: client.ApiClient, request: FollowInput, uid: str) -> datetime | N
     except ApplicationError as e:  # the Job changed under the test: the next read tells
         activity.logger.info("lease not renewed job=%s error=%s", request.name, e)
         return None
-    return written.replace(microsecond=0)
+    return renewal.replace(microsecond=0)
 
 
 def lapsed(read: datetime | None, written: datetime | None, now: datetime) -> bool:
@@ -188,7 +198,8 @@ async def _follow(request: FollowInput, watch: copywatch.Subscription) -> Follow
             if due and lapsed(lease, written, datetime.now(UTC)):
                 renewing = False  # never pushed on again: only news or the poll's end is due
             elif due:
-                written = await asyncio.to_thread(_renew, to, request, uid) or written
+                renewal = await asyncio.to_thread(_renew, to, request, uid, lease, written)
+                written = renewal or written
                 renewed = now
             state = _state(target, obj)
             changed = not state.found or mirror.digest(state.status) != request.known

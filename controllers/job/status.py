@@ -210,4 +210,10 @@ def reason(
             f"succeeded {c.succeeded}, failed {c.failed} of {spec.total_replicas} pods "
             f"(minAvailable {spec.min_available}, minSuccess {spec.min_success})"
         )
+    # DRAIN: the stop that began it (the Aborting, Terminating... state's own story), not the
+    # pod event that happened to end it: "aborted after its dispatch lease expired" stays on
+    # the Aborted Job, where a manager tells a fenced copy from a job that ended.
+    began = status.state
+    if began is not None and began.reason and began.message:
+        why = f"{began.reason}: {began.message}"
     return after.value, f"no pod left running after {why}"

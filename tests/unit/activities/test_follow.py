@@ -42,6 +42,24 @@ def test_a_copy_without_a_lease_is_renewed() -> None:
     assert not lapsed(None, None, NOW)
 
 
+def test_a_renewal_that_waited_past_the_lease_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Due while the lease held, then stopped (SIGSTOP, a full thread pool) until after it ran
+    # out: the write would push a lease its cluster has already acted on, and make the abort
+    # look like the job's own end to the manager.
+    writes: list[str] = []
+    monkeypatch.setattr(follow.remote, "call", lambda cluster, what, fn, **kw: writes.append(what))
+    now = datetime.now(UTC)
+    request = _request(renew=True, lease_seconds=10)
+    assert follow._renew(object(), request, "copy-uid", now - S, None) is None  # type: ignore[arg-type]
+    assert follow._renew(object(), request, "copy-uid", now - 9 * S, now - S) is None  # type: ignore[arg-type]
+    assert writes == []
+    renewed = follow._renew(object(), request, "copy-uid", now + 5 * S, None)  # type: ignore[arg-type]
+    assert renewed is not None and renewed >= (now + 9 * S).replace(microsecond=0)
+    assert len(writes) == 1
+
+
 # -- the long poll on the shared watch: a lease run out never freezes the worker ---------------
 
 KNOWN_STATUS = {"state": {"phase": "Running"}}
@@ -67,7 +85,7 @@ async def test_a_poll_whose_lease_ran_out_waits_on_the_loop_instead_of_spinning(
     renewals: list[str] = []
     monkeypatch.setattr(follow.remote, "api", lambda cluster: object())
     monkeypatch.setattr(follow.remote, "read", lambda *args: _copy())
-    monkeypatch.setattr(follow, "_renew", lambda to, request, uid: renewals.append(uid))
+    monkeypatch.setattr(follow, "_renew", lambda to, request, uid, *held: renewals.append(uid))
     monkeypatch.setattr(follow, "_events", lambda *args: [])
     subscription = _subscription()  # healthy, and showing the copy as the manager holds it
     request = _request(renew=True, lease_seconds=3)

@@ -101,3 +101,16 @@ def test_deleted_job_cancels_its_lease_timer() -> None:
 def test_unparsable_lease_fences_nothing() -> None:
     state, out = _run(JobRecord(), observed_job(_manifest("soon")))
     assert _timers(out) == [] and state.lease_until is None
+
+
+def test_aborted_copy_still_says_its_lease_expired_after_a_late_renewal() -> None:
+    """A renewal its manager sent before it stopped may land after the abort: the copy goes on
+    to Aborted, and its story still names the lease, which is how the
+    manager tells this fenced copy from a job that ended (`controllers.dispatch.mirror`)."""
+    state, _ = _run(JobRecord(), observed_job(_manifest("2026-01-01T00:01:00Z")))
+    state, _ = _run(state, TimerFired(key=lease.LEASE_KEY), now=UNTIL)
+    later = UNTIL + timedelta(seconds=5)
+    state, _ = _run(state, observed_job(_manifest("2026-01-01T00:01:30Z")), now=later)
+    assert state.phase == JobPhase.ABORTED
+    assert state.status.state is not None
+    assert lease.LEASE_EXPIRED in (state.status.state.message or "")
