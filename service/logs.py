@@ -35,6 +35,7 @@ ENV_FORMAT: Final = "CALDERA_LOG_FORMAT"
 FORMATS: Final = ("text", "json")
 KEYS: Final = ("job", "queue")  # the object keys a line may carry, in this order
 TEXT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
+_LEVELS: Final = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
 
 # Attributes every LogRecord has; anything else on a record came from `extra`.
 _STANDARD: Final = frozenset(
@@ -180,3 +181,17 @@ def setup(level: str | int = "INFO", fmt: str = "text", stream: TextIO | None = 
 
     workflow.logger.workflow_info_on_message = fmt != "json"
     activity.logger.activity_info_on_message = fmt != "json"
+    warm_levels()
+
+
+def warm_levels() -> None:
+    """Answer every logger's "is this level on?" once now, while nothing runs: a logger that
+    has not been asked takes the logging module's own lock to find out, and a workflow thread
+    the SDK interrupts there (its deadlock detector raises in it) would keep that lock for
+    ever, as a handler's lock was kept (`LineHandler`). Setting a level clears these answers:
+    call again after."""
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        if isinstance(logger, logging.Logger):
+            for level in _LEVELS:
+                logger.isEnabledFor(level)

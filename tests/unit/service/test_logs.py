@@ -277,3 +277,42 @@ def test_a_thread_interrupted_while_logging_does_not_wedge_the_others(kind: str)
         return
     assert logged, "a line logged after the interruption"
     assert out.getvalue().splitlines()[-1].endswith("after")
+
+
+def test_a_workflow_line_after_setup_never_waits_for_the_logging_module_lock() -> None:
+    """A logger not yet asked about a level takes the logging module's lock to find out; a
+    workflow thread interrupted there would keep it. After setup every logger has its answers,
+    so a workflow's line goes through while another thread holds that lock."""
+    from temporalio import workflow
+
+    underneath = workflow.logger.logger  # what the adapter logs through (none outside a workflow)
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    out = io.StringIO()
+    logs.setup("INFO", "text", out)
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with logging._lock:  # type: ignore[attr-defined]
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder, daemon=True)
+    thread.start()
+    try:
+        assert held.wait(5)
+        line = threading.Thread(
+            target=lambda: (underneath.warning("phase changed"), done.set()), daemon=True
+        )
+        line.start()
+        assert done.wait(5), "the line waited for the logging module's lock"
+    finally:
+        release.set()
+        thread.join(5)
+        for h in list(root.handlers):
+            root.removeHandler(h)
+        for h in saved[0]:
+            root.addHandler(h)
+        root.setLevel(saved[1])
+        logs.warm_levels()
+    assert "phase changed" in out.getvalue()
