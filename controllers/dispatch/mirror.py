@@ -39,10 +39,11 @@ def phase_of(status: Mapping[str, object]) -> str:
 
 def fenced(remote: RemoteState, lease_until: datetime | None) -> bool:
     """Aborted (or aborting) by its own cluster's Caldera because its lease ran out: its
-    story says so (Aborting does; the Aborted after it tells of the last pod's going), or it
+    story says so (Aborting does, and Aborted keeps the story of the stop that began it), or,
+    for a copy whose Aborted told only of the last pod's going (a worker before that), it
     began aborting once its lease had passed (`lease_until`, read with the status): while the
     manager reaches the cluster it keeps the lease ahead, so an abort it passed on begins
-    before."""
+    before. A renewal that lands after the abort defeats only the second rule."""
     if remote.phase not in ("Aborting", "Aborted"):
         return False
     state = remote.status.get("state")

@@ -152,13 +152,14 @@ def test_unknown_format_is_refused() -> None:
         logs.formatter("xml")
 
 
-@pytest.fixture
-def json_root() -> Iterator[io.StringIO]:
-    """The process's logging in JSON (as `--log-format json` sets it up), restored after."""
+@contextlib.contextmanager
+def _set_up(fmt: str) -> Iterator[io.StringIO]:
+    """The process's logging as `logs.setup` makes it, into a stream; restored after (the
+    level's answers made again, as setting a level clears them)."""
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     stream = io.StringIO()
-    logs.setup("INFO", "json", stream)
+    logs.setup("INFO", fmt, stream)
     try:
         yield stream
     finally:
@@ -168,6 +169,14 @@ def json_root() -> Iterator[io.StringIO]:
         for h in saved[0]:
             root.addHandler(h)
         root.setLevel(saved[1])
+        logs.warm_levels()
+
+
+@pytest.fixture
+def json_root() -> Iterator[io.StringIO]:
+    """The process's logging in JSON (as `--log-format json` sets it up), restored after."""
+    with _set_up("json") as stream:
+        yield stream
 
 
 def test_an_activity_log_line_names_its_job(json_root: io.StringIO) -> None:
@@ -286,10 +295,6 @@ def test_a_workflow_line_after_setup_never_waits_for_the_logging_module_lock() -
     from temporalio import workflow
 
     underneath = workflow.logger.logger  # what the adapter logs through (none outside a workflow)
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    out = io.StringIO()
-    logs.setup("INFO", "text", out)
     held, release, done = threading.Event(), threading.Event(), threading.Event()
 
     def holder() -> None:
@@ -297,22 +302,17 @@ def test_a_workflow_line_after_setup_never_waits_for_the_logging_module_lock() -
             held.set()
             release.wait(10)
 
-    thread = threading.Thread(target=holder, daemon=True)
-    thread.start()
-    try:
-        assert held.wait(5)
-        line = threading.Thread(
-            target=lambda: (underneath.warning("phase changed"), done.set()), daemon=True
-        )
-        line.start()
-        assert done.wait(5), "the line waited for the logging module's lock"
-    finally:
-        release.set()
-        thread.join(5)
-        for h in list(root.handlers):
-            root.removeHandler(h)
-        for h in saved[0]:
-            root.addHandler(h)
-        root.setLevel(saved[1])
-        logs.warm_levels()
-    assert "phase changed" in out.getvalue()
+    with _set_up("text") as out:
+        thread = threading.Thread(target=holder, daemon=True)
+        thread.start()
+        try:
+            assert held.wait(5)
+            line = threading.Thread(
+                target=lambda: (underneath.warning("phase changed"), done.set()), daemon=True
+            )
+            line.start()
+            assert done.wait(5), "the line waited for the logging module's lock"
+        finally:
+            release.set()
+            thread.join(5)
+        assert "phase changed" in out.getvalue()
